@@ -1,0 +1,45 @@
+"""Compile declared python-statemachine charts into a fast, verified runtime.
+
+A chart is declared once, as a python-statemachine ``StateChart``. ``compile_chart`` reads that
+declaration into an immutable ``Chart`` (states, events and transitions in declaration order,
+with their guards and actions), refusing constructs it cannot run faithfully. ``Chart.create``
+makes small instances that run on it, with python-statemachine's semantics::
+
+    chart = compile_chart(TrafficLight)
+    light = chart.create()
+    outcome = light.send("cycle")      # Outcome: applied, or ignored with a reason
+    light.state.id                     # "yellow"
+"""
+
+from ._codegen import EventData
+from ._errors import UnsupportedChart
+from ._ir import (
+    CallbackDef,
+    ChartDef,
+    EventDef,
+    Flags,
+    Group,
+    RefKind,
+    StateDef,
+    TransitionDef,
+    run_order,
+)
+from ._runtime import Chart, Instance, Outcome, compile_chart
+
+__all__ = [
+    "CallbackDef",
+    "Chart",
+    "ChartDef",
+    "EventData",
+    "EventDef",
+    "Flags",
+    "Group",
+    "Instance",
+    "Outcome",
+    "RefKind",
+    "StateDef",
+    "TransitionDef",
+    "UnsupportedChart",
+    "compile_chart",
+    "run_order",
+]

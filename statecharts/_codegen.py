@@ -1,0 +1,417 @@
+"""Generate one Python function per (state, event) of a bound chart.
+
+Each generated function tries the transitions an event may take from a state, in declaration
+order (validators, then guards), and runs the first enabled one: ``before``, the source's
+``exit``, ``on``, then the state changes and the target's ``enter`` runs, then ``after``. Every
+callback is called directly with exactly the arguments its signature asks for, worked out here
+once; nothing is looked up or inspected per event. The source is registered with ``linecache``
+so tracebacks through generated code show the generated lines.
+
+Two bodies are generated per function: one for the usual call with keyword payload only, and
+one, taken when positional arguments are sent, that binds arguments with python-statemachine's
+own ``SignatureAdapter`` so the rare positional form behaves exactly as in the reference engine.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import linecache
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from statemachine.orderedset import OrderedSet
+from statemachine.signature import SignatureAdapter
+
+from ._resolve import And, Compare, Const, Expr, Leaf, Mode, Not, Or, Resolved
+
+#: The names python-statemachine injects into every callback and drops from user keywords.
+INJECTED = ("event_data", "machine", "event", "model", "transition", "state", "source", "target")
+EVENT_DATA_KWARGS = frozenset(INJECTED)
+#: Injected into ``on`` callbacks only.
+ON_EXTRA = ("previous_configuration", "new_configuration")
+
+_NOSELF: Any = object()
+_file_numbers = itertools.count(1)
+
+
+class EventData:
+    """What python-statemachine passes as ``event_data``: the event and where it is going."""
+
+    __slots__ = (
+        "args",
+        "event",
+        "kwargs",
+        "machine",
+        "model",
+        "source",
+        "state",
+        "target",
+        "transition",
+    )
+
+    def __init__(
+        self,
+        event: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        machine: Any,
+        model: Any,
+        transition: Any,
+        state: Any,
+        source: Any,
+        target: Any,
+    ) -> None:
+        self.event = event
+        self.args = args
+        self.kwargs = kwargs
+        self.machine = machine
+        self.model = model
+        self.transition = transition
+        self.state = state
+        self.source = source
+        self.target = target
+
+    def __repr__(self) -> str:
+        return f"EventData(event={self.event!r}, source={self.source!r}, target={self.target!r})"
+
+
+def _user_kwargs(kw: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in kw.items() if key not in EVENT_DATA_KWARGS}
+
+
+def _kwall(kw: Mapping[str, Any], injected: Mapping[str, Any]) -> dict[str, Any]:
+    merged = _user_kwargs(kw)
+    merged.update(injected)
+    return merged
+
+
+def _rest(
+    kw: Mapping[str, Any], injected: Mapping[str, Any], named: tuple[str, ...]
+) -> dict[str, Any]:
+    merged = _kwall(kw, injected)
+    for name in named:
+        merged.pop(name, None)
+    return merged
+
+
+def _bind(
+    function: Callable[..., Any],
+    owner: Any,
+    adapter: SignatureAdapter,
+    args: tuple[Any, ...],
+    kwall: dict[str, Any],
+) -> Any:
+    bound = adapter.bind_expected(*args, **kwall)
+    if owner is _NOSELF:
+        return function(*bound.args, **bound.kwargs)
+    return function(owner, *bound.args, **bound.kwargs)
+
+
+_dynamic_adapters: dict[int, tuple[Any, SignatureAdapter]] = {}
+
+
+def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) -> Any:
+    value = getattr(owner, name)
+    if not callable(value):
+        return value
+    key = id(value)
+    entry = _dynamic_adapters.get(key)
+    if entry is None or entry[0] is not value:
+        entry = (value, SignatureAdapter.from_callable(value))
+        if len(_dynamic_adapters) > 4096:
+            _dynamic_adapters.clear()
+        _dynamic_adapters[key] = entry
+    bound = entry[1].bind_expected(*args, **kwall)
+    return value(*bound.args, **bound.kwargs)
+
+
+def _missing(function: str, name: str) -> Any:
+    raise TypeError(f"{function}() missing 1 required argument: {name!r}")
+
+
+def _in_states(inst: Any, state_ids: frozenset[str]) -> bool:
+    return state_ids <= {inst._node.state.id}
+
+
+def _oset(state: Any) -> OrderedSet[Any]:
+    return OrderedSet([state])
+
+
+_HELPERS: dict[str, Any] = {
+    "_EventData": EventData,
+    "_NOSELF": _NOSELF,
+    "_bind": _bind,
+    "_dyn": _dyn,
+    "_filtered": _user_kwargs,
+    "_in_states": _in_states,
+    "_kwall": _kwall,
+    "_missing": _missing,
+    "_oset": _oset,
+    "_rest": _rest,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """The injected values of one callback group, as Python expressions of the generated code."""
+
+    values: Mapping[str, str]
+
+    def injected_dict(self) -> str:
+        items = ", ".join(f"{name!r}: {expr}" for name, expr in self.values.items())
+        return "{" + items + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One transition as the generator needs it: resolved callbacks and what it does."""
+
+    before: tuple[Resolved, ...]
+    exit: tuple[Resolved, ...]
+    on: tuple[Resolved, ...]
+    enter: tuple[Resolved, ...]
+    after: tuple[Resolved, ...]
+    validators: tuple[Resolved, ...]
+    cond: tuple[Resolved, ...]
+    changes_node: bool
+    values: Mapping[str, str]  # transition, source, target, state_after: generated names
+    outcome: str  # expression giving the applied outcome
+
+
+class Module:
+    """Accumulates generated functions and the constants they refer to."""
+
+    def __init__(self, label: str) -> None:
+        self.namespace: dict[str, Any] = dict(_HELPERS)
+        self.lines: list[str] = []
+        self.label = label
+        self._constants: dict[int, str] = {}
+        self._names = itertools.count()
+        self._kept: list[Any] = []
+
+    def const(self, value: Any, hint: str = "c") -> str:
+        """A name in the generated module bound to ``value``."""
+        if value is None or isinstance(value, bool):
+            return repr(value)
+        found = self._constants.get(id(value))
+        if found is not None:
+            return found
+        name = f"_{hint}{next(self._names)}"
+        self.namespace[name] = value
+        self._constants[id(value)] = name
+        self._kept.append(value)
+        return name
+
+    def fresh(self, hint: str) -> str:
+        return f"{hint}{next(self._names)}"
+
+    def add(self, lines: Iterable[str]) -> None:
+        self.lines.extend(lines)
+        self.lines.append("")
+
+    def build(self) -> dict[str, Any]:
+        """Execute the generated source; return its namespace."""
+        source = "\n".join(self.lines) + "\n"
+        filename = f"<statecharts {self.label} #{next(_file_numbers)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        code = compile(source, filename, "exec")
+        exec(code, self.namespace)
+        return self.namespace
+
+
+class FunctionWriter:
+    """Writes the body of one generated function."""
+
+    def __init__(
+        self, module: Module, positional: bool, event_expr: str, static_event: str | None
+    ) -> None:
+        self.module = module
+        self.positional = positional
+        self.args = "args" if positional else "()"
+        self.event_expr = event_expr
+        self.static_event = static_event
+        self.lines: list[str] = []
+
+    # -- expressions -------------------------------------------------------------------------
+
+    def phase(
+        self, transition: str, state: str, source: str, target: str, new_state: str | None = None
+    ) -> Phase:
+        """Injected values for a group; ``new_state`` marks the ``on`` group."""
+        values = {
+            "machine": "inst",
+            "model": "m",
+            "event": self.event_expr,
+            "transition": transition,
+            "state": state,
+            "source": source,
+            "target": target,
+            "event_data": (
+                f"_EventData({self.event_expr}, {self.args}, _filtered(kw), inst, m, "
+                f"{transition}, {state}, {source}, {target})"
+            ),
+        }
+        if new_state is not None:
+            values["previous_configuration"] = f"_oset({source})"
+            values["new_configuration"] = f"_oset({new_state})"
+        return Phase(values)
+
+    def leaf(self, leaf: Leaf, phase: Phase) -> str:
+        owner = {"chart": "inst", "model": "m"}.get(leaf.owner, "")
+        kwall = f"_kwall(kw, {phase.injected_dict()})"
+        if leaf.mode is Mode.ATTR:
+            name = str(leaf.target)
+            return f"{owner}.{name}" if name.isidentifier() else f"getattr({owner}, {name!r})"
+        if leaf.mode is Mode.DYNAMIC:
+            return f"_dyn({owner}, {leaf.target!r}, {self.args}, {kwall})"
+        function = self.module.const(leaf.target, "f")
+        signature = leaf.signature
+        assert signature is not None
+        self_arg = owner if leaf.mode is Mode.METHOD else ""
+        parameters = signature.parameters.values()
+        fast = not any(p.kind is p.POSITIONAL_ONLY for p in parameters)
+        if self.positional or not fast:
+            adapter = SignatureAdapter(  # type: ignore[no-untyped-call]
+                list(parameters), return_annotation=signature.return_annotation
+            )
+            adapter_name = self.module.const(adapter, "sig")
+            owner_arg = self_arg or "_NOSELF"
+            return f"_bind({function}, {owner_arg}, {adapter_name}, {self.args}, {kwall})"
+        arguments = [self_arg] if self_arg else []
+        arguments.extend(self._keyword_arguments(signature, phase, leaf.name))
+        return f"{function}({', '.join(arguments)})"
+
+    def _keyword_arguments(
+        self, signature: inspect.Signature, phase: Phase, where: str
+    ) -> list[str]:
+        """Arguments bound as python-statemachine binds them when no positional args are sent."""
+        result: list[str] = []
+        parameters = signature.parameters.values()
+        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        named = tuple(p.name for p in parameters if p.kind not in variadic)
+        for parameter in parameters:
+            name = parameter.name
+            if parameter.kind is parameter.VAR_POSITIONAL:
+                continue
+            if parameter.kind is parameter.VAR_KEYWORD:
+                result.append(f"**_rest(kw, {phase.injected_dict()}, {named!r})")
+            elif name in phase.values:
+                result.append(f"{name}={phase.values[name]}")
+            elif parameter.default is not parameter.empty:
+                default = self.module.const(parameter.default, "d")
+                result.append(f"{name}=kw.get({name!r}, {default})")
+            else:
+                missing = f"_missing({where!r}, {name!r})"
+                result.append(f"{name}=(kw[{name!r}] if {name!r} in kw else {missing})")
+        return result
+
+    def expr(self, expr: Expr, phase: Phase) -> str:
+        """Python code evaluating a resolved callback or guard expression."""
+        if isinstance(expr, Leaf):
+            return self.leaf(expr, phase)
+        if isinstance(expr, And):
+            return f"({self.expr(expr.left, phase)} and {self.expr(expr.right, phase)})"
+        if isinstance(expr, Or):
+            return f"({self.expr(expr.left, phase)} or {self.expr(expr.right, phase)})"
+        if isinstance(expr, Not):
+            return f"(not {self.expr(expr.operand, phase)})"
+        if isinstance(expr, Compare):
+            return f"({self.expr(expr.left, phase)} {expr.op} {self.expr(expr.right, phase)})"
+        if isinstance(expr, Const):
+            return self.module.const(expr.value, "k")
+        return f"_in_states(inst, {self.module.const(expr.state_ids, 'ids')})"
+
+    def call_lines(self, callbacks: Iterable[Resolved], phase: Phase) -> list[str]:
+        """Statements calling each callback that applies to this function's event."""
+        return [
+            self.expr(callback.expr, phase)
+            for callback in callbacks
+            if callback.only_event is None or callback.only_event == self.static_event
+        ]
+
+    def guard(self, callbacks: tuple[Resolved, ...], phase: Phase) -> str:
+        """A condition true when every guard gives its expected truth value, in order."""
+        parts = []
+        for callback in callbacks:
+            code = self.expr(callback.expr, phase)
+            parts.append(code if callback.expected is not False else f"not {code}")
+        return " and ".join(parts)
+
+    # -- statements --------------------------------------------------------------------------
+
+    def emit(self, indent: int, line: str) -> None:
+        self.lines.append("    " * indent + line)
+
+    def step(self, indent: int, step: Step, node_from: str, node_to: str) -> bool:
+        """Write one candidate transition; return whether it is always taken.
+
+        State is restored to ``node_from`` when an ``enter`` callback raises; an exception
+        from ``after`` leaves the transition taken (python-statemachine does the same).
+        """
+        values = step.values
+        t, src, tgt = values["transition"], values["source"], values["target"]
+        after_state = values["state_after"]
+        base = self.phase(t, src, src, tgt)
+        for line in self.call_lines(step.validators, base):
+            self.emit(indent, line)
+        always = not step.cond
+        if not always:
+            self.emit(indent, f"if {self.guard(step.cond, base)}:")
+            indent += 1
+        for line in self.call_lines(step.before, base):
+            self.emit(indent, line)
+        for line in self.call_lines(step.exit, base):
+            self.emit(indent, line)
+        for line in self.call_lines(step.on, self.phase(t, src, src, tgt, new_state=after_state)):
+            self.emit(indent, line)
+        entering = self.call_lines(step.enter, self.phase(t, tgt, src, tgt))
+        if step.changes_node:
+            self.emit(indent, f"inst._node = {node_to}")
+        if entering and step.changes_node:
+            self.emit(indent, "try:")
+            for line in entering:
+                self.emit(indent + 1, line)
+            self.emit(indent, "except BaseException:")
+            self.emit(indent + 1, f"inst._node = {node_from}")
+            self.emit(indent + 1, "raise")
+        else:
+            for line in entering:
+                self.emit(indent, line)
+        for line in self.call_lines(step.after, self.phase(t, after_state, src, tgt)):
+            self.emit(indent, line)
+        self.emit(indent, f"return {step.outcome}")
+        return always
+
+
+_USES_MODEL = re.compile(r"\bm\b")
+
+
+def write_function(
+    module: Module,
+    name: str,
+    parameters: str,
+    body: Callable[[FunctionWriter], None],
+    event_expr: str,
+    static_event: str | None,
+    positional_variant: bool,
+) -> None:
+    """Add ``def name(parameters)``; with ``positional_variant`` also ``name_p``, which the
+    first calls when positional arguments were sent."""
+    variants = [(name, False)]
+    if positional_variant:
+        variants.append((f"{name}_p", True))
+    for function_name, positional in variants:
+        writer = FunctionWriter(module, positional, event_expr, static_event)
+        body(writer)
+        lines = [f"def {function_name}({parameters}):"]
+        if positional_variant and not positional:
+            lines.append(f"    if args: return {name}_p({parameters})")
+        if any(_USES_MODEL.search(line) for line in writer.lines):
+            lines.append("    m = inst.model")
+        lines.extend("    " + line for line in writer.lines)
+        if len(lines) == 1:
+            lines.append("    pass")
+        module.add(lines)

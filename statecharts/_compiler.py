@@ -1,0 +1,269 @@
+"""Read a declared python-statemachine chart into the IR, refusing what cannot run faithfully.
+
+The reader walks the declaration objects python-statemachine builds when the class is created
+(states, transitions and their callback specs, already de-duplicated and checked by its
+metaclass); it never instantiates the chart, so no callback runs at compile time.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from statemachine import StateChart
+from statemachine.callbacks import CallbackSpec, SpecReference
+from statemachine.exceptions import InvalidDefinition
+from statemachine.state import State as DeclaredState
+from statemachine.transition import Transition as DeclaredTransition
+
+from ._errors import UnsupportedChart
+from ._ir import CallbackDef, ChartDef, EventDef, Flags, Group, RefKind, StateDef, TransitionDef
+
+#: Instance attributes of the compiled runtime that a chart attribute must not shadow.
+RUNTIME_NAMES = frozenset({"send", "model", "state", "chart", "is_terminated"})
+
+
+def chart_attributes(cls: type[StateChart[Any]]) -> dict[str, Any]:
+    """The attributes a chart class declares itself (methods, properties, constants).
+
+    python-statemachine's own base classes, states, events and dunder names are left out; what
+    remains is what callbacks may reach through ``self``.
+    """
+    found: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        if not _is_user_chart_class(klass):
+            continue
+        for name, value in vars(klass).items():
+            if name.startswith("__") and name.endswith("__"):
+                continue
+            found[name] = value
+    events = {str(event) for event in cls._events}
+    return {
+        name: value
+        for name, value in found.items()
+        if not isinstance(value, DeclaredState)
+        and name not in events
+        and name not in cls.states_map
+    }
+
+
+_LIBRARY_MODULES = frozenset({"statemachine", "typing", "builtins", "abc"})
+
+
+def _is_user_chart_class(klass: type) -> bool:
+    """Whether ``klass`` is part of the user's chart (the chart, its bases and mixins), as
+    opposed to python-statemachine's own classes and ``object``."""
+    return klass.__module__.split(".")[0] not in _LIBRARY_MODULES
+
+
+def read_chart(cls: type[StateChart[Any]]) -> ChartDef:
+    """Build the IR of ``cls``; raises ``UnsupportedChart`` or ``InvalidDefinition``."""
+    if not (isinstance(cls, type) and issubclass(cls, StateChart)):
+        raise TypeError(f"compile_chart() needs a python-statemachine StateChart class: {cls!r}")
+    if cls._abstract or not cls.states:
+        raise InvalidDefinition("There are no states or transitions.")
+    reader = _Reader(cls)
+    return reader.read()
+
+
+class _Reader:
+    def __init__(self, cls: type[StateChart[Any]]) -> None:
+        self.cls = cls
+        self.name = cls.__name__
+        self.attributes = chart_attributes(cls)
+
+    def refuse(self, construct: str, where: str, hint: str = "") -> UnsupportedChart:
+        return UnsupportedChart(self.name, construct, where, hint)
+
+    def read(self) -> ChartDef:
+        self._check_class()
+        states = tuple(self._state(state, order) for order, state in enumerate(self.cls.states))
+        transitions = self._transitions()
+        events = tuple(EventDef(id=str(e.id), name=str(e.name)) for e in self.cls._events)
+        flags = Flags(
+            allow_event_without_transition=bool(self.cls.allow_event_without_transition),
+            enable_self_transition_entries=bool(self.cls.enable_self_transition_entries),
+        )
+        return ChartDef(
+            name=self.name,
+            qualname=f"{self.cls.__module__}.{self.cls.__qualname__}",
+            states=states,
+            events=events,
+            transitions=transitions,
+            flags=flags,
+        )
+
+    def _check_class(self) -> None:
+        cls = self.cls
+        if cls._class_listeners:
+            hint = "resolve callbacks on the chart or the model"
+            raise self.refuse("a class-level listener", "listeners", hint)
+        if list(cls.start_configuration_values):
+            raise self.refuse("start_configuration_values", "class attribute")
+        for klass in cls.__mro__:
+            if _is_user_chart_class(klass) and "__init__" in vars(klass):
+                raise self.refuse(
+                    "a custom __init__",
+                    f"{klass.__name__}.__init__",
+                    "keep per-instance data on the model; the chart only declares behaviour",
+                )
+        for name, value in self.attributes.items():
+            self._check_attribute(name, value)
+        for event in cls._events:
+            if event.delay:
+                raise self.refuse("a delayed event", f"event {event.id!r}")
+            if event.internal:
+                raise self.refuse("an internal event", f"event {event.id!r}")
+
+    def _check_attribute(self, name: str, value: Any) -> None:
+        if name in RUNTIME_NAMES:
+            raise self.refuse(
+                "an attribute named like the runtime's own API", f"attribute {name!r}"
+            )
+        if name == "prepare_event":
+            raise self.refuse("a prepare_event callback", "prepare_event")
+        function = _function_of(value)
+        if function is None:
+            return
+        if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
+            raise self.refuse("an async callback", f"{self.name}.{name}")
+        if "__class__" in function.__code__.co_freevars:
+            raise self.refuse(
+                "a method using zero-argument super()",
+                f"{self.name}.{name}",
+                "call the base class explicitly",
+            )
+
+    def _state(self, state: DeclaredState, order: int) -> StateDef:
+        where = f"state {state.id!r}"
+        if state.parallel:
+            raise self.refuse("a parallel state", where)
+        if state.states:
+            raise self.refuse("a compound state", where)
+        if state.history or state.is_history:
+            raise self.refuse("a history state", where)
+        invoke = [spec for spec in state.invoke if not spec.is_convention]
+        conventional_invoke = [
+            spec for spec in state.invoke if spec.is_convention and spec.func in self.attributes
+        ]
+        if invoke or conventional_invoke:
+            raise self.refuse("invoke", where)
+        return StateDef(
+            id=state.id,
+            name=str(state.name),
+            value=state.value,
+            initial=bool(state.initial),
+            final=bool(state.final),
+            enter=self._callbacks(state.enter, Group.ENTER),
+            exit=self._callbacks(state.exit, Group.EXIT),
+            order=order,
+        )
+
+    def _transitions(self) -> tuple[TransitionDef, ...]:
+        result: list[TransitionDef] = []
+        seen: dict[str, int] = {}
+        for state in self.cls.states:
+            for transition in state.transitions:
+                definition = self._transition(transition, len(result))
+                count = seen.get(definition.id, 0) + 1
+                seen[definition.id] = count
+                if count > 1:
+                    definition = replace(definition, id=f"{definition.id}#{count}")
+                result.append(definition)
+        return tuple(result)
+
+    def _transition(self, transition: DeclaredTransition, order: int) -> TransitionDef:
+        source = transition.source.id
+        target = transition.target.id if transition.target is not None else None
+        events = tuple(str(event) for event in transition.events)
+        where = f"transition from {source!r} to {target!r}"
+        if transition.is_eventless:
+            raise self.refuse("an eventless transition", where)
+        if len(transition.targets) > 1:
+            raise self.refuse("a transition with several targets", where)
+        if self.cls.catch_errors_as_events and any(
+            descriptor_matches(event, "error.execution") for event in events
+        ):
+            raise self.refuse(
+                "a transition on error.execution",
+                where,
+                "the compiled runtime lets exceptions reach the caller "
+                "(python-statemachine's StateMachine behaviour)",
+            )
+        return TransitionDef(
+            id=f"{source}:{'|'.join(events)}:{target or ''}",
+            source=source,
+            target=target,
+            events=events,
+            internal=bool(transition.internal),
+            validators=self._callbacks(transition.validators, Group.VALIDATORS),
+            cond=self._callbacks(transition.cond, Group.COND),
+            before=self._callbacks(transition.before, Group.BEFORE),
+            on=self._callbacks(transition.on, Group.ON),
+            after=self._callbacks(transition.after, Group.AFTER),
+            order=order,
+        )
+
+    def _callbacks(self, specs: Iterable[CallbackSpec], group: Group) -> tuple[CallbackDef, ...]:
+        # Kept in declaration order: the reference engine de-duplicates callbacks in that order
+        # and only then sorts them by priority, so the binding does both.
+        return tuple(self._callback(spec, group) for spec in specs)
+
+    def _callback(self, spec: CallbackSpec, group: Group) -> CallbackDef:
+        only_event = None
+        if spec.cond is not None:
+            only_event = str(getattr(spec.cond, "__self__", ""))
+        if spec.reference is SpecReference.NAME:
+            ref = str(spec.attr_name)
+            kind = RefKind.NAME
+            if spec.may_contain_boolean_expression and not ref.isidentifier():
+                kind = RefKind.EXPRESSION
+            return CallbackDef(
+                group=group,
+                kind=kind,
+                ref=ref,
+                priority=int(spec.priority),
+                expected=spec.expected_value,
+                convention=bool(spec.is_convention),
+                only_event=only_event,
+                lookup_name=ref,
+            )
+        function = spec.func
+        kind = RefKind.PROPERTY if spec.reference is SpecReference.PROPERTY else RefKind.CALLABLE
+        target = function.fget if isinstance(function, property) else function
+        if inspect.iscoroutinefunction(target):
+            raise self.refuse("an async callback", f"{group.value} {spec.attr_name!r}")
+        return CallbackDef(
+            group=group,
+            kind=kind,
+            ref=str(spec.attr_name),
+            priority=int(spec.priority),
+            expected=spec.expected_value,
+            convention=False,
+            only_event=only_event,
+            func=function,
+            lookup_name=str(spec.lookup_name),
+        )
+
+
+def _function_of(value: Any) -> Any:
+    if isinstance(value, staticmethod | classmethod):
+        value = value.__func__
+    elif isinstance(value, property):
+        value = value.fget
+    return value if inspect.isfunction(value) else None
+
+
+def descriptor_matches(descriptor: str, event: str) -> bool:
+    """python-statemachine's event matching: ``*``, or the descriptor's dotted tokens a prefix."""
+    if descriptor == "*":
+        return True
+    if descriptor.endswith(".*"):
+        descriptor = descriptor[:-2]
+    elif descriptor.endswith("."):
+        descriptor = descriptor[:-1]
+    wanted = descriptor.split(".") if descriptor else []
+    given = event.split(".") if event else []
+    return len(wanted) <= len(given) and given[: len(wanted)] == wanted

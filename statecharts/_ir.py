@@ -1,0 +1,176 @@
+"""The compiled chart: an immutable description of a declared python-statemachine chart.
+
+Everything derived from a chart (the runtime, the diagrams, the generated tests) reads this
+description and nothing else. It is plain data: states, events and transitions in declaration
+order, each callback recorded as the declaration named it (a method name, a boolean expression,
+a callable), so renderers and tests can be written against hand-built values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Group(StrEnum):
+    """Where a callback runs, in the order the reference engine runs the groups."""
+
+    VALIDATORS = "validators"
+    COND = "cond"
+    BEFORE = "before"
+    EXIT = "exit"
+    ON = "on"
+    ENTER = "enter"
+    AFTER = "after"
+
+
+class RefKind(StrEnum):
+    """How a callback was declared."""
+
+    NAME = "name"  # an attribute name, looked up on the chart class and on the model
+    EXPRESSION = "expression"  # a boolean expression over names, e.g. "a and not b"
+    CALLABLE = "callable"  # a function or other callable given directly
+    PROPERTY = "property"  # a property object given directly
+
+
+@dataclass(frozen=True, slots=True)
+class CallbackDef:
+    """One declared callback of a state or transition.
+
+    Groups keep callbacks in declaration order; they run in ``run_order`` (by priority).
+
+    ``expected`` is ``True`` for ``cond`` guards, ``False`` for ``unless`` guards and ``None``
+    for actions. ``convention`` marks callbacks that exist only when a chart or model attribute
+    of that name does (``on_enter_<state>``, ``before_<event>`` ...); ``only_event`` restricts a
+    ``<group>_<event>`` convention to the event it names.
+    """
+
+    group: Group
+    kind: RefKind
+    ref: str
+    priority: int
+    expected: bool | None = None
+    convention: bool = False
+    only_event: str | None = None
+    func: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    lookup_name: str = ""
+
+    @property
+    def label(self) -> str:
+        """The callback as a diagram shows it: ``name``, or ``not name`` for an ``unless``."""
+        return f"not {self.ref}" if self.expected is False else self.ref
+
+
+def run_order(callbacks: tuple[CallbackDef, ...]) -> tuple[CallbackDef, ...]:
+    """Callbacks of one group in the order they run: by priority, then declaration order."""
+    return tuple(sorted(callbacks, key=lambda callback: callback.priority))
+
+
+@dataclass(frozen=True, slots=True)
+class StateDef:
+    """A state: its attribute name (``id``), display name, stored value and role."""
+
+    id: str
+    name: str
+    value: Any
+    initial: bool
+    final: bool
+    enter: tuple[CallbackDef, ...] = ()
+    exit: tuple[CallbackDef, ...] = ()
+    order: int = 0
+
+    def __str__(self) -> str:
+        return self.id
+
+
+@dataclass(frozen=True, slots=True)
+class TransitionDef:
+    """A transition in declaration order (per source state, which is the order guards run in).
+
+    ``id`` is stable across runs and machines (``source:events:target``, with ``#n`` added
+    when several transitions share that triple), so coverage files can key on it.
+    ``target`` is ``None`` for a targetless transition, which runs actions and stays put.
+    """
+
+    id: str
+    source: str
+    target: str | None
+    events: tuple[str, ...]
+    internal: bool
+    validators: tuple[CallbackDef, ...] = ()
+    cond: tuple[CallbackDef, ...] = ()
+    before: tuple[CallbackDef, ...] = ()
+    on: tuple[CallbackDef, ...] = ()
+    after: tuple[CallbackDef, ...] = ()
+    order: int = 0
+
+    @property
+    def is_self(self) -> bool:
+        """Whether the transition leaves and re-enters (or, if internal, stays in) its source."""
+        return self.target == self.source
+
+    @property
+    def guards(self) -> tuple[CallbackDef, ...]:
+        """The callbacks that decide whether the transition is enabled, in evaluation order."""
+        return run_order(self.validators) + run_order(self.cond)
+
+    @property
+    def actions(self) -> tuple[CallbackDef, ...]:
+        """The transition's own actions, in the order they run."""
+        return run_order(self.before) + run_order(self.on) + run_order(self.after)
+
+
+@dataclass(frozen=True, slots=True)
+class EventDef:
+    """A declared event: the id sent on the wire and its display name."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Flags:
+    """The python-statemachine class options that change how a flat chart runs."""
+
+    allow_event_without_transition: bool = True
+    enable_self_transition_entries: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ChartDef:
+    """The whole compiled description of one declared chart class."""
+
+    name: str
+    qualname: str
+    states: tuple[StateDef, ...]
+    events: tuple[EventDef, ...]
+    transitions: tuple[TransitionDef, ...]
+    flags: Flags = Flags()
+    states_by_id: Mapping[str, StateDef] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "states_by_id", {state.id: state for state in self.states})
+
+    @property
+    def initial(self) -> StateDef:
+        """The initial state."""
+        return next(state for state in self.states if state.initial)
+
+    @property
+    def finals(self) -> tuple[StateDef, ...]:
+        """The final states, in declaration order."""
+        return tuple(state for state in self.states if state.final)
+
+    def state(self, state_id: str) -> StateDef:
+        """The state with this id; raises ``KeyError`` naming the known ids otherwise."""
+        try:
+            return self.states_by_id[state_id]
+        except KeyError:
+            known = ", ".join(state.id for state in self.states)
+            raise KeyError(f"{self.name} has no state {state_id!r} (states: {known})") from None
+
+    def transitions_from(self, state_id: str) -> tuple[TransitionDef, ...]:
+        """The transitions leaving a state, in the order their guards are tried."""
+        return tuple(t for t in self.transitions if t.source == state_id)

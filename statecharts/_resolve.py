@@ -1,0 +1,414 @@
+"""Resolve a compiled chart's callbacks against the chart class and a model type.
+
+This runs once per (chart, model type), never per event. It reproduces python-statemachine's
+lookup rules: a name is looked up on the chart, then on the model, and every owner that has it
+contributes a callback (for a guard, the owners' values are and-ed); a callable given directly
+is called as a method when the chart or model holds it under its name, else as it is; callbacks
+that resolve to the same owner and name run once, at the priority of their first declaration.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import types
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from functools import partial
+from typing import Any
+
+from statemachine import StateChart
+from statemachine.exceptions import AttrNotFound, InvalidDefinition
+from statemachine.spec_parser import replace_operators
+
+from ._errors import UnsupportedChart
+from ._ir import CallbackDef, Group, RefKind
+
+_MISSING: Any = object()
+
+#: Names python-statemachine never resolves on the machine itself (its "protected" attributes).
+_PROTECTED = frozenset(
+    {
+        "_abstract",
+        "model",
+        "state_field",
+        "start_value",
+        "initial_state",
+        "final_states",
+        "states",
+        "_events",
+        "states_map",
+        "send",
+    }
+)
+_STATECHART_API = frozenset(dir(StateChart)) - _PROTECTED
+
+
+class Mode(Enum):
+    """How a resolved callback is invoked."""
+
+    METHOD = "method"  # a function called with the owner (runtime instance or model) as self
+    CALL = "call"  # a callable called as it is
+    ATTR = "attr"  # an attribute read at call time (its value is the result)
+    DYNAMIC = "dynamic"  # read at call time; called if the value read is callable
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Leaf:
+    """One resolved callable or attribute, with the signature used to bind its arguments."""
+
+    key: str
+    owner: str  # "chart", "model" or "free"
+    mode: Mode
+    target: Any
+    name: str
+    signature: inspect.Signature | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class And:
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Or:
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Not:
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Compare:
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Const:
+    value: Any
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class InStates:
+    state_ids: frozenset[str]
+
+
+Expr = Leaf | And | Or | Not | Compare | Const | InStates
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Resolved:
+    """A callback ready for code generation."""
+
+    expr: Expr
+    expected: bool | None
+    only_event: str | None
+    priority: int
+    key: str
+
+
+_COMPARE_OPS: Mapping[type[ast.cmpop], str] = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+}
+
+
+def expression_key(expr: Expr) -> str:
+    """A key identifying what an expression calls, for de-duplication within a group."""
+    if isinstance(expr, Leaf):
+        return expr.key
+    if isinstance(expr, And):
+        return f"{expression_key(expr.left)} and {expression_key(expr.right)}"
+    if isinstance(expr, Or):
+        return f"{expression_key(expr.left)} or {expression_key(expr.right)}"
+    if isinstance(expr, Not):
+        return f"not({expression_key(expr.operand)})"
+    if isinstance(expr, Compare):
+        return f"{expression_key(expr.left)} {expr.op} {expression_key(expr.right)}"
+    if isinstance(expr, Const):
+        return repr(expr.value)
+    return f"in({sorted(expr.state_ids)})"
+
+
+def parse_guard(text: str, name_hook: Callable[[str], Expr]) -> Expr:
+    """Parse a boolean guard expression in python-statemachine's syntax.
+
+    ``name_hook`` turns each name into an expression; a malformed expression raises
+    ``InvalidDefinition`` with python-statemachine's message.
+    """
+    failure = InvalidDefinition(f"Failed to parse boolean expression '{text}'")
+    if text.strip() == "":
+        raise failure
+    if text.isidentifier():
+        return name_hook(text)
+    try:
+        tree = ast.parse(replace_operators(text), mode="eval")
+        return _build(tree.body, name_hook)
+    except (SyntaxError, ValueError) as error:
+        raise failure from error
+
+
+def _build(node: ast.AST, name_hook: Callable[[str], Expr]) -> Expr:
+    if isinstance(node, ast.BoolOp):
+        combine = And if isinstance(node.op, ast.And) else Or
+        result = _build(node.values[0], name_hook)
+        for value in node.values[1:]:
+            result = combine(result, _build(value, name_hook))
+        return result
+    if isinstance(node, ast.Compare):
+        pairs: list[Expr] = []
+        left = _build(node.left, name_hook)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            symbol = _COMPARE_OPS.get(type(op))
+            if symbol is None:
+                raise ValueError(f"unsupported comparison {type(op).__name__}")
+            right = _build(comparator, name_hook)
+            pairs.append(Compare(symbol, left, right))
+            left = right
+        result = pairs[0]
+        for pair in pairs[1:]:
+            result = And(result, pair)
+        return result
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return Not(_build(node.operand, name_hook))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id.lower() != "in":
+            raise ValueError(f"Unsupported function: {node.func.id}")
+        ids = frozenset(str(arg.value) for arg in node.args if isinstance(arg, ast.Constant))
+        return InStates(ids)
+    if isinstance(node, ast.Name):
+        return name_hook(node.id)
+    if isinstance(node, ast.Constant):
+        return Const(node.value)
+    raise ValueError(f"Unsupported expression structure: {type(node).__name__}")
+
+
+def signature_of(target: Any, *, bound: bool, where: str, chart: str) -> inspect.Signature:
+    """The signature a callback's arguments are bound against (``self`` excluded)."""
+    try:
+        if bound:
+            return inspect.signature(types.MethodType(target, object()))
+        return inspect.signature(target)
+    except (TypeError, ValueError) as error:
+        construct = "a callback without an inspectable signature"
+        raise UnsupportedChart(chart, construct, where) from error
+
+
+def _static_lookup(owner: type, name: str) -> Any:
+    for klass in owner.__mro__:
+        namespace = vars(klass)
+        if name in namespace:
+            return namespace[name]
+    return _MISSING
+
+
+def _is_async(target: Any) -> bool:
+    function = target.func if isinstance(target, partial) else target
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        getattr(function, "__call__", None)  # noqa: B004
+    )
+
+
+class Resolver:
+    """Resolves the callbacks of one chart for one kind of model."""
+
+    def __init__(
+        self,
+        chart_name: str,
+        declared: type[StateChart[Any]],
+        chart_attributes: Mapping[str, Any],
+        event_ids: Iterable[str],
+        model_type: type | None,
+        instance_names: frozenset[str],
+    ) -> None:
+        self.chart_name = chart_name
+        self.declared = declared
+        self.attributes = chart_attributes
+        self.event_ids = frozenset(event_ids)
+        self.model_type = model_type
+        self.instance_names = instance_names
+        self._leaves: dict[tuple[str, str], Leaf | None] = {}
+
+    # -- name lookup -------------------------------------------------------------------------
+
+    def chart_leaf(self, name: str) -> Leaf | None:
+        """The chart-class attribute called ``name`` as a callback, or ``None``."""
+        cached = self._leaves.get(("chart", name), _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[no-any-return]
+        leaf = self._chart_leaf(name)
+        self._leaves["chart", name] = leaf
+        return leaf
+
+    def _chart_leaf(self, name: str) -> Leaf | None:
+        where = f"{self.chart_name}.{name}"
+        if name not in self.attributes:
+            if name in self.event_ids:
+                raise UnsupportedChart(self.chart_name, "a callback naming an event", repr(name))
+            if name in _STATECHART_API:
+                raise UnsupportedChart(
+                    self.chart_name, "a callback naming python-statemachine's own API", repr(name)
+                )
+            return None
+        value = self.attributes[name]
+        key = f"chart:{name}"
+        if isinstance(value, staticmethod):
+            return self._callable_leaf(key, "chart", value.__func__, where)
+        if isinstance(value, classmethod):
+            return self._callable_leaf(key, "chart", getattr(self.declared, name), where)
+        if inspect.isfunction(value):
+            self._refuse_async(value, where)
+            signature = signature_of(value, bound=True, where=where, chart=self.chart_name)
+            return Leaf(key, "chart", Mode.METHOD, value, where, signature)
+        if callable(value) and not isinstance(value, property):
+            return self._callable_leaf(key, "chart", value, where)
+        return Leaf(key, "chart", Mode.ATTR, name, where)
+
+    def model_leaf(self, name: str) -> Leaf | None:
+        """The model attribute called ``name`` as a callback, or ``None``."""
+        cached = self._leaves.get(("model", name), _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[no-any-return]
+        leaf = self._model_leaf(name)
+        self._leaves["model", name] = leaf
+        return leaf
+
+    def _model_leaf(self, name: str) -> Leaf | None:
+        if self.model_type is None or name == "state":
+            return None
+        where = f"{self.model_type.__name__}.{name}"
+        key = f"model:{name}"
+        if name in self.instance_names:
+            return Leaf(key, "model", Mode.DYNAMIC, name, where)
+        value = _static_lookup(self.model_type, name)
+        if value is _MISSING:
+            return None
+        if isinstance(value, staticmethod):
+            return self._callable_leaf(key, "model", value.__func__, where)
+        if isinstance(value, classmethod):
+            return self._callable_leaf(key, "model", getattr(self.model_type, name), where)
+        if inspect.isfunction(value):
+            self._refuse_async(value, where)
+            signature = signature_of(value, bound=True, where=where, chart=self.chart_name)
+            return Leaf(key, "model", Mode.METHOD, value, where, signature)
+        if hasattr(type(value), "__get__"):
+            return Leaf(key, "model", Mode.DYNAMIC, name, where)
+        if callable(value):
+            return self._callable_leaf(key, "model", value, where)
+        return Leaf(key, "model", Mode.ATTR, name, where)
+
+    def _callable_leaf(self, key: str, owner: str, target: Any, where: str) -> Leaf:
+        self._refuse_async(target, where)
+        signature = signature_of(target, bound=False, where=where, chart=self.chart_name)
+        return Leaf(key, owner, Mode.CALL, target, where, signature)
+
+    def _refuse_async(self, target: Any, where: str) -> None:
+        if _is_async(target):
+            raise UnsupportedChart(self.chart_name, "an async callback", where)
+
+    def _owners(self, name: str) -> list[Leaf]:
+        return [leaf for leaf in (self.chart_leaf(name), self.model_leaf(name)) if leaf]
+
+    # -- callbacks ---------------------------------------------------------------------------
+
+    def resolve_group(self, callbacks: Iterable[CallbackDef], where: str) -> tuple[Resolved, ...]:
+        """Resolve one group's callbacks; de-duplicate in declaration order, then sort."""
+        seen: set[str] = set()
+        resolved: list[Resolved] = []
+        for callback in callbacks:
+            for item in self._resolve(callback, where):
+                if item.key in seen:
+                    continue
+                seen.add(item.key)
+                resolved.append(item)
+        resolved.sort(key=lambda item: item.priority)
+        return tuple(resolved)
+
+    def _resolve(self, callback: CallbackDef, where: str) -> Iterator[Resolved]:
+        def make(expr: Expr) -> Resolved:
+            return Resolved(
+                expr=expr,
+                expected=callback.expected,
+                only_event=callback.only_event,
+                priority=callback.priority,
+                key=expression_key(expr),
+            )
+
+        if callback.kind is RefKind.EXPRESSION or (
+            callback.kind is RefKind.NAME
+            and callback.group is Group.COND
+            and not callback.convention
+        ):
+            yield make(self._guard_expression(callback.ref, where))
+        elif callback.kind is RefKind.NAME:
+            owners = self._owners(callback.ref)
+            if not owners and not callback.convention:
+                raise _not_found(where, [callback.ref])
+            yield from (make(leaf) for leaf in owners)
+        elif callback.kind is RefKind.PROPERTY:
+            yield make(self._property_leaf(callback, where))
+        else:
+            yield make(self._function_leaf(callback))
+
+    def _guard_expression(self, text: str, where: str) -> Expr:
+        missing: list[str] = []
+
+        def hook(name: str) -> Expr:
+            owners = self._owners(name)
+            if not owners:
+                missing.append(name)
+                return Const(True)
+            result: Expr = owners[0]
+            for owner in owners[1:]:
+                result = And(result, owner)
+            return result
+
+        expr = parse_guard(text, hook)
+        if missing:
+            raise _not_found(where, missing)
+        return expr
+
+    def _property_leaf(self, callback: CallbackDef, where: str) -> Leaf:
+        name = callback.ref
+        if self.attributes.get(name) is callback.func:
+            return Leaf(f"chart:{name}", "chart", Mode.ATTR, name, where)
+        if self.model_type is not None and _static_lookup(self.model_type, name) is callback.func:
+            return Leaf(f"model:{name}", "model", Mode.ATTR, name, where)
+        raise _not_found(where, [name])
+
+    def _function_leaf(self, callback: CallbackDef) -> Leaf:
+        function = callback.func
+        where = f"{self.chart_name}.{callback.lookup_name}"
+        bound = isinstance(function, partial) or hasattr(function, "__self__")
+        if not bound:
+            name = callback.lookup_name
+            if self.attributes.get(name) is function:
+                return self.chart_leaf(name) or self._callable_leaf(
+                    f"chart:{name}", "chart", function, where
+                )
+            if self.model_type is not None and _static_lookup(self.model_type, name) is function:
+                leaf = self.model_leaf(name)
+                if leaf is not None:
+                    return leaf
+        key = f"free:{callback.ref}:{id(function)}"
+        return self._callable_leaf(key, "free", function, where)
+
+
+def _not_found(where: str, names: list[str]) -> InvalidDefinition:
+    error = AttrNotFound(
+        "Did not found name '{}' from model or statemachine".format(", ".join(names))
+    )
+    result = InvalidDefinition(f"Error on {where} when resolving callbacks: {error}")
+    result.__cause__ = error
+    return result

@@ -1,0 +1,333 @@
+"""Charts the statecharts tests run on both engines.
+
+Every callback records what it received into ``model.log`` (its name, the event, the states it
+was given and the payload), so a test can compare the calls python-statemachine makes with the
+calls the compiled runtime makes. Callbacks raise on request (``boom=<callback name>`` in the
+payload) to compare what happens to the state when a guard or an action fails.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from statemachine import Event, State, StateChart, StateMachine
+
+INJECTED = {
+    "event_data",
+    "machine",
+    "event",
+    "model",
+    "transition",
+    "state",
+    "source",
+    "target",
+    "previous_configuration",
+    "new_configuration",
+}
+
+
+class Boom(Exception):
+    """Raised by a callback asked to fail."""
+
+
+class Recorder:
+    """A model that records every callback call; flags feed guards."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[Any, ...]] = []
+        self.locked = False
+        self.ready = True
+        self.level = 0
+
+    def __repr__(self) -> str:
+        return "Recorder()"
+
+
+def _id(state: Any) -> Any:
+    return None if state is None else state.id
+
+
+def note(
+    model: Recorder,
+    name: str,
+    event: Any = None,
+    state: Any = None,
+    source: Any = None,
+    target: Any = None,
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+) -> None:
+    """Record one call; fail if the payload asks this callback to."""
+    payload = sorted((k, v) for k, v in (kwargs or {}).items() if k not in INJECTED)
+    model.log.append(
+        (name, None if event is None else str(event), _id(state), _id(source), _id(target), args,
+         tuple(payload))
+    )
+    if (kwargs or {}).get("boom") == name:
+        raise Boom(name)
+
+
+class Logging:
+    """Generic callbacks every recording chart shares (a mixin, as users write them)."""
+
+    model: Recorder
+
+    def on_enter_state(self, event: Any, state: Any, source: Any, target: Any, **kw: Any) -> None:
+        note(self.model, "on_enter_state", event, state, source, target, kwargs=kw)
+
+    def on_exit_state(self, event: Any, state: Any, source: Any, target: Any, **kw: Any) -> None:
+        note(self.model, "on_exit_state", event, state, source, target, kwargs=kw)
+
+    def before_transition(self, event: Any, source: Any, target: Any, **kw: Any) -> None:
+        note(self.model, "before_transition", event, None, source, target, kwargs=kw)
+
+    def after_transition(self, event: Any, state: Any, source: Any, **kw: Any) -> None:
+        note(self.model, "after_transition", event, state, source, kwargs=kw)
+
+
+class Triage(Logging, StateChart[Recorder]):
+    """Guards on several transitions of one event; the first enabled one wins."""
+
+    catch_errors_as_events = False
+
+    inbox = State(initial=True)
+    small = State()
+    large = State()
+    rejected = State(final=True)
+
+    route = (
+        inbox.to(small, cond="is_small")
+        | inbox.to(large, cond="is_large", unless="is_blocked")
+        | inbox.to(rejected, cond="is_negative")
+    )
+    reset = small.to(inbox) | large.to(inbox)
+    reject = small.to(rejected) | large.to(rejected)
+
+    def is_small(self, amount: int = 0, **kw: Any) -> bool:
+        note(self.model, "is_small", kwargs=kw)
+        return 0 <= amount < 10
+
+    def is_large(self, amount: int = 0, **kw: Any) -> bool:
+        note(self.model, "is_large", kwargs=kw)
+        return amount >= 10
+
+    def is_blocked(self, **kw: Any) -> bool:
+        note(self.model, "is_blocked", kwargs=kw)
+        return bool(self.model.locked)
+
+    def is_negative(self, amount: int = 0) -> bool:
+        return amount < 0
+
+    def on_route(self, source: Any, target: Any, *args: Any, **kw: Any) -> None:
+        note(self.model, "on_route", None, None, source, target, args, kw)
+
+
+class Ticker(Logging, StateChart[Recorder]):
+    """An internal self-transition with an action, beside an external one."""
+
+    catch_errors_as_events = False
+
+    idle = State(initial=True)
+    stopped = State(final=True)
+
+    tick = idle.to.itself(internal=True, on="count")
+    bump = idle.to.itself(on="count")
+    stop = idle.to(stopped)
+
+    def count(self, event: Any, amount: int = 1, **kw: Any) -> None:
+        self.model.level += amount
+        note(self.model, "count", event, kwargs=kw)
+
+
+class Door(Logging, StateChart[Recorder]):
+    """Enter and exit actions in every form python-statemachine accepts, and a final state."""
+
+    catch_errors_as_events = False
+
+    closed = State(initial=True, enter="lights_off", exit=["creak"])
+    opened = State(enter="lights_on")
+    gone = State(final=True)
+
+    open = closed.to(opened)
+    close = opened.to(closed)
+    demolish = closed.to(gone) | opened.to(gone)
+
+    def lights_off(self, event: Any, state: Any, **kw: Any) -> None:
+        note(self.model, "lights_off", event, state, kwargs=kw)
+
+    def lights_on(self, state: Any, source: Any) -> None:
+        note(self.model, "lights_on", None, state, source)
+
+    def creak(self, **kw: Any) -> None:
+        note(self.model, "creak", kwargs=kw)
+
+    @opened.exit
+    def slam(self, event: Any, **kw: Any) -> None:
+        note(self.model, "slam", event, kwargs=kw)
+
+    def on_enter_gone(self, source: Any) -> None:
+        note(self.model, "on_enter_gone", None, None, source)
+
+    def on_exit_closed(self, target: Any) -> None:
+        note(self.model, "on_exit_closed", None, None, None, target)
+
+
+class Gate(Logging, StateChart[Recorder]):
+    """Guards written as boolean expressions over chart and model names."""
+
+    catch_errors_as_events = False
+
+    shut = State(initial=True)
+    ajar = State()
+    wide = State()
+    done = State(final=True)
+
+    push = shut.to(ajar, cond="ready and not locked") | shut.to(wide, cond="!locked ^ big")
+    pull = ajar.to(shut, unless="locked or big") | wide.to(shut, cond="level > 2")
+    finish = ajar.to(done, cond="In('ajar')") | wide.to(done, cond="level >= 1 and level <= 3")
+    lock = shut.to.itself(internal=True, on="toggle_lock")
+
+    def big(self, amount: int = 0) -> bool:
+        note(self.model, "big", kwargs={"amount": amount})
+        return amount > 5
+
+    def toggle_lock(self) -> None:
+        self.model.locked = not self.model.locked
+        note(self.model, "toggle_lock")
+
+
+class ShopModel(Recorder):
+    """A model that provides callbacks of its own, in every form a model can."""
+
+    discount = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paid = False
+
+    def can_pay(self, amount: int = 0) -> bool:
+        self.log.append(("model.can_pay", amount))
+        return amount >= 0
+
+    @property
+    def has_items(self) -> bool:
+        return self.level > 0
+
+    @staticmethod
+    def audit(*args: Any, **kwargs: Any) -> None:
+        model = kwargs["model"]
+        payload = tuple(sorted((k, v) for k, v in kwargs.items() if k not in INJECTED))
+        model.log.append(("model.audit", args, payload))
+
+    def on_enter_state(self, state: Any) -> None:
+        self.log.append(("model.on_enter_state", state.id))
+
+    def after_checkout(self, event: Any) -> None:
+        self.log.append(("model.after_checkout", str(event)))
+
+
+class Shop(Logging, StateChart[ShopModel]):
+    """Conventions, decorators, validators, model callbacks, a targetless transition, dotted
+    events matched by prefix, and positional payloads."""
+
+    catch_errors_as_events = False
+
+    browsing = State(initial=True)
+    cart = State()
+    paying = State()
+    paid = State(final=True)
+
+    add = browsing.to(cart, on="audit") | cart.to.itself(on="audit")
+    checkout = cart.to(paying, cond=["has_items", "can_pay"], validators="check_amount")
+    pay = paying.to(paid, cond="paid")
+    back = paying.to(cart) | cart.to(browsing)
+    ping = cart.to(None, on="pong")
+    promo_code = Event(cart.to(cart, internal=True, on="apply_code"), id="promo.code")
+
+    @checkout.before
+    def remember(self, *args: Any, **kw: Any) -> None:
+        note(self.model, "remember", None, None, None, None, args, kw)
+
+    @add.cond
+    def not_full(self, **kw: Any) -> bool:
+        note(self.model, "not_full", kwargs=kw)
+        return self.model.level < 3
+
+    def check_amount(self, amount: int = 0, **kw: Any) -> None:
+        note(self.model, "check_amount", kwargs=kw)
+        if amount > 100:
+            raise ValueError("amount too large")
+
+    def on_add(self, *args: Any, **kw: Any) -> None:
+        self.model.level += 1
+        note(self.model, "on_add", None, None, None, None, args, kw)
+
+    def pong(self, event: Any, state: Any, target: Any) -> None:
+        note(self.model, "pong", event, state, None, target)
+
+    def apply_code(self, code: str = "", **kw: Any) -> None:
+        note(self.model, "apply_code", kwargs={"code": code, **kw})
+
+    def on_back(self, previous_configuration: Any, new_configuration: Any) -> None:
+        note(
+            self.model,
+            "on_back",
+            None,
+            next(iter(new_configuration)),
+            next(iter(previous_configuration)),
+        )
+
+
+class Strict(StateMachine):
+    """A StateMachine subclass: events without a transition raise, and an internal
+    self-transition runs no entry actions."""
+
+    off = State(initial=True)
+    on = State()
+
+    switch = off.to(on) | on.to(off)
+    hum = on.to.itself(internal=True, on="hummed")
+    warm = off.to.itself(cond="cold")
+
+    def hummed(self) -> None:
+        self.model.log.append(("hummed",))
+
+    def cold(self, degrees: int = 20) -> bool:
+        return degrees < 10
+
+    def on_enter_on(self) -> None:
+        self.model.log.append(("on_enter_on",))
+
+
+class Relay(Logging, StateChart[Recorder]):
+    """Actions that send further events: they run after the current one, in order."""
+
+    catch_errors_as_events = False
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+
+    go = a.to(b, on="forward") | b.to(c) | c.to(a)
+    hop = a.to(c) | c.to(b, after="forward_twice") | b.to(a)
+
+    def forward(self) -> None:
+        note(self.model, "forward")
+        self.send("go", via="forward")
+
+    def forward_twice(self) -> None:
+        note(self.model, "forward_twice")
+        self.send("hop", via="twice-1")
+        self.send("go", via="twice-2")
+
+
+#: The charts the differential test runs, with their models and the events it sends.
+DIFFERENTIAL = {
+    "triage": (Triage, Recorder, ["route", "reset", "reject"]),
+    "ticker": (Ticker, Recorder, ["tick", "bump", "stop"]),
+    "door": (Door, Recorder, ["open", "close", "demolish"]),
+    "gate": (Gate, Recorder, ["push", "pull", "finish", "lock"]),
+    "shop": (Shop, ShopModel, ["add", "checkout", "pay", "back", "ping", "promo.code"]),
+    "strict": (Strict, Recorder, ["switch", "hum", "warm"]),
+    "relay": (Relay, Recorder, ["go", "hop"]),
+}

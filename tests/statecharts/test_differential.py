@@ -1,0 +1,117 @@
+"""The compiled runtime behaves exactly as python-statemachine's engine.
+
+Hypothesis generates sequences of declared and undeclared events with payloads (keyword and
+positional, some asking a callback to raise) for every chart in ``charts.DIFFERENTIAL``. Each
+sequence runs on python-statemachine's engine and on the compiled runtime; after every event
+the test asserts the same state, the same applied/ignored decision, the same exception (type and
+message) and the same callbacks called in the same order with the same arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import hypothesis
+from hypothesis import given
+from hypothesis import strategies as st
+
+from statecharts import compile_chart
+
+from .charts import DIFFERENTIAL
+
+UNDECLARED = ["nope", "go.now", "add.more", "promo.code.extra", "promo", "route.x"]
+CALLBACK_NAMES = [
+    "on_enter_state",
+    "on_exit_state",
+    "before_transition",
+    "after_transition",
+    "is_small",
+    "is_large",
+    "on_route",
+    "count",
+    "lights_off",
+    "creak",
+    "slam",
+    "remember",
+    "not_full",
+    "check_amount",
+    "on_add",
+    "apply_code",
+]
+
+
+class Watcher:
+    """A python-statemachine listener that records which transitions were taken."""
+
+    def __init__(self) -> None:
+        self.taken: list[str] = []
+
+    def on_transition(self, event: Any) -> None:
+        self.taken.append(str(event))
+
+
+def payloads() -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "amount": st.integers(min_value=-3, max_value=120),
+            "boom": st.sampled_from(CALLBACK_NAMES),
+            "code": st.sampled_from(["", "SPRING", "x"]),
+            "degrees": st.integers(min_value=0, max_value=30),
+            "extra": st.none() | st.booleans(),
+            "source": st.just("user-supplied source is dropped"),
+        },
+    )
+
+
+def steps(events: list[str]) -> st.SearchStrategy[list[tuple[Any, ...]]]:
+    send = st.tuples(
+        st.just("send"),
+        st.sampled_from(events) | st.sampled_from(events) | st.sampled_from(UNDECLARED),
+        st.lists(st.integers(min_value=0, max_value=50), max_size=2).map(tuple)
+        | st.just(()),
+        payloads(),
+    )
+    flip = st.tuples(st.just("flip"), st.sampled_from(["locked", "ready"]))
+    return st.lists(st.one_of(send, send, send, flip), max_size=25)
+
+
+def run(action: Any) -> tuple[Any, Any]:
+    try:
+        return action(), None
+    except Exception as error:
+        return None, (type(error).__name__, str(error))
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIAL))
+@given(data=st.data())
+def test_compiled_runtime_matches_python_statemachine(name: str, data: st.DataObject) -> None:
+    declared, model_type, events = DIFFERENTIAL[name]
+    chart = compile_chart(declared)
+    reference_model, compiled_model = model_type(), model_type()
+    watcher = Watcher()
+    reference = declared(reference_model, listeners=[watcher])
+    instance = chart.create(compiled_model)
+    assert compiled_model.log == reference_model.log
+    assert [s.id for s in reference.configuration] == [instance.state.id]
+
+    for step in data.draw(steps(events)):
+        if step[0] == "flip":
+            for model in (reference_model, compiled_model):
+                setattr(model, step[1], not getattr(model, step[1]))
+            continue
+        _, event, args, kwargs = step
+        watcher.taken.clear()
+        _, reference_error = run(lambda: reference.send(event, *args, **kwargs))
+        outcome, compiled_error = run(lambda: instance.send(event, *args, **kwargs))
+
+        assert compiled_error == reference_error, (event, args, kwargs)
+        assert [s.id for s in reference.configuration] == [instance.state.id]
+        assert compiled_model.log == reference_model.log
+        if reference_error is None:
+            reference_applied = bool(watcher.taken) and watcher.taken[0] == event
+            assert outcome.applied == reference_applied, (event, args, kwargs)
+            hypothesis.event("applied" if outcome.applied else f"ignored: {outcome.reason}")
+        else:
+            hypothesis.event(f"raised {reference_error[0]}")

@@ -1,0 +1,1 @@
+"""Streaming tool calls, tracked and run as declared statecharts."""
