@@ -59,8 +59,11 @@ class CallbackDef:
 
     @property
     def label(self) -> str:
-        """The callback as a diagram shows it: ``name``, or ``not name`` for an ``unless``."""
-        return f"not {self.ref}" if self.expected is False else self.ref
+        """The callback as a diagram shows it: ``name``, or ``not name`` for an ``unless``
+        (``not (a or b)`` for an expression)."""
+        if self.expected is not False:
+            return self.ref
+        return f"not ({self.ref})" if self.kind is RefKind.EXPRESSION else f"not {self.ref}"
 
 
 def run_order(callbacks: tuple[CallbackDef, ...]) -> tuple[CallbackDef, ...]:

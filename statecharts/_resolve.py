@@ -5,6 +5,14 @@ lookup rules: a name is looked up on the chart, then on the model, and every own
 contributes a callback (for a guard, the owners' values are and-ed); a callable given directly
 is called as a method when the chart or model holds it under its name, else as it is; callbacks
 that resolve to the same owner and name run once, at the priority of their first declaration.
+
+One difference, for speed: python-statemachine looks names up on each model *instance*; here
+they are looked up on the model's class. A declared name the class lacks is read from the
+instance when the callback runs (so flags set in ``__init__`` work, and a missing one is still
+reported when the instance is created), but an instance attribute never shadows what the class
+defines, and naming-convention callbacks (``on_enter_<state>`` ...) must be defined on the
+class. Checking every instance's ``__dict__`` would cost half of creating an instance and force
+CPython to build a dict for every model.
 """
 
 from __future__ import annotations
@@ -230,14 +238,14 @@ class Resolver:
         chart_attributes: Mapping[str, Any],
         event_ids: Iterable[str],
         model_type: type | None,
-        instance_names: frozenset[str],
     ) -> None:
         self.chart_name = chart_name
         self.declared = declared
         self.attributes = chart_attributes
         self.event_ids = frozenset(event_ids)
         self.model_type = model_type
-        self.instance_names = instance_names
+        #: Names the model's class lacks, to be read from the instance: name -> where declared.
+        self.instance_names: dict[str, str] = {}
         self._leaves: dict[tuple[str, str], Leaf | None] = {}
 
     # -- name lookup -------------------------------------------------------------------------
@@ -289,8 +297,6 @@ class Resolver:
             return None
         where = f"{self.model_type.__name__}.{name}"
         key = f"model:{name}"
-        if name in self.instance_names:
-            return Leaf(key, "model", Mode.DYNAMIC, name, where)
         value = _static_lookup(self.model_type, name)
         if value is _MISSING:
             return None
@@ -317,8 +323,15 @@ class Resolver:
         if _is_async(target):
             raise UnsupportedChart(self.chart_name, "an async callback", where)
 
-    def _owners(self, name: str) -> list[Leaf]:
-        return [leaf for leaf in (self.chart_leaf(name), self.model_leaf(name)) if leaf]
+    def _owners(self, name: str, where: str, convention: bool = False) -> list[Leaf]:
+        """Who provides ``name``: the chart, the model's class, or else (for a declared name
+        and a model) the model instance, read when the callback runs."""
+        owners = [leaf for leaf in (self.chart_leaf(name), self.model_leaf(name)) if leaf]
+        if owners or convention or self.model_type is None or name == "state":
+            return owners
+        self.instance_names.setdefault(name, where)
+        label = f"{self.model_type.__name__}.{name}"
+        return [Leaf(f"model:{name}", "model", Mode.DYNAMIC, name, label)]
 
     # -- callbacks ---------------------------------------------------------------------------
 
@@ -352,9 +365,9 @@ class Resolver:
         ):
             yield make(self._guard_expression(callback.ref, where))
         elif callback.kind is RefKind.NAME:
-            owners = self._owners(callback.ref)
+            owners = self._owners(callback.ref, where, callback.convention)
             if not owners and not callback.convention:
-                raise _not_found(where, [callback.ref])
+                raise not_found(where, [callback.ref])
             yield from (make(leaf) for leaf in owners)
         elif callback.kind is RefKind.PROPERTY:
             yield make(self._property_leaf(callback, where))
@@ -365,7 +378,7 @@ class Resolver:
         missing: list[str] = []
 
         def hook(name: str) -> Expr:
-            owners = self._owners(name)
+            owners = self._owners(name, where)
             if not owners:
                 missing.append(name)
                 return Const(True)
@@ -376,7 +389,7 @@ class Resolver:
 
         expr = parse_guard(text, hook)
         if missing:
-            raise _not_found(where, missing)
+            raise not_found(where, missing)
         return expr
 
     def _property_leaf(self, callback: CallbackDef, where: str) -> Leaf:
@@ -385,7 +398,7 @@ class Resolver:
             return Leaf(f"chart:{name}", "chart", Mode.ATTR, name, where)
         if self.model_type is not None and _static_lookup(self.model_type, name) is callback.func:
             return Leaf(f"model:{name}", "model", Mode.ATTR, name, where)
-        raise _not_found(where, [name])
+        raise not_found(where, [name])
 
     def _function_leaf(self, callback: CallbackDef) -> Leaf:
         function = callback.func
@@ -405,7 +418,8 @@ class Resolver:
         return self._callable_leaf(key, "free", function, where)
 
 
-def _not_found(where: str, names: list[str]) -> InvalidDefinition:
+def not_found(where: str, names: list[str]) -> InvalidDefinition:
+    """The error python-statemachine raises for names no owner provides."""
     error = AttrNotFound(
         "Did not found name '{}' from model or statemachine".format(", ".join(names))
     )

@@ -23,7 +23,7 @@ from statemachine.transition import Transition as DeclaredTransition
 from ._codegen import FunctionWriter, Module, Step, write_function
 from ._compiler import chart_attributes, descriptor_matches, read_chart
 from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
-from ._resolve import Resolved, Resolver, parse_guard
+from ._resolve import Resolved, Resolver, not_found, parse_guard
 
 Reason = Literal["unknown_event", "no_transition", "guards_rejected", "terminated", "queued"]
 
@@ -198,11 +198,28 @@ class Binding:
     """A chart's generated code for one kind of model (the model type, plus which callback
     names its instances carry in their own ``__dict__``)."""
 
+    __slots__ = (
+        "_dynamic",
+        "_groups",
+        "_lock",
+        "_module",
+        "chart",
+        "cls",
+        "initial",
+        "initial_node",
+        "instance_names",
+        "nodes",
+        "resolver",
+        "runtime",
+        "strict",
+    )
+
     def __init__(self, runtime: Runtime, resolver: Resolver) -> None:
         chart = runtime.chart
         self.chart = chart
         self.runtime = runtime
         self.resolver = resolver
+        self.initial: Callable[[Instance, tuple[Any, ...], dict[str, Any]], None] | None = None
         self.cls = runtime.instance_class
         self.strict = not chart.flags.allow_event_without_transition
         self.nodes = {
@@ -213,18 +230,11 @@ class Binding:
         self._dynamic: dict[tuple[str, tuple[int, ...]], Callable[..., Outcome]] = {}
         self.initial_node = self.nodes[chart.initial.id]
         #: Whether instances must be checked for callback names in their own ``__dict__``.
-        model_type = resolver.model_type
-        self.check_model_dict = (
-            bool(runtime.model_names)
-            and model_type is not None
-            and getattr(model_type, "__dictoffset__", 0) != 0
-        )
-        #: Callback names this binding found in the model's ``__dict__``, and the others.
-        self.instance_names = resolver.instance_names
-        self.other_names = runtime.model_names - resolver.instance_names
         self._lock = threading.Lock()
         self._module = Module(chart.name)
         self._generate()
+        #: Declared names the model's class lacks: each instance must provide them.
+        self.instance_names = tuple(resolver.instance_names.items())
 
     # -- generation --------------------------------------------------------------------------
 
@@ -330,9 +340,7 @@ class Binding:
         namespace = self._module.build()
         for (state_id, event), name in names.items():
             self.nodes[state_id].table[event] = namespace[name]
-        self.initial: Callable[[Instance, tuple[Any, ...], dict[str, Any]], None] | None = (
-            namespace.get("initial")
-        )
+        self.initial = namespace.get("initial")
 
     def _write_initial(self) -> None:
         chart, runtime, module = self.chart, self.runtime, self._module
@@ -407,6 +415,12 @@ class Binding:
 
     # -- instances ---------------------------------------------------------------------------
 
+    def check_instance(self, model: Any) -> None:
+        """Raise python-statemachine's error if the model lacks a name the class lacks too."""
+        for name, where in self.instance_names:
+            if not hasattr(model, name):
+                raise not_found(where, [name])
+
     def enter_initial(self, instance: Instance, kwargs: dict[str, Any]) -> None:
         """Run the initial state's ``enter`` callbacks, and any events they send."""
         assert self.initial is not None
@@ -471,12 +485,9 @@ class Runtime:
                 "__doc__": declared.__doc__,
             },
         )
-        self.model_names = _model_names(chart)
-        self.chart_only = Resolver(
-            chart.name, declared, self.attributes, self.event_ids, None, frozenset()
-        )
+        self.callback_names = _callback_names(chart)
+        self.chart_only = Resolver(chart.name, declared, self.attributes, self.event_ids, None)
         self.by_type: dict[type, Binding] = {}
-        self._bindings: dict[tuple[type, frozenset[str]], Binding] = {}
         self._lock = threading.RLock()
 
     def event_object(self, name: str) -> DeclaredEvent:
@@ -484,43 +495,30 @@ class Runtime:
         return self.events.get(name) or _event_object(name)
 
     def binding(self, model: Any) -> Binding:
-        """The generated code for this model (compiled on first use of its kind).
-
-        A kind of model is its type plus which callback names its instances carry in their
-        own ``__dict__`` (python-statemachine resolves names on the model instance). The kind
-        used last for a type is remembered, so creating instances of one shape stays fast.
-        """
+        """The generated code for this model's type (compiled on first use of the type)."""
         model_type = type(model)
-        names: frozenset[str] = frozenset()
-        if self.model_names and model is not None:
-            own = getattr(model, "__dict__", None)
-            if own:
-                names = frozenset(name for name in self.model_names if name in own)
-        key = (model_type, names)
-        binding = self._bindings.get(key)
+        binding = self.by_type.get(model_type)
         if binding is None:
             with self._lock:
-                binding = self._bindings.get(key)
+                binding = self.by_type.get(model_type)
                 if binding is None:
-                    binding = self._bind(model_type, names)
-                    self._bindings[key] = binding
-        self.by_type[model_type] = binding
+                    binding = self._bind(model_type)
+                    self.by_type[model_type] = binding
         return binding
 
-    def _bind(self, model_type: type, names: frozenset[str]) -> Binding:
+    def _bind(self, model_type: type) -> Binding:
         resolver = Resolver(
             self.chart.name,
             self.declared,
             self.attributes,
             self.event_ids,
             None if model_type is type(None) else model_type,
-            names,
         )
         return Binding(self, resolver)
 
 
-def _model_names(chart: ChartDef) -> frozenset[str]:
-    """Every name a callback of the chart could resolve on a model."""
+def _callback_names(chart: ChartDef) -> frozenset[str]:
+    """Every name a callback of the chart could be looked up by."""
     names: set[str] = set()
     groups: list[tuple[CallbackDef, ...]] = []
     for state in chart.states:
@@ -568,18 +566,16 @@ class Chart(ChartDef):
     def create(self, model: Any = None, /, **kwargs: Any) -> Instance:
         """A new instance in the initial state; ``kwargs`` go to the initial ``enter`` callbacks.
 
-        Raises python-statemachine's ``InvalidDefinition`` if a callback name resolves neither
-        on the chart nor on the model, and whatever an initial ``enter`` callback raises.
+        Callback names are resolved on the chart and on the model's class, once per class (see
+        ``statecharts._resolve`` for the one difference from python-statemachine). Raises
+        python-statemachine's ``InvalidDefinition`` if a declared name resolves nowhere, and
+        whatever an initial ``enter`` callback raises.
         """
         binding = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
-        elif binding.check_model_dict:
-            own = model.__dict__
-            if not binding.other_names.isdisjoint(own) or (
-                binding.instance_names and not own.keys() >= binding.instance_names
-            ):
-                binding = self._binding(model)
+        if binding.instance_names:
+            binding.check_instance(model)
         instance = _new(binding.cls)
         instance._node = binding.initial_node
         instance.model = model
@@ -601,6 +597,8 @@ class Chart(ChartDef):
         runtime = self._runtime
         assert runtime is not None
         binding = runtime.binding(model)
+        if binding.instance_names:
+            binding.check_instance(model)
         node = binding.nodes.get(state)
         if node is None:
             raise InvalidStateValue(  # type: ignore[no-untyped-call]
@@ -639,7 +637,7 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
             declared=cls,
         )
         runtime = Runtime(chart, cls)
-        for name in runtime.model_names:
+        for name in runtime.callback_names:
             runtime.chart_only.chart_leaf(name)  # refusals that need no model surface now
         object.__setattr__(chart, "_runtime", runtime)
         object.__setattr__(chart, "_by_type", runtime.by_type)

@@ -60,8 +60,15 @@ def note(
     """Record one call; fail if the payload asks this callback to."""
     payload = sorted((k, v) for k, v in (kwargs or {}).items() if k not in INJECTED)
     model.log.append(
-        (name, None if event is None else str(event), _id(state), _id(source), _id(target), args,
-         tuple(payload))
+        (
+            name,
+            None if event is None else str(event),
+            _id(state),
+            _id(source),
+            _id(target),
+            args,
+            tuple(payload),
+        )
     )
     if (kwargs or {}).get("boom") == name:
         raise Boom(name)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import hypothesis
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,8 +69,7 @@ def steps(events: list[str]) -> st.SearchStrategy[list[tuple[Any, ...]]]:
     send = st.tuples(
         st.just("send"),
         st.sampled_from(events) | st.sampled_from(events) | st.sampled_from(UNDECLARED),
-        st.lists(st.integers(min_value=0, max_value=50), max_size=2).map(tuple)
-        | st.just(()),
+        st.lists(st.integers(min_value=0, max_value=50), max_size=2).map(tuple) | st.just(()),
         payloads(),
     )
     flip = st.tuples(st.just("flip"), st.sampled_from(["locked", "ready"]))
@@ -103,8 +102,8 @@ def test_compiled_runtime_matches_python_statemachine(name: str, data: st.DataOb
             continue
         _, event, args, kwargs = step
         watcher.taken.clear()
-        _, reference_error = run(lambda: reference.send(event, *args, **kwargs))
-        outcome, compiled_error = run(lambda: instance.send(event, *args, **kwargs))
+        _, reference_error = run(lambda e=event, a=args, k=kwargs: reference.send(e, *a, **k))
+        outcome, compiled_error = run(lambda e=event, a=args, k=kwargs: instance.send(e, *a, **k))
 
         assert compiled_error == reference_error, (event, args, kwargs)
         assert [s.id for s in reference.configuration] == [instance.state.id]

@@ -1,0 +1,409 @@
+"""What ``compile_chart`` reads from a declaration, and what it refuses."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any
+
+import pytest
+from statemachine import Event, State, StateChart
+from statemachine.exceptions import InvalidDefinition
+
+from statecharts import (
+    CallbackDef,
+    Chart,
+    ChartDef,
+    Group,
+    RefKind,
+    UnsupportedChart,
+    compile_chart,
+    run_order,
+)
+
+from .charts import Door, Gate, Shop, Triage
+
+
+def declared(callbacks: tuple[CallbackDef, ...]) -> list[tuple[str, str, bool | None]]:
+    """The non-convention callbacks of a group: (kind, ref, expected)."""
+    return [(c.kind.value, c.ref, c.expected) for c in callbacks if not c.convention]
+
+
+def test_compile_reads_states_in_declaration_order() -> None:
+    chart = compile_chart(Triage)
+    assert [(s.id, s.name, s.value, s.initial, s.final) for s in chart.states] == [
+        ("inbox", "Inbox", "inbox", True, False),
+        ("small", "Small", "small", False, False),
+        ("large", "Large", "large", False, False),
+        ("rejected", "Rejected", "rejected", False, True),
+    ]
+    assert chart.initial.id == "inbox"
+    assert [s.id for s in chart.finals] == ["rejected"]
+
+
+def test_compile_reads_events_and_transitions_in_declaration_order() -> None:
+    chart = compile_chart(Triage)
+    assert [e.id for e in chart.events] == ["route", "reset", "reject"]
+    assert [(t.id, t.source, t.target, t.events, t.internal) for t in chart.transitions] == [
+        ("inbox:route:small", "inbox", "small", ("route",), False),
+        ("inbox:route:large", "inbox", "large", ("route",), False),
+        ("inbox:route:rejected", "inbox", "rejected", ("route",), False),
+        ("small:reset:inbox", "small", "inbox", ("reset",), False),
+        ("small:reject:rejected", "small", "rejected", ("reject",), False),
+        ("large:reset:inbox", "large", "inbox", ("reset",), False),
+        ("large:reject:rejected", "large", "rejected", ("reject",), False),
+    ]
+
+
+def test_guards_keep_their_declared_form() -> None:
+    triage, gate, shop = compile_chart(Triage), compile_chart(Gate), compile_chart(Shop)
+    assert declared(triage.transitions[1].cond) == [
+        ("name", "is_large", True),
+        ("name", "is_blocked", False),
+    ]
+    assert declared(gate.transitions[0].cond) == [("expression", "ready and not locked", True)]
+    pull = gate.transitions_from("ajar")[0]
+    assert declared(pull.cond) == [("expression", "locked or big", False)]
+    checkout = next(t for t in shop.transitions if t.events == ("checkout",))
+    assert declared(checkout.cond) == [("name", "has_items", True), ("name", "can_pay", True)]
+    assert declared(checkout.validators) == [("name", "check_amount", None)]
+    assert declared(checkout.before) == [("callable", "remember", None)]
+    assert [c.label for c in checkout.cond] == ["has_items", "can_pay"]
+    assert [c.label for c in pull.cond] == ["not (locked or big)"]
+    assert [c.label for c in triage.transitions[1].cond] == ["is_large", "not is_blocked"]
+
+
+def test_actions_keep_their_declared_form_and_run_order() -> None:
+    door = compile_chart(Door)
+    closed, opened = door.state("closed"), door.state("opened")
+    assert declared(closed.enter) == [("name", "lights_off", None)]
+    assert declared(closed.exit) == [("name", "creak", None)]
+    assert declared(opened.exit) == [("callable", "slam", None)]
+    assert [(c.ref, c.priority) for c in run_order(opened.exit)] == [
+        ("on_exit_state", 0),
+        ("slam", 30),
+        ("on_exit_opened", 30),
+    ]
+    conventions = [c.ref for c in closed.enter if c.convention]
+    assert conventions == ["on_enter_state", "on_enter_closed"]
+
+
+def test_naming_conventions_are_limited_to_their_event() -> None:
+    shop = compile_chart(Shop)
+    add = shop.transitions_from("browsing")[0]
+    by_ref = {c.ref: c.only_event for c in add.on}
+    assert by_ref["on_add"] == "add"
+    assert by_ref["on_transition"] is None
+
+
+def test_compiling_the_same_class_twice_returns_the_same_chart() -> None:
+    assert compile_chart(Door) is compile_chart(Door)
+
+
+def test_compiled_chart_is_immutable() -> None:
+    chart = compile_chart(Door)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        chart.name = "other"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        chart.states[0].final = True  # type: ignore[misc]
+    assert isinstance(chart.transitions, tuple)
+    assert isinstance(chart, ChartDef)
+    assert isinstance(chart, Chart)
+
+
+def test_unknown_state_lookup_names_the_known_states() -> None:
+    with pytest.raises(KeyError, match=r"Door has no state 'ajar'.*closed, opened, gone"):
+        compile_chart(Door).state("ajar")
+
+
+def test_transition_ids_are_stable_and_unique() -> None:
+    class Twice(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, cond="x") | a.to(b)
+        x = False
+
+    assert [t.id for t in compile_chart(Twice).transitions] == ["a:go:b", "a:go:b#2"]
+
+
+def test_signatures_are_resolved_at_compile_time_never_per_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    chart = compile_chart(Triage)
+    from .charts import Recorder
+
+    instance = chart.create(Recorder())
+
+    def forbidden(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("signature inspected while running events")
+
+    monkeypatch.setattr(inspect, "signature", forbidden)
+    monkeypatch.setattr(inspect.Signature, "from_callable", forbidden)
+    assert instance.send("route", amount=3).applied
+    assert instance.send("reset").applied
+    assert instance.send("route", amount=30).applied
+
+
+# -- refusal, not approximation ---------------------------------------------------------------
+
+
+def refusal(cls_body: dict[str, Any]) -> UnsupportedChart:
+    chart = type("Refused", (StateChart,), cls_body)
+    with pytest.raises(UnsupportedChart) as caught:
+        compile_chart(chart)
+    return caught.value
+
+
+def test_compound_state_is_refused_naming_the_state() -> None:
+    class Outer(StateChart):
+        class busy(State.Compound):
+            working = State(initial=True)
+            resting = State(final=True)
+            pause = working.to(resting)
+
+        idle = State(initial=True)
+        start = idle.to(busy)
+
+    with pytest.raises(UnsupportedChart, match=r"a compound state.*state 'busy'") as caught:
+        compile_chart(Outer)
+    assert caught.value.construct == "a compound state"
+    assert caught.value.where == "state 'busy'"
+    assert isinstance(caught.value, InvalidDefinition)
+
+
+def test_parallel_state_is_refused_naming_the_state() -> None:
+    class Split(StateChart):
+        class both(State.Parallel):
+            class left(State.Compound):
+                l1 = State(initial=True)
+                l2 = State(final=True)
+                go_left = l1.to(l2)
+
+            class right(State.Compound):
+                r1 = State(initial=True)
+                r2 = State(final=True)
+                go_right = r1.to(r2)
+
+        idle = State(initial=True)
+        start = idle.to(both)
+
+    with pytest.raises(UnsupportedChart, match=r"a parallel state.*state 'both'"):
+        compile_chart(Split)
+
+
+def test_history_state_is_refused() -> None:
+    from statemachine.state import HistoryState
+
+    class Remember(StateChart):
+        class busy(State.Compound):
+            one = State(initial=True)
+            two = State()
+            h = HistoryState()
+            flip = one.to(two) | two.to(one)
+
+        idle = State(initial=True)
+        enter_busy = idle.to(busy.h)
+        leave = busy.to(idle)
+
+    with pytest.raises(UnsupportedChart, match=r"state 'busy'"):
+        compile_chart(Remember)
+
+
+def test_eventless_transition_is_refused_naming_the_states() -> None:
+    class Auto(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        a.to(b, cond="ready")
+        ready = True
+
+    with pytest.raises(UnsupportedChart, match=r"an eventless transition.*from 'a' to 'b'"):
+        compile_chart(Auto)
+
+
+def test_delayed_event_is_refused() -> None:
+    class Later(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = Event(a.to(b), delay=100)
+
+    with pytest.raises(UnsupportedChart, match=r"a delayed event.*event 'go'"):
+        compile_chart(Later)
+
+
+def test_invoke_is_refused_naming_the_state() -> None:
+    class Invoking(StateChart):
+        a = State(initial=True, invoke=lambda: 1)
+        b = State(final=True)
+        go = a.to(b)
+
+    with pytest.raises(UnsupportedChart, match=r"invoke.*state 'a'"):
+        compile_chart(Invoking)
+
+
+def test_error_execution_handler_is_refused_when_errors_are_caught_as_events() -> None:
+    class Catching(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        error_execution = a.to(b)
+
+    with pytest.raises(UnsupportedChart, match=r"error.execution.*exceptions reach the caller"):
+        compile_chart(Catching)
+
+
+def test_custom_init_is_refused_because_per_instance_data_belongs_on_the_model() -> None:
+    class WithInit(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+
+    with pytest.raises(UnsupportedChart, match=r"custom __init__.*keep per-instance data"):
+        compile_chart(WithInit)
+
+
+def test_async_callback_is_refused() -> None:
+    class Async(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, on="later")
+
+        async def later(self) -> None:
+            return None
+
+    with pytest.raises(UnsupportedChart, match=r"an async callback.*later"):
+        compile_chart(Async)
+
+
+def test_attribute_shadowing_the_runtime_api_is_refused() -> None:
+    class Shadow(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        def chart(self) -> None:
+            return None
+
+    with pytest.raises(UnsupportedChart, match=r"runtime's own API.*'chart'"):
+        compile_chart(Shadow)
+
+
+def test_callback_naming_an_event_is_refused() -> None:
+    class Loop(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, on="stop")
+        stop = b.from_(a)
+
+    with pytest.raises(UnsupportedChart, match=r"a callback naming an event.*'stop'"):
+        compile_chart(Loop)
+
+
+def test_class_level_listeners_are_refused() -> None:
+    class Listening(StateChart):
+        listeners = (object(),)
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+    with pytest.raises(UnsupportedChart, match=r"a class-level listener"):
+        compile_chart(Listening)
+
+
+def test_prepare_event_is_refused() -> None:
+    class Preparing(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        def prepare_event(self) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(UnsupportedChart, match=r"prepare_event"):
+        compile_chart(Preparing)
+
+
+def test_compile_rejects_something_that_is_not_a_chart() -> None:
+    with pytest.raises(TypeError, match=r"needs a python-statemachine StateChart class"):
+        compile_chart(dict)  # type: ignore[arg-type]
+
+
+# -- definition problems are python-statemachine's own ---------------------------------------
+
+
+def test_no_initial_state_is_reported_as_python_statemachine_reports_it() -> None:
+    with pytest.raises(InvalidDefinition, match=r"one and only one initial state"):
+
+        class TwoInitials(StateChart):
+            a = State(initial=True)
+            b = State(initial=True)
+            go = a.to(b)
+
+
+def test_unreachable_state_is_reported_as_python_statemachine_reports_it() -> None:
+    with pytest.raises(InvalidDefinition, match=r"unreachable states.*'island'"):
+
+        class Island(StateChart):
+            a = State(initial=True)
+            b = State(final=True)
+            island = State()
+            go = a.to(b)
+            leave = island.to(b)
+
+
+def test_non_final_state_without_exit_is_reported_as_python_statemachine_reports_it() -> None:
+    with pytest.raises(InvalidDefinition, match=r"no outgoing transition.*'stuck'"):
+
+        class Trap(StateChart):
+            a = State(initial=True)
+            stuck = State()
+            go = a.to(stuck)
+
+
+def test_unreachable_final_state_is_reported_as_python_statemachine_reports_it() -> None:
+    with pytest.raises(InvalidDefinition, match=r"Disconnected states.*'end'"):
+
+        class NoWayToEnd(StateChart):
+            a = State(initial=True)
+            b = State()
+            end = State(final=True)
+            go = a.to(b) | b.to(a)
+
+
+def test_unresolved_callback_name_is_reported_as_python_statemachine_reports_it() -> None:
+    class Missing(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, cond="nowhere")
+
+    chart = compile_chart(Missing)
+    with pytest.raises(InvalidDefinition) as ours:
+        chart.create()
+    with pytest.raises(InvalidDefinition) as theirs:
+        Missing()
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_malformed_guard_expression_is_reported_at_compile_time() -> None:
+    class Malformed(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, cond="ready and (")
+        ready = True
+
+    with pytest.raises(InvalidDefinition, match=r"Failed to parse boolean expression"):
+        compile_chart(Malformed)
+
+
+def test_hand_built_ir_gets_its_state_index() -> None:
+    from statecharts import StateDef, TransitionDef
+
+    a = StateDef("a", "A", "a", True, False)
+    b = StateDef("b", "B", "b", False, True)
+    go = TransitionDef("a:go:b", "a", "b", ("go",), False)
+    chart = ChartDef("Hand", "tests.Hand", (a, b), (), (go,))
+    assert chart.state("b") is b
+    assert chart.transitions_from("a") == (go,)
+    assert Group.COND.value == "cond"
+    assert RefKind.EXPRESSION.value == "expression"

@@ -1,0 +1,420 @@
+"""How instances of a compiled chart run: outcomes, failures, queued events, models."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+from statemachine import State, StateChart, StateMachine
+from statemachine.exceptions import InvalidDefinition, InvalidStateValue, TransitionNotAllowed
+
+from statecharts import Instance, Outcome, compile_chart
+
+from .charts import Boom, Door, Recorder, Relay, Shop, ShopModel, Strict, Ticker, Triage
+
+
+def test_applied_outcome_names_source_target_and_transition() -> None:
+    chart = compile_chart(Triage)
+    instance = chart.create(Recorder())
+    outcome = instance.send("route", amount=42)
+    assert outcome.applied
+    assert bool(outcome) is True
+    assert outcome.reason is None
+    assert (outcome.event, outcome.source.id, outcome.target) == ("route", "inbox", instance.state)
+    assert outcome.transition is chart.transitions[1]
+    assert instance.state.id == "large"
+
+
+@pytest.mark.parametrize(
+    ("setup", "event", "reason"),
+    [
+        ([], "teleport", "unknown_event"),
+        ([], "reset", "no_transition"),
+        ([("route", {"amount": -1})], "route", "terminated"),
+    ],
+)
+def test_event_without_enabled_transition_is_ignored_with_a_reason(
+    setup: list[tuple[str, dict[str, Any]]], event: str, reason: str
+) -> None:
+    instance = compile_chart(Triage).create(Recorder())
+    for name, payload in setup:
+        instance.send(name, **payload)
+    before = instance.state
+    outcome = instance.send(event)
+    assert not outcome
+    assert (outcome.applied, outcome.reason, outcome.target, outcome.transition) == (
+        False,
+        reason,
+        None,
+        None,
+    )
+    assert instance.state is before
+
+
+def test_event_whose_guards_all_fail_is_ignored_as_guards_rejected() -> None:
+    model = Recorder()
+    model.locked = True
+    instance = compile_chart(Triage).create(model)
+    outcome = instance.send("route", amount=50)
+    assert (outcome.applied, outcome.reason, instance.state.id) == (
+        False,
+        "guards_rejected",
+        "inbox",
+    )
+
+
+def test_guards_are_tried_in_declaration_order_and_the_first_enabled_wins() -> None:
+    model = Recorder()
+    instance = compile_chart(Triage).create(model)
+    instance.send("route", amount=3)
+    assert instance.state.id == "small"
+    guards = [entry[0] for entry in model.log if entry[0].startswith("is_")]
+    assert guards == ["is_small"]
+
+
+def test_final_state_ignores_every_later_event() -> None:
+    instance = compile_chart(Door).create(Recorder())
+    assert instance.send("demolish").applied
+    assert instance.is_terminated
+    assert [instance.send(e).reason for e in ("open", "close", "nope")] == ["terminated"] * 3
+
+
+def test_strict_chart_raises_transition_not_allowed_like_python_statemachine() -> None:
+    instance = compile_chart(Strict).create(Recorder())
+    with pytest.raises(TransitionNotAllowed, match=r"Can't Hum when in Off."):
+        instance.send("hum")
+    with pytest.raises(TransitionNotAllowed, match=r"Can't teleport when in Off."):
+        instance.send("teleport")
+    assert instance.state.id == "off"
+
+
+def test_event_must_be_a_string() -> None:
+    instance = compile_chart(Door).create(Recorder())
+    with pytest.raises(TypeError, match=r"event must be a str, got int"):
+        instance.send(3)  # type: ignore[arg-type]
+
+
+def test_dotted_event_matches_its_declared_prefix_as_in_python_statemachine() -> None:
+    model = ShopModel()
+    instance = compile_chart(Shop).create(model)
+    assert instance.send("add.more").applied
+    assert instance.state.id == "cart"
+    assert not instance.send("promo").applied
+    assert instance.send("promo.code.extra", code="X").applied
+
+
+# -- failures leave a documented state ---------------------------------------------------------
+
+
+class Fragile(StateChart):
+    """Each group has one callback that raises when asked to."""
+
+    catch_errors_as_events = False
+
+    a = State(initial=True, exit="exit_a")
+    b = State(enter="enter_b", final=True)
+    go = a.to(b, cond="guard", before="before_go", on="on_go_action", after="after_go")
+
+    def _maybe(self, name: str, boom: str) -> None:
+        self.model.log.append(name)
+        if boom == name:
+            raise Boom(name)
+
+    def guard(self, boom: str = "") -> bool:
+        self._maybe("guard", boom)
+        return True
+
+    def before_go(self, boom: str = "") -> None:
+        self._maybe("before", boom)
+
+    def exit_a(self, boom: str = "") -> None:
+        self._maybe("exit", boom)
+
+    def on_go_action(self, boom: str = "") -> None:
+        self._maybe("on", boom)
+
+    def enter_b(self, boom: str = "") -> None:
+        self._maybe("enter", boom)
+
+    def after_go(self, boom: str = "") -> None:
+        self._maybe("after", boom)
+
+
+class FragileMachine(Fragile, StateMachine):  # type: ignore[misc]
+    """The same chart as python-statemachine's StateMachine, the documented reference."""
+
+
+@pytest.mark.parametrize(
+    ("failing", "state_after"),
+    [
+        ("guard", "a"),
+        ("before", "a"),
+        ("exit", "a"),
+        ("on", "a"),
+        ("enter", "a"),
+        ("after", "b"),
+    ],
+)
+def test_exception_in_a_callback_reaches_the_caller_and_leaves_the_reference_state(
+    failing: str, state_after: str
+) -> None:
+    compiled_model, reference_model = Recorder(), Recorder()
+    instance = compile_chart(Fragile).create(compiled_model)
+    reference = FragileMachine(reference_model)
+    with pytest.raises(Boom, match=failing):
+        instance.send("go", boom=failing)
+    with pytest.raises(Boom, match=failing):
+        reference.send("go", boom=failing)
+    assert instance.state.id == state_after
+    assert [s.id for s in reference.configuration] == [state_after]
+    assert compiled_model.log == reference_model.log
+
+
+def test_instance_keeps_working_after_a_callback_failed() -> None:
+    instance = compile_chart(Fragile).create(Recorder())
+    with pytest.raises(Boom):
+        instance.send("go", boom="on")
+    assert instance.send("go").applied
+    assert instance.state.id == "b"
+
+
+# -- run to completion -------------------------------------------------------------------------
+
+
+def test_events_sent_by_callbacks_run_after_the_current_event_in_order() -> None:
+    model = Recorder()
+    instance = compile_chart(Relay).create(model)
+    outcome = instance.send("go")
+    assert outcome.applied
+    assert outcome.target is not None
+    assert outcome.target.id == "b"
+    assert instance.state.id == "c"
+    forwarded = [entry for entry in model.log if entry[0] == "on_enter_state"]
+    assert [entry[2] for entry in forwarded] == ["a", "b", "c"]
+
+
+def test_event_sent_from_a_callback_reports_queued() -> None:
+    seen: list[Outcome] = []
+
+    class Echo(StateChart):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="again") | b.to(a)
+
+        def again(self) -> None:
+            seen.append(self.send("go"))
+
+    instance = compile_chart(Echo).create()
+    instance.send("go")
+    assert [(o.applied, o.reason) for o in seen] == [(False, "queued")]
+    assert instance.state.id == "a"
+
+
+def test_events_queued_by_a_failing_event_are_dropped() -> None:
+    class Dropping(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="queue_then_fail") | b.to(a)
+
+        def queue_then_fail(self) -> None:
+            self.send("go")
+            if self.model.level:
+                self.model.level -= 1
+                raise Boom("once")
+
+    failing_once = [Recorder(), Recorder()]
+    for model in failing_once:
+        model.level = 1
+    instance = compile_chart(Dropping).create(failing_once[0])
+    reference = Dropping(failing_once[1])
+    for machine in (instance, reference):
+        with pytest.raises(Boom):
+            machine.send("go")
+    assert instance.state.id == "a"
+    assert [s.id for s in reference.configuration] == ["a"]
+    assert instance.send("go").applied
+    reference.send("go")
+    assert instance.state.id == "a"
+    assert [s.id for s in reference.configuration] == ["a"]
+
+
+# -- self-transitions as python-statemachine runs them -----------------------------------------
+
+
+def test_internal_self_transition_runs_no_exit_but_enters_in_a_statechart() -> None:
+    model = Recorder()
+    instance = compile_chart(Ticker).create(model)
+    model.log.clear()
+    instance.send("tick")
+    assert [entry[0] for entry in model.log] == [
+        "before_transition",
+        "count",
+        "on_enter_state",
+        "after_transition",
+    ]
+
+
+def test_internal_self_transition_runs_no_entry_in_a_state_machine() -> None:
+    model = Recorder()
+    instance = compile_chart(Strict).create(model)
+    instance.send("switch")
+    model.log.clear()
+    instance.send("hum")
+    assert model.log == [("hummed",)]
+
+
+def test_external_self_transition_exits_and_enters() -> None:
+    model = Recorder()
+    instance = compile_chart(Ticker).create(model)
+    model.log.clear()
+    instance.send("bump")
+    assert [entry[0] for entry in model.log] == [
+        "before_transition",
+        "on_exit_state",
+        "count",
+        "on_enter_state",
+        "after_transition",
+    ]
+
+
+def test_targetless_transition_runs_actions_and_stays() -> None:
+    model = ShopModel()
+    instance = compile_chart(Shop).create(model)
+    instance.send("add")
+    outcome = instance.send("ping")
+    assert outcome.applied
+    assert outcome.transition is not None
+    assert outcome.transition.target is None
+    assert instance.state.id == "cart"
+    assert ("pong", "ping", "cart", None, None, (), ()) in model.log
+
+
+# -- instances and models ----------------------------------------------------------------------
+
+
+def test_instances_are_small_slotted_objects_sharing_one_chart() -> None:
+    chart = compile_chart(Door)
+    first, second = chart.create(Recorder()), chart.create(Recorder())
+    assert isinstance(first, Instance)
+    assert not hasattr(first, "__dict__")
+    assert sys.getsizeof(first) <= 64
+    assert first.chart is second.chart is chart
+    assert type(first) is type(second)
+
+
+def test_initial_state_entry_receives_the_create_keywords() -> None:
+    model = Recorder()
+    compile_chart(Door).create(model, reason="inspection")
+    assert model.log[0] == (
+        "on_enter_state",
+        "__initial__",
+        "closed",
+        "",
+        "closed",
+        (),
+        (("reason", "inspection"),),
+    )
+
+
+def test_resume_enters_a_state_without_running_callbacks() -> None:
+    model = Recorder()
+    instance = compile_chart(Door).resume("opened", model)
+    assert instance.state.id == "opened"
+    assert model.log == []
+    assert instance.send("close").applied
+
+
+def test_resume_of_an_unknown_state_names_the_states() -> None:
+    with pytest.raises(InvalidStateValue, match=r"'ajar' is not a state of Door"):
+        compile_chart(Door).resume("ajar")
+
+
+def test_chart_methods_see_the_instance_as_self_and_can_call_each_other() -> None:
+    class Helpers(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, on="outer")
+
+        def outer(self) -> None:
+            self.inner(self.model)
+
+        def inner(self, model: list[str]) -> None:
+            model.append(f"inner in {self.state.id}")
+
+    log: list[str] = []
+    compile_chart(Helpers).create(log).send("go")
+    assert log == ["inner in a"]
+
+
+def test_callback_names_resolve_on_model_instance_attributes() -> None:
+    class Flags:
+        def __init__(self, open_: bool) -> None:
+            self.open = open_
+
+    class Gatekeeper(StateChart):
+        shut = State(initial=True)
+        through = State(final=True)
+        walk = shut.to(through, cond="open")
+
+    chart = compile_chart(Gatekeeper)
+    assert chart.create(Flags(True)).send("walk").applied
+    assert not chart.create(Flags(False)).send("walk").applied
+
+
+def test_model_callbacks_are_resolved_on_the_model_class_once() -> None:
+    """The documented difference from python-statemachine: an instance attribute does not
+    shadow a callback its class defines (python-statemachine would call the attribute)."""
+    calls: list[str] = []
+
+    class Model:
+        def hook(self) -> None:
+            calls.append("class method")
+
+    class Hooked(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, on="hook")
+
+    patched = Model()
+    patched.hook = lambda: calls.append("instance attribute")  # type: ignore[method-assign]
+    compile_chart(Hooked).create(patched).send("go")
+    assert calls == ["class method"]
+
+
+def test_name_missing_from_model_class_and_instance_is_reported_at_creation() -> None:
+    class Flags:
+        def __init__(self, **flags: bool) -> None:
+            self.__dict__.update(flags)
+
+    class Gatekeeper(StateChart):
+        shut = State(initial=True)
+        through = State(final=True)
+        walk = shut.to(through, cond="open")
+
+    chart = compile_chart(Gatekeeper)
+    assert chart.create(Flags(open=True)).send("walk").applied
+    with pytest.raises(InvalidDefinition) as ours:
+        chart.create(Flags(closed=True))
+    with pytest.raises(InvalidDefinition) as theirs:
+        Gatekeeper(Flags(closed=True))
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_payload_keyword_named_like_an_injected_value_is_dropped() -> None:
+    model = Recorder()
+    instance = compile_chart(Triage).create(model)
+    instance.send("route", amount=3, source="spoofed")
+    on_route = next(entry for entry in model.log if entry[0] == "on_route")
+    assert on_route[3] == "inbox"
+
+
+def test_positional_payload_binds_as_in_python_statemachine() -> None:
+    model = ShopModel()
+    reference_model = ShopModel()
+    instance = compile_chart(Shop).create(model)
+    reference = Shop(reference_model)
+    for machine in (instance, reference):
+        machine.send("add", 7, 8, tag="x")
+    assert model.log == reference_model.log
