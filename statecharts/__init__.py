@@ -9,9 +9,13 @@ makes small instances that run on it, with python-statemachine's semantics::
     light = chart.create()
     outcome = light.send("cycle")      # Outcome: applied, or ignored with a reason
     light.state.id                     # "yellow"
+
+The same compiled chart draws its own diagrams: ``to_dot``, ``to_mermaid``, and ``render`` for
+SVG and PNG.
 """
 
 from ._codegen import EventData
+from ._diagram import Emphasis, GraphvizNotFound, Mark, Overlay, render, to_dot, to_mermaid
 from ._errors import UnsupportedChart
 from ._ir import (
     CallbackDef,
@@ -30,16 +34,23 @@ __all__ = [
     "CallbackDef",
     "Chart",
     "ChartDef",
+    "Emphasis",
     "EventData",
     "EventDef",
     "Flags",
+    "GraphvizNotFound",
     "Group",
     "Instance",
+    "Mark",
     "Outcome",
+    "Overlay",
     "RefKind",
     "StateDef",
     "TransitionDef",
     "UnsupportedChart",
     "compile_chart",
+    "render",
     "run_order",
+    "to_dot",
+    "to_mermaid",
 ]

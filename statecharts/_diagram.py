@@ -1,0 +1,428 @@
+"""Diagrams of compiled charts: DOT and Mermaid text, SVG and PNG through Graphviz's ``dot``.
+
+Extract, then render: ``diagram_of`` reads a ``ChartDef`` into a small render model (what a
+reader sees: names, roles, guard and action labels), and each renderer turns that model, with an
+optional ``Overlay`` (coverage or a trace, see ``_overlay``), into text. The text is
+deterministic: states and transitions in declaration order, no object ids, the same escaping on
+every run, so committed diagrams diff cleanly and a test can tell when they are stale.
+
+How a chart is drawn:
+
+- a state is a rounded box with its name and ``entry / ...``, ``exit / ...`` lines; the initial
+  state has an arrow from a dot, a final state has a double border (``--> [*]`` in Mermaid);
+- a transition is an arrow labelled ``events [guards]`` over ``/ actions``; a ``cond`` guard
+  shows as its expression, an ``unless`` guard as ``not ...``, validators first (they run first);
+- a transition that neither exits nor enters a state (internal, or targetless) is a dashed
+  self-loop in DOT, and a line inside the state marked ``(internal)`` in Mermaid.
+
+Naming-convention callbacks (``on_enter_<state>``, ``before_<event>``, ``after_transition`` ...)
+are shown only when the chart class defines them; other callbacks always are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+import graphviz
+
+from ._compiler import chart_attributes
+from ._ir import CallbackDef, ChartDef, TransitionDef, run_order
+
+Format = Literal["dot", "mermaid", "svg", "png"]
+
+#: Output formats by file suffix.
+SUFFIXES: Mapping[str, Format] = {
+    ".dot": "dot",
+    ".gv": "dot",
+    ".mmd": "mermaid",
+    ".mermaid": "mermaid",
+    ".svg": "svg",
+    ".png": "png",
+}
+
+#: The formats that need Graphviz's ``dot`` program.
+BINARY_FORMATS: frozenset[Format] = frozenset({"svg", "png"})
+
+INITIAL_NODE = "[*]"
+FONT = "Helvetica"
+GENERATED = "drawn by statecharts from the compiled chart; do not edit"
+SVG_STAMP = "statecharts-dot-sha256"
+
+
+class GraphvizNotFound(RuntimeError):
+    """Graphviz's ``dot`` program, needed for SVG and PNG, is not installed (not on ``PATH``).
+
+    ``format`` is the output that was asked for. Nothing was written; DOT and Mermaid output
+    do not need the program.
+    """
+
+    def __init__(self, format: str) -> None:
+        self.format = format
+        super().__init__(
+            f"cannot render {format.upper()}: Graphviz's 'dot' program is not on PATH; "
+            "install Graphviz (Debian/Ubuntu: apt-get install graphviz, macOS: brew install "
+            "graphviz) or write DOT (.dot) or Mermaid (.mmd) instead"
+        )
+
+
+# -- the render model ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StateView:
+    """A state as drawn: id, display name, role and the entry/exit actions that exist."""
+
+    id: str
+    name: str
+    initial: bool = False
+    final: bool = False
+    entry: tuple[str, ...] = ()
+    exit: tuple[str, ...] = ()
+
+    def lines(self) -> tuple[str, ...]:
+        """The state's text: its name, then ``entry / ...`` and ``exit / ...`` when present."""
+        lines = [self.name]
+        if self.entry:
+            lines.append(f"entry / {', '.join(self.entry)}")
+        if self.exit:
+            lines.append(f"exit / {', '.join(self.exit)}")
+        return tuple(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class TransitionView:
+    """A transition as drawn. ``stays`` is true when it neither exits nor enters a state
+    (internal, or targetless); then ``target`` is the source."""
+
+    id: str
+    source: str
+    target: str
+    events: tuple[str, ...]
+    guards: tuple[str, ...] = ()
+    actions: tuple[str, ...] = ()
+    stays: bool = False
+
+    @property
+    def trigger(self) -> str:
+        """``events [guards]``: what makes the transition fire."""
+        text = ", ".join(self.events)
+        return f"{text} [{', '.join(self.guards)}]" if self.guards else text
+
+    @property
+    def effect(self) -> str:
+        """``/ actions``, or ``""`` when the transition runs none."""
+        return f"/ {', '.join(self.actions)}" if self.actions else ""
+
+    def lines(self) -> tuple[str, ...]:
+        """The label's lines: the trigger, then the effect when there is one."""
+        return (self.trigger, self.effect) if self.actions else (self.trigger,)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagram:
+    """Everything a renderer draws, in declaration order."""
+
+    name: str
+    qualname: str
+    states: tuple[StateView, ...]
+    transitions: tuple[TransitionView, ...]
+
+
+def defined_names(chart: ChartDef) -> frozenset[str]:
+    """The attribute names the chart's declared class defines (empty for hand-built IR).
+
+    A naming-convention callback is drawn only if its name is among them.
+    """
+    declared = getattr(chart, "declared", None)
+    return frozenset(chart_attributes(declared)) if declared is not None else frozenset()
+
+
+def diagram_of(chart: ChartDef, defined: Collection[str] | None = None) -> Diagram:
+    """The render model of ``chart``.
+
+    ``defined`` names the convention callbacks that exist; by default the attributes of the
+    compiled chart's declared class (none for a hand-built ``ChartDef``).
+    """
+    names = defined_names(chart) if defined is None else frozenset(defined)
+    states = tuple(
+        StateView(
+            id=state.id,
+            name=state.name,
+            initial=state.initial,
+            final=state.final,
+            entry=_labels(run_order(state.enter), names),
+            exit=_labels(run_order(state.exit), names),
+        )
+        for state in chart.states
+    )
+    transitions = tuple(_transition_view(transition, names) for transition in chart.transitions)
+    return Diagram(chart.name, chart.qualname, states, transitions)
+
+
+def _transition_view(transition: TransitionDef, names: frozenset[str]) -> TransitionView:
+    stays = transition.target is None or (
+        transition.internal and transition.target == transition.source
+    )
+    return TransitionView(
+        id=transition.id,
+        source=transition.source,
+        target=transition.target or transition.source,
+        events=transition.events,
+        guards=_labels(transition.guards, names),
+        actions=_labels(transition.actions, names),
+        stays=stays,
+    )
+
+
+def _labels(callbacks: tuple[CallbackDef, ...], defined: frozenset[str]) -> tuple[str, ...]:
+    return tuple(c.label for c in callbacks if not c.convention or c.ref in defined)
+
+
+# -- overlays ------------------------------------------------------------------------------
+
+
+class Emphasis(StrEnum):
+    """How an overlay marks a state or transition."""
+
+    HIT = "hit"  # taken / entered, or on the traced path
+    MISSED = "missed"  # never taken / never entered
+    DIM = "dim"  # not on the traced path
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """An overlay's mark on one state or transition: an emphasis and lines of notes."""
+
+    emphasis: Emphasis
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Overlay:
+    """Marks drawn over a diagram, by state id and by transition id, and a caption."""
+
+    caption: str
+    states: Mapping[str, Mark] = field(default_factory=dict)
+    transitions: Mapping[str, Mark] = field(default_factory=dict)
+
+
+# -- DOT -----------------------------------------------------------------------------------
+
+_DOT_COLORS = {Emphasis.HIT: "#1565c0", Emphasis.MISSED: "#c62828", Emphasis.DIM: "#9e9e9e"}
+
+
+def dot_source(diagram: Diagram, overlay: Overlay | None = None) -> str:
+    """The diagram as Graphviz DOT text (with a trailing newline)."""
+    title = [diagram.name] if overlay is None else [diagram.name, overlay.caption]
+    graph = graphviz.Digraph(diagram.name, comment=f"{diagram.qualname}: {GENERATED}")
+    graph.attr("graph", label=_dot_label(title), labelloc="t", rankdir="LR", fontname=FONT)
+    graph.attr("node", shape="box", style="rounded", fontname=FONT, fontsize="11")
+    graph.attr("edge", fontname=FONT, fontsize="9")
+    graph.node(INITIAL_NODE, label="", shape="point", width="0.15", id="initial")
+    for state in diagram.states:
+        mark = overlay.states.get(state.id) if overlay else None
+        graph.node(state.id, **_dot_state(state, mark))
+    initial = next((state for state in diagram.states if state.initial), None)
+    if initial is not None:
+        graph.edge(INITIAL_NODE, initial.id, id=f"initial:{initial.id}")
+    for transition in diagram.transitions:
+        mark = overlay.transitions.get(transition.id) if overlay else None
+        graph.edge(transition.source, transition.target, **_dot_transition(transition, mark))
+    source: str = graph.source
+    return source
+
+
+def _dot_state(state: StateView, mark: Mark | None) -> dict[str, str]:
+    attrs = {"label": _dot_label(state.lines() + _notes(mark)), "id": f"state:{state.id}"}
+    if state.final:
+        attrs["peripheries"] = "2"
+    if mark is not None:
+        attrs.update(_dot_emphasis(mark.emphasis))
+        if mark.emphasis is Emphasis.HIT:
+            attrs.update(style="rounded,filled", fillcolor="#e3f2fd")
+    return attrs
+
+
+def _dot_transition(transition: TransitionView, mark: Mark | None) -> dict[str, str]:
+    lines = transition.lines() + _notes(mark)
+    if transition.source == transition.target:
+        # Graphviz stacks the labels of a state's self-loops one line apart: keep them on one.
+        lines = (" ".join(lines),)
+    attrs = {"label": _dot_label(lines), "id": f"transition:{transition.id}"}
+    if transition.stays:
+        attrs["style"] = "dashed"
+    if mark is not None:
+        attrs.update(_dot_emphasis(mark.emphasis))
+    return attrs
+
+
+def _dot_emphasis(emphasis: Emphasis) -> dict[str, str]:
+    color = _DOT_COLORS[emphasis]
+    attrs = {"color": color, "fontcolor": color}
+    if emphasis is not Emphasis.DIM:
+        attrs["penwidth"] = "2"
+    return attrs
+
+
+def _notes(mark: Mark | None) -> tuple[str, ...]:
+    return mark.notes if mark is not None else ()
+
+
+def _dot_label(lines: tuple[str, ...] | list[str]) -> str:
+    """Lines as one DOT label: backslashes kept literal, lines centred, never read as HTML."""
+    escaped = (line.replace("\\", "\\\\").replace("\n", " ") for line in lines)
+    return graphviz.nohtml("\\n".join(escaped))  # type: ignore[no-any-return]
+
+
+# -- Mermaid -------------------------------------------------------------------------------
+
+_MERMAID_STYLES = {
+    Emphasis.HIT: "fill:#e3f2fd,stroke:#1565c0,stroke-width:2px",
+    Emphasis.MISSED: "stroke:#c62828,stroke-width:2px,color:#c62828",
+    Emphasis.DIM: "stroke:#9e9e9e,color:#9e9e9e",
+}
+_MERMAID_UNSAFE = re.compile(r'[#;:"<>&{}%`\\]')
+
+
+def mermaid_source(diagram: Diagram, overlay: Overlay | None = None) -> str:
+    """The diagram as Mermaid ``stateDiagram-v2`` text (with a trailing newline)."""
+    title = diagram.name if overlay is None else f"{diagram.name}: {overlay.caption}"
+    lines = ["---", f"title: {json.dumps(title, ensure_ascii=False)}", "---"]
+    lines += ["stateDiagram-v2", "    direction LR"]
+    lines += _mermaid_states(diagram, overlay)
+    lines += _mermaid_transitions(diagram, overlay)
+    lines += _mermaid_classes(diagram, overlay)
+    return "\n".join(lines) + "\n"
+
+
+def _mermaid_states(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
+    for state in diagram.states:
+        yield f'    state "{_mermaid_text(state.name)}" as {state.id}'
+        mark = overlay.states.get(state.id) if overlay else None
+        for line in state.lines()[1:] + _notes(mark):
+            yield f"    {state.id} : {_mermaid_text(line)}"
+        for transition in diagram.transitions:
+            if transition.stays and transition.source == state.id:
+                label = _mermaid_edge_label(transition, overlay, "(internal)")
+                yield f"    {state.id} : {label}"
+
+
+def _mermaid_transitions(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
+    for state in diagram.states:
+        if state.initial:
+            yield f"    [*] --> {state.id}"
+    for transition in diagram.transitions:
+        if not transition.stays:
+            label = _mermaid_edge_label(transition, overlay)
+            yield f"    {transition.source} --> {transition.target} : {label}"
+    for state in diagram.states:
+        if state.final:
+            yield f"    {state.id} --> [*]"
+
+
+def _mermaid_edge_label(
+    transition: TransitionView, overlay: Overlay | None, suffix: str = ""
+) -> str:
+    mark = overlay.transitions.get(transition.id) if overlay else None
+    words = [*transition.lines(), suffix] if suffix else list(transition.lines())
+    if mark is not None and mark.notes:
+        words.append(f"({'; '.join(mark.notes)})")
+    return _mermaid_text(" ".join(words))
+
+
+def _mermaid_classes(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
+    if overlay is None:
+        return
+    for emphasis in Emphasis:
+        ids = [
+            state.id
+            for state in diagram.states
+            if (mark := overlay.states.get(state.id)) is not None and mark.emphasis is emphasis
+        ]
+        if ids:
+            yield f"    classDef {emphasis.value} {_MERMAID_STYLES[emphasis]}"
+            yield f"    class {','.join(ids)} {emphasis.value}"
+
+
+def _mermaid_text(text: str) -> str:
+    """Text safe on one Mermaid line: characters Mermaid gives a meaning become ``#code;``."""
+    flat = text.replace("\n", " ")
+    return _MERMAID_UNSAFE.sub(lambda match: f"#{ord(match.group())};", flat)
+
+
+# -- output --------------------------------------------------------------------------------
+
+
+def to_dot(
+    chart: ChartDef, *, defined: Collection[str] | None = None, overlay: Overlay | None = None
+) -> str:
+    """``chart`` as DOT text; see ``diagram_of`` for ``defined``. Needs no Graphviz program."""
+    return dot_source(diagram_of(chart, defined), overlay)
+
+
+def to_mermaid(
+    chart: ChartDef, *, defined: Collection[str] | None = None, overlay: Overlay | None = None
+) -> str:
+    """``chart`` as Mermaid ``stateDiagram-v2`` text, for Markdown pages that render it."""
+    return mermaid_source(diagram_of(chart, defined), overlay)
+
+
+def render(
+    chart: ChartDef,
+    format: Format,
+    *,
+    defined: Collection[str] | None = None,
+    overlay: Overlay | None = None,
+) -> bytes:
+    """``chart`` drawn in ``format`` (``"dot"``, ``"mermaid"``, ``"svg"`` or ``"png"``).
+
+    SVG and PNG are rendered from the DOT text by Graphviz's ``dot``; raises
+    ``GraphvizNotFound`` when it is not installed. An SVG carries the SHA-256 of the DOT it
+    was rendered from (see ``svg_dot_digest``).
+    """
+    if format == "mermaid":
+        return to_mermaid(chart, defined=defined, overlay=overlay).encode()
+    dot = to_dot(chart, defined=defined, overlay=overlay)
+    if format == "dot":
+        return dot.encode()
+    return render_dot(dot, format)
+
+
+def render_dot(dot: str, format: Format) -> bytes:
+    """DOT text rendered by Graphviz's ``dot`` as ``"svg"`` or ``"png"``.
+
+    Raises ``GraphvizNotFound`` when the program is missing, ``ValueError`` for a text format.
+    """
+    if format not in BINARY_FORMATS:
+        raise ValueError(f"render_dot() renders svg or png, not {format!r}")
+    try:
+        output: bytes = graphviz.pipe("dot", format, dot.encode(), quiet=True)
+    except graphviz.ExecutableNotFound:
+        raise GraphvizNotFound(format) from None
+    return _stamp_svg(output, dot) if format == "svg" else output
+
+
+def dot_digest(dot: str) -> str:
+    """The SHA-256 (hex) of DOT text, as stamped into the SVG rendered from it."""
+    return hashlib.sha256(dot.encode()).hexdigest()
+
+
+_STAMP_PATTERN = re.compile(rb"<!-- " + SVG_STAMP.encode() + rb" ([0-9a-f]{64}) -->")
+
+
+def _stamp_svg(svg: bytes, dot: str) -> bytes:
+    stamp = f"<!-- {SVG_STAMP} {dot_digest(dot)} -->\n".encode()
+    at = svg.find(b"<svg")
+    return svg[:at] + stamp + svg[at:] if at >= 0 else stamp + svg
+
+
+def svg_dot_digest(svg: bytes) -> str | None:
+    """The DOT digest stamped into an SVG by ``render``, or ``None`` if it has none."""
+    found = _STAMP_PATTERN.search(svg)
+    return found.group(1).decode() if found else None
