@@ -10,11 +10,13 @@ makes small instances that run on it, with python-statemachine's semantics::
     outcome = light.send("cycle")      # Outcome: applied, or ignored with a reason
     light.state.id                     # "yellow"
 
-The same compiled chart draws its own diagrams: ``to_dot``, ``to_mermaid``, and ``render`` for
-SVG and PNG.
+The same compiled chart draws its own diagrams (``to_dot``, ``to_mermaid``, ``render`` for SVG
+and PNG), optionally overlaid with test coverage (``Coverage``, ``coverage_overlay``) or the
+path of one call (``trace_overlay``); ``python -m statecharts`` does both from the command line.
 """
 
 from ._codegen import EventData
+from ._coverage import ChartCoverage, Coverage, CoverageError
 from ._diagram import Emphasis, GraphvizNotFound, Mark, Overlay, render, to_dot, to_mermaid
 from ._errors import UnsupportedChart
 from ._ir import (
@@ -28,12 +30,16 @@ from ._ir import (
     TransitionDef,
     run_order,
 )
+from ._overlay import TraceError, TraceStep, coverage_overlay, read_trace, trace_overlay
 from ._runtime import Chart, Instance, Outcome, compile_chart
 
 __all__ = [
     "CallbackDef",
     "Chart",
+    "ChartCoverage",
     "ChartDef",
+    "Coverage",
+    "CoverageError",
     "Emphasis",
     "EventData",
     "EventDef",
@@ -46,11 +52,16 @@ __all__ = [
     "Overlay",
     "RefKind",
     "StateDef",
+    "TraceError",
+    "TraceStep",
     "TransitionDef",
     "UnsupportedChart",
     "compile_chart",
+    "coverage_overlay",
+    "read_trace",
     "render",
     "run_order",
     "to_dot",
     "to_mermaid",
+    "trace_overlay",
 ]

@@ -1,0 +1,169 @@
+"""Transition coverage: how often each transition was taken and each (state, event) ignored.
+
+Test tooling records the ``Outcome`` of every event it sends; the diagram overlay reads the file
+it saves. The file is JSON, with sorted keys and one count per line, so it diffs cleanly::
+
+    {
+      "charts": {
+        "tests.statecharts.charts.Shop": {        <- ChartDef.qualname
+          "ignored": {                            <- state id -> event -> times ignored
+            "cart": {"pay": 2}
+          },
+          "taken": {                              <- TransitionDef.id -> times taken
+            "browsing:add:cart": 3
+          }
+        }
+      },
+      "format": "statecharts-coverage",
+      "version": 1
+    }
+
+Transition ids are stable across runs and machines (``source:events:target``, ``#n`` for
+duplicates), so files from different runs merge by adding counts. A transition or pair that was
+never seen is simply absent; counts are positive integers. ``"queued"`` outcomes (events sent
+from inside a callback) are not recorded: they are decided later, when the queue runs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._ir import ChartDef
+from ._runtime import Outcome
+
+FORMAT = "statecharts-coverage"
+VERSION = 1
+
+
+class CoverageError(ValueError):
+    """A coverage file is malformed, of another version, or does not fit the chart it is
+    drawn over; the message names the file and what is wrong."""
+
+
+@dataclass(slots=True)
+class ChartCoverage:
+    """The counts for one chart: ``taken[transition_id]`` and ``ignored[state][event]``."""
+
+    taken: dict[str, int] = field(default_factory=dict)
+    ignored: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def record(self, outcome: Outcome) -> None:
+        """Count the transition an applied outcome took, or the (state, event) it ignored."""
+        if outcome.transition is not None:
+            key = outcome.transition.id
+            self.taken[key] = self.taken.get(key, 0) + 1
+        elif outcome.reason != "queued":
+            events = self.ignored.setdefault(outcome.source.id, {})
+            events[outcome.event] = events.get(outcome.event, 0) + 1
+
+    def add(self, other: ChartCoverage) -> None:
+        """Add ``other``'s counts to these."""
+        for key, count in other.taken.items():
+            self.taken[key] = self.taken.get(key, 0) + count
+        for state, events in other.ignored.items():
+            mine = self.ignored.setdefault(state, {})
+            for event, count in events.items():
+                mine[event] = mine.get(event, 0) + count
+
+    def ignored_total(self) -> int:
+        """How many events were ignored, over all states."""
+        return sum(sum(events.values()) for events in self.ignored.values())
+
+
+class Coverage:
+    """Coverage of several charts, keyed by ``ChartDef.qualname``; see the module docstring
+    for the file format."""
+
+    def __init__(self) -> None:
+        self.charts: dict[str, ChartCoverage] = {}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Coverage) and self.charts == other.charts
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Coverage({self.charts!r})"
+
+    def chart(self, chart: ChartDef | str) -> ChartCoverage:
+        """The counts for ``chart`` (a chart or its qualname), created empty if absent."""
+        key = chart if isinstance(chart, str) else chart.qualname
+        return self.charts.setdefault(key, ChartCoverage())
+
+    def record(self, chart: ChartDef, outcome: Outcome) -> None:
+        """Count what sending one event to an instance of ``chart`` did."""
+        self.chart(chart).record(outcome)
+
+    def merge(self, other: Coverage) -> Coverage:
+        """A new ``Coverage`` with the counts of both (neither is changed)."""
+        merged = Coverage()
+        for source in (self, other):
+            for key, counts in source.charts.items():
+                merged.chart(key).add(counts)
+        return merged
+
+    def to_json(self) -> str:
+        """The file text: versioned JSON with sorted keys and a trailing newline."""
+        charts = {
+            key: {"ignored": counts.ignored, "taken": counts.taken}
+            for key, counts in self.charts.items()
+        }
+        document = {"charts": charts, "format": FORMAT, "version": VERSION}
+        return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "<coverage>") -> Coverage:
+        """Read file text; raises ``CoverageError`` naming ``source`` if it is not valid."""
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise CoverageError(f"{source}: not JSON ({error})") from None
+        return _read_document(document, source)
+
+    def save(self, path: str | Path) -> None:
+        """Write the file (replacing it)."""
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Coverage:
+        """Read a file; raises ``OSError`` if unreadable and ``CoverageError`` if invalid."""
+        return cls.from_json(Path(path).read_text(encoding="utf-8"), str(path))
+
+
+def _read_document(document: Any, source: str) -> Coverage:
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise CoverageError(f'{source}: not a coverage file (no "format": {FORMAT!r})')
+    if document.get("version") != VERSION:
+        raise CoverageError(
+            f"{source}: coverage format version {document.get('version')!r} is not supported "
+            f"(this statecharts reads version {VERSION})"
+        )
+    charts = document.get("charts")
+    if not isinstance(charts, dict):
+        raise CoverageError(f'{source}: "charts" must be an object')
+    coverage = Coverage()
+    for key, entry in charts.items():
+        where = f"{source}: charts.{key}"
+        if not isinstance(entry, dict):
+            raise CoverageError(f"{where} must be an object")
+        counts = coverage.chart(key)
+        counts.taken = _counts(entry.get("taken", {}), f"{where}.taken")
+        ignored = entry.get("ignored", {})
+        if not isinstance(ignored, dict):
+            raise CoverageError(f"{where}.ignored must be an object")
+        counts.ignored = {
+            state: _counts(events, f"{where}.ignored.{state}") for state, events in ignored.items()
+        }
+    return coverage
+
+
+def _counts(value: Any, where: str) -> dict[str, int]:
+    if not isinstance(value, dict):
+        raise CoverageError(f"{where} must be an object of counts")
+    for key, count in value.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise CoverageError(f"{where}.{key}: a count must be a non-negative integer")
+    return dict(value)
