@@ -1,1 +1,50 @@
-"""Streaming tool calls, tracked and run as declared statecharts."""
+"""Streaming tool calls, tracked and run as declared statecharts.
+
+The tracker (seed 000) routes interleaved stream events by id to one compiled chart instance
+per call::
+
+    m = tool_call_streaming_state_machine()
+    m.apply({"type": "start", "id": "t1", "name": "search"})
+    m.get("t1")        # ToolCall snapshot, or None
+    m.list()           # snapshots in start order
+"""
+
+from ._chart import ToolCallChart
+from ._errors import InvalidEvent, SnapshotError, ToolCallsError
+from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
+from ._executor import (
+    CallbackFailure,
+    ExecutorClosed,
+    InvalidToolCall,
+    ToolCallReadyChunk,
+    ToolExecutor,
+)
+from ._record import UNSET
+from ._tools import AbortSignal, InvalidTool, Tool, ToolAborted
+from ._tracker import Outcome, ToolCall, ToolCallTracker, tool_call_streaming_state_machine
+
+__all__ = [
+    "UNSET",
+    "AbortSignal",
+    "CallbackFailure",
+    "ExecutionChart",
+    "ExecutionStatus",
+    "ExecutorClosed",
+    "InvalidEvent",
+    "InvalidTool",
+    "InvalidToolCall",
+    "Outcome",
+    "SnapshotError",
+    "Tool",
+    "ToolAborted",
+    "ToolCall",
+    "ToolCallChart",
+    "ToolCallReadyChunk",
+    "ToolCallState",
+    "ToolCallTracker",
+    "ToolCallsError",
+    "ToolError",
+    "ToolErrorKind",
+    "ToolExecutor",
+    "tool_call_streaming_state_machine",
+]

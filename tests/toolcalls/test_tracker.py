@@ -1,0 +1,563 @@
+"""Every rule of seed 000 and every decision of DESIGN §2, one test each, named after it."""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from toolcalls import (
+    UNSET,
+    InvalidEvent,
+    Outcome,
+    ToolCall,
+    ToolCallChart,
+    ToolCallTracker,
+    tool_call_streaming_state_machine,
+)
+from toolcalls.events import DeltaEvent, ErrorEvent, ReadyEvent, ResultEvent, StartEvent
+
+
+def start(call_id: str, name: str = "search") -> dict[str, Any]:
+    return {"type": "start", "id": call_id, "name": name}
+
+
+def delta(call_id: str, text: str) -> dict[str, Any]:
+    return {"type": "delta", "id": call_id, "argsTextDelta": text}
+
+
+def ready(call_id: str) -> dict[str, Any]:
+    return {"type": "ready", "id": call_id}
+
+
+def result(call_id: str, value: Any) -> dict[str, Any]:
+    return {"type": "result", "id": call_id, "result": value}
+
+
+def error(call_id: str, value: Any) -> dict[str, Any]:
+    return {"type": "error", "id": call_id, "error": value}
+
+
+def feed(tracker: ToolCallTracker, *events: dict[str, Any]) -> list[Outcome]:
+    return [tracker.apply(event) for event in events]
+
+
+def call_in(status: str, call_id: str = "c") -> ToolCallTracker:
+    """A tracker holding one call in ``status``."""
+    tracker = ToolCallTracker()
+    feed(tracker, start(call_id), delta(call_id, '{"q": 1}'))
+    if status in ("running", "done"):
+        tracker.apply(ready(call_id))
+    if status == "done":
+        tracker.apply(result(call_id, "ok"))
+    if status == "error":
+        tracker.apply(error(call_id, "boom"))
+    assert tracker.get(call_id).status == status  # type: ignore[union-attr]
+    return tracker
+
+
+# -- the seed's examples -----------------------------------------------------------------------
+
+
+def test_seed_example_streams_a_call_to_running_and_round_trips_exactly() -> None:
+    m = tool_call_streaming_state_machine()
+    m.apply({"type": "start", "id": "t1", "name": "search"})
+    m.apply({"type": "delta", "id": "t1", "argsTextDelta": '{"q":'})
+    m.apply({"type": "delta", "id": "t1", "argsTextDelta": '"hi"}'})
+    m.apply({"type": "ready", "id": "t1"})
+    call = m.get("t1")
+    assert call is not None
+    assert call.to_dict() == {
+        "id": "t1",
+        "name": "search",
+        "argsText": '{"q":"hi"}',
+        "args": {"q": "hi"},
+        "status": "running",
+    }
+    assert list(call.to_dict()) == ["id", "name", "argsText", "args", "status"]
+
+
+def test_seed_example_out_of_order_result_is_ignored_not_fatal() -> None:
+    m = tool_call_streaming_state_machine()
+    m.apply({"type": "start", "id": "t2", "name": "now"})
+    outcome = m.apply({"type": "result", "id": "t2", "result": 42})
+    assert m.get("t2").status == "pending"  # type: ignore[union-attr]
+    assert outcome == Outcome(False, "result", "pending", "not_allowed")
+
+
+# -- route by id ------------------------------------------------------------------------------
+
+
+def test_route_by_id_keeps_interleaved_calls_apart() -> None:
+    tracker = ToolCallTracker()
+    feed(
+        tracker,
+        start("a", "search"),
+        start("b", "weather"),
+        delta("a", '{"q":'),
+        delta("b", '{"city":'),
+        delta("a", '"x"}'),
+        ready("b"),
+        delta("b", '"Oslo"}'),
+        ready("a"),
+    )
+    a, b = tracker.get("a"), tracker.get("b")
+    assert a == ToolCall(
+        id="a", name="search", args_text='{"q":"x"}', args={"q": "x"}, status="running"
+    )
+    assert b is not None
+    assert (b.args_text, b.status, b.has_args) == ('{"city":', "error", False)
+
+
+# -- accumulate then parse --------------------------------------------------------------------
+
+
+def test_accumulate_then_parse_keeps_raw_text_while_pending() -> None:
+    tracker = ToolCallTracker()
+    feed(tracker, start("c"), delta("c", '{"q": '), delta("c", "[1, 2"))
+    call = tracker.get("c")
+    assert call is not None
+    assert (call.args_text, call.args, call.status) == ('{"q": [1, 2', UNSET, "pending")
+    tracker.apply(delta("c", "]}"))
+    tracker.apply(ready("c"))
+    assert tracker.get("c").args == {"q": [1, 2]}  # type: ignore[union-attr]
+
+
+def test_accumulation_keeps_fragments_and_joins_them_once() -> None:
+    tracker = ToolCallTracker()
+    tracker.apply(start("c"))
+    for _ in range(1000):
+        tracker.apply(delta("c", "ab"))
+    record = tracker._calls["c"].model
+    assert len(record.parts) == 1000
+    assert tracker.get("c").args_text == "ab" * 1000  # type: ignore[union-attr]
+    assert record.parts == ["ab" * 1000]
+
+
+def test_ready_with_no_deltas_parses_the_empty_text_and_fails() -> None:
+    tracker = ToolCallTracker()
+    feed(tracker, start("c"), ready("c"))
+    call = tracker.get("c")
+    assert call is not None
+    assert call.status == "error"
+    assert call.error["message"] == "arguments are not valid JSON: Expecting value"
+
+
+# -- guard every transition -------------------------------------------------------------------
+
+#: (status, event) -> status after, for every event the seed allows; all others are ignored.
+ALLOWED = {
+    ("pending", "delta"): "pending",
+    ("pending", "ready"): "running",
+    ("pending", "error"): "error",
+    ("running", "result"): "done",
+    ("running", "error"): "error",
+}
+EVENTS = {
+    "delta": delta("c", "{}"),
+    "ready": ready("c"),
+    "result": result("c", 1),
+    "error": error("c", "x"),
+}
+
+
+@pytest.mark.parametrize("status", ["pending", "running", "done", "error"])
+@pytest.mark.parametrize("kind", ["delta", "ready", "result", "error"])
+def test_guard_every_transition_in_every_status(status: str, kind: str) -> None:
+    tracker = call_in(status)
+    before = tracker.get("c")
+    outcome = tracker.apply(EVENTS[kind])
+    expected = ALLOWED.get((status, kind))
+    if expected is None:
+        assert outcome == Outcome(False, kind, status, "not_allowed")  # type: ignore[arg-type]
+        assert tracker.get("c") == before
+    else:
+        assert outcome.applied
+        assert tracker.get("c").status == expected  # type: ignore[union-attr]
+
+
+def test_delta_after_ready_is_ignored() -> None:
+    tracker = call_in("running")
+    assert tracker.apply(delta("c", "more")).reason == "not_allowed"
+    assert tracker.get("c").args_text == '{"q": 1}'  # type: ignore[union-attr]
+
+
+def test_result_while_pending_is_ignored() -> None:
+    tracker = call_in("pending")
+    assert tracker.apply(result("c", 1)).reason == "not_allowed"
+    assert tracker.get("c").has_result is False  # type: ignore[union-attr]
+
+
+def test_error_after_done_is_ignored() -> None:
+    tracker = call_in("done")
+    assert tracker.apply(error("c", "late")).reason == "not_allowed"
+    call = tracker.get("c")
+    assert call is not None
+    assert (call.status, call.result, call.error) == ("done", "ok", UNSET)
+
+
+def test_ready_twice_is_ignored_the_second_time() -> None:
+    tracker = call_in("running")
+    assert tracker.apply(ready("c")) == Outcome(False, "ready", "running", "not_allowed")
+
+
+def test_error_while_running_records_the_error_and_keeps_the_args() -> None:
+    tracker = call_in("running")
+    tracker.apply(error("c", {"code": 503}))
+    call = tracker.get("c")
+    assert call is not None
+    assert call.to_dict() == {
+        "id": "c",
+        "name": "search",
+        "argsText": '{"q": 1}',
+        "args": {"q": 1},
+        "status": "error",
+        "error": {"code": 503},
+    }
+
+
+# -- parse failure is an error (JSON.parse semantics) -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "position"),
+    [
+        ("", "Expecting value", 0),
+        ("NaN", "NaN is not a JSON value", 0),
+        ('{"x": Infinity}', "Infinity is not a JSON value", 6),
+        ("[-Infinity]", "-Infinity is not a JSON value", 1),
+        ('{"q": 1', "Expecting ',' delimiter", 7),
+        ("{'q': 1}", "Expecting property name enclosed in double quotes", 1),
+        ("[1,]", "Expecting value", 3),
+        ("01", "Extra data", 1),
+        ("\ufeff{}", "Unexpected UTF-8 BOM (decode using utf-8-sig)", 0),
+    ],
+)
+def test_parse_failure_is_an_error_with_message_and_position(
+    text: str, message: str, position: int
+) -> None:
+    tracker = ToolCallTracker()
+    feed(tracker, start("c"), delta("c", text))
+    outcome = tracker.apply(ready("c"))
+    assert outcome == Outcome(True, "ready", "error")
+    call = tracker.get("c")
+    assert call is not None
+    assert call.has_args is False
+    assert call.error["type"] == "invalid_arguments"
+    assert call.error["message"] == f"arguments are not valid JSON: {message}"
+    assert call.error["position"] == position
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        ('  {"q": "hi"}\n\t', {"q": "hi"}),
+        ("null", None),
+        ('"just a string"', "just a string"),
+        ('{"s": "NaN inside a string"}', {"s": "NaN inside a string"}),
+        ('{"a": 1, "a": 2}', {"a": 2}),
+        ('"\\ud83d\\ude00"', "\U0001f600"),
+        ("1e400", float("inf")),
+    ],
+)
+def test_arguments_parse_as_json_parse_accepts(text: str, args: Any) -> None:
+    tracker = ToolCallTracker()
+    feed(tracker, start("c"), delta("c", text), ready("c"))
+    call = tracker.get("c")
+    assert call is not None
+    assert (call.status, call.args) == ("running", args)
+
+
+def test_deeply_nested_arguments_fail_cleanly() -> None:
+    tracker = ToolCallTracker()
+    feed(tracker, start("c"), delta("c", "[" * 100_000 + "]" * 100_000), ready("c"))
+    call = tracker.get("c")
+    assert call is not None
+    assert call.status == "error"
+    assert "nest too deeply" in call.error["message"]
+
+
+# -- duplicate start, unknown ids --------------------------------------------------------------
+
+
+def test_second_start_for_a_tracked_id_is_ignored_and_the_first_wins() -> None:
+    tracker = call_in("running")
+    outcome = tracker.apply(start("c", "other"))
+    assert outcome == Outcome(False, "start", "running", "duplicate_start")
+    assert tracker.get("c").name == "search"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "event", [delta("ghost", "x"), ready("ghost"), result("ghost", 1), error("ghost", "x")]
+)
+def test_events_for_unknown_ids_are_ignored(event: dict[str, Any]) -> None:
+    tracker = call_in("pending")
+    outcome = tracker.apply(event)
+    assert outcome == Outcome(False, event["type"], None, "unknown_id")
+    assert tracker.get("ghost") is None
+    assert len(tracker) == 1
+
+
+# -- unset keys are absent; None is a result ---------------------------------------------------
+
+
+def test_none_result_is_a_result() -> None:
+    tracker = call_in("running")
+    assert tracker.apply(result("c", None)).applied
+    call = tracker.get("c")
+    assert call is not None
+    assert (call.status, call.result, call.has_result) == ("done", None, True)
+    assert call.to_dict()["result"] is None
+
+
+def test_keys_not_set_are_absent_from_the_wire_shape() -> None:
+    assert call_in("pending").get("c").to_dict() == {  # type: ignore[union-attr]
+        "id": "c",
+        "name": "search",
+        "argsText": '{"q": 1}',
+        "status": "pending",
+    }
+    assert set(call_in("done").get("c").to_dict()) == {  # type: ignore[union-attr]
+        "id",
+        "name",
+        "argsText",
+        "args",
+        "status",
+        "result",
+    }
+    assert set(call_in("error").get("c").to_dict()) == {  # type: ignore[union-attr]
+        "id",
+        "name",
+        "argsText",
+        "status",
+        "error",
+    }
+
+
+def test_null_arguments_are_arguments() -> None:
+    tracker = ToolCallTracker()
+    feed(tracker, start("c"), delta("c", "null"), ready("c"))
+    assert tracker.get("c").to_dict()["args"] is None  # type: ignore[union-attr]
+
+
+def test_unset_is_a_falsy_singleton_distinct_from_none() -> None:
+    import copy
+    import pickle
+
+    assert not UNSET
+    assert UNSET is not None
+    assert repr(UNSET) == "UNSET"
+    assert copy.deepcopy(UNSET) is UNSET
+    assert pickle.loads(pickle.dumps(UNSET)) is UNSET
+
+
+# -- immutable snapshots, start order ----------------------------------------------------------
+
+
+def test_get_returns_an_immutable_snapshot_or_none() -> None:
+    tracker = call_in("running")
+    call = tracker.get("c")
+    assert call is not None
+    with pytest.raises(AttributeError):
+        call.status = "done"  # type: ignore[misc]
+    assert tracker.get("nope") is None
+
+
+def test_changing_a_snapshot_never_changes_the_tracker() -> None:
+    tracker = call_in("running")
+    call = tracker.get("c")
+    assert call is not None
+    call.args["q"] = "tampered"
+    call.to_dict()["args"]["q"] = "tampered again"
+    assert tracker.get("c").args == {"q": 1}  # type: ignore[union-attr]
+
+
+def test_changing_an_applied_payload_never_changes_the_tracker() -> None:
+    tracker = call_in("running")
+    payload = {"hits": [1, 2]}
+    tracker.apply(result("c", payload))
+    payload["hits"].append(3)
+    assert tracker.get("c").result == {"hits": [1, 2]}  # type: ignore[union-attr]
+
+
+def test_list_returns_snapshots_in_start_order() -> None:
+    tracker = ToolCallTracker()
+    feed(tracker, start("z"), start("a"), start("m"), delta("a", "{}"), ready("a"))
+    assert [call.id for call in tracker.list()] == ["z", "a", "m"]
+    assert list(tracker) == ["z", "a", "m"]
+    assert "a" in tracker
+    assert "q" not in tracker
+
+
+# -- outcomes with reasons ---------------------------------------------------------------------
+
+
+def test_outcome_says_why_an_event_was_ignored() -> None:
+    tracker = call_in("done")
+    assert (
+        tracker.apply(delta("c", "x")).message
+        == "delta ignored: not allowed while the call is done"
+    )
+    assert tracker.apply(ready("x")).message == "ready ignored: no call with that id"
+    assert tracker.apply(start("c")).message == (
+        "start ignored: the id is already tracked (call is done)"
+    )
+    applied = tracker.apply(start("d"))
+    assert applied.message == "start applied; call is pending"
+    assert bool(applied) is True
+    assert bool(tracker.apply(ready("x"))) is False
+
+
+# -- malformed events -------------------------------------------------------------------------
+
+MALFORMED = [
+    (["start", "c"], "event", "expected a JSON object or an event model, got list"),
+    ({"id": "c"}, "type", "missing (expected one of start, delta, ready, result, error)"),
+    ({"type": "begin", "id": "c"}, "type", "unknown event type 'begin'"),
+    ({"type": ["start"], "id": "c"}, "type", "unknown event type ['start']"),
+    ({"type": "ready"}, "id", "missing (every event names its call)"),
+    ({"type": "ready", "id": ""}, "id", "must not be empty"),
+    ({"type": "ready", "id": 7}, "id", "must be a string, got int"),
+    ({"type": "start", "id": "n"}, "name", "missing (the tool's name)"),
+    ({"type": "start", "id": "n", "name": ""}, "name", "must not be empty"),
+    (
+        {"type": "start", "id": "n", "name": 3},
+        "name",
+        "must be a string (the tool's name), got int",
+    ),
+    ({"type": "delta", "id": "c"}, "argsTextDelta", "missing (a text fragment)"),
+    ({"type": "delta", "id": "c", "argsTextDelta": 5}, "argsTextDelta", "must be a string"),
+    ({"type": "delta", "id": "c", "argsTextDelta": None}, "argsTextDelta", "missing"),
+    ({"type": "result", "id": "c"}, "result", "missing (null is a valid result)"),
+    ({"type": "error", "id": "c"}, "error", "missing (say what went wrong)"),
+    ({"type": "error", "id": "c", "error": None}, "error", "must not be null"),
+]
+
+
+@pytest.mark.parametrize(("event", "field", "reason"), MALFORMED)
+def test_malformed_event_raises_invalid_event_naming_the_field_and_changes_nothing(
+    event: Any, field: str, reason: str
+) -> None:
+    tracker = call_in("running")
+    tracker.apply(start("n2"))
+    before = tracker.snapshot()
+    with pytest.raises(InvalidEvent) as caught:
+        tracker.apply(event)
+    assert isinstance(caught.value, ValueError)
+    assert caught.value.field == field
+    assert caught.value.reason.startswith(reason)
+    assert str(caught.value).startswith(f"invalid event: {field}: ")
+    assert tracker.snapshot() == before
+
+
+def test_payload_that_cannot_be_copied_is_invalid_and_changes_nothing() -> None:
+    import threading
+
+    tracker = call_in("running")
+    with pytest.raises(InvalidEvent, match="result: value cannot be copied"):
+        tracker.apply(result("c", {"lock": threading.Lock()}))
+    assert tracker.get("c").status == "running"  # type: ignore[union-attr]
+
+
+def test_snake_case_keys_are_accepted() -> None:
+    tracker = ToolCallTracker()
+    feed(tracker, start("c"), {"type": "delta", "id": "c", "args_text_delta": "[1]"}, ready("c"))
+    assert tracker.get("c").args == [1]  # type: ignore[union-attr]
+
+
+def test_event_models_and_other_mappings_are_accepted() -> None:
+    tracker = ToolCallTracker()
+    tracker.apply(StartEvent(id="c", name="search"))
+    tracker.apply(DeltaEvent(id="c", args_text_delta='{"q":'))
+    tracker.apply(MappingProxyType(delta("c", '"x"}')))
+    tracker.apply(ReadyEvent(id="c"))
+    tracker.apply(OrderedDict(result("c", [1])))
+    call = tracker.get("c")
+    assert call is not None
+    assert (call.args, call.result) == ({"q": "x"}, [1])
+    other = ToolCallTracker()
+    other.apply(StartEvent(id="d", name="x"))
+    other.apply(ErrorEvent(id="d", error="nope"))
+    assert other.get("d").error == "nope"  # type: ignore[union-attr]
+    assert ResultEvent(id="d", result=None).to_wire() == {
+        "type": "result",
+        "id": "d",
+        "result": None,
+    }
+
+
+def test_unknown_extra_keys_are_ignored() -> None:
+    tracker = ToolCallTracker()
+    tracker.apply({**start("c"), "index": 0, "providerMetadata": {}})
+    assert tracker.get("c") is not None
+
+
+# -- long sessions: max_history ----------------------------------------------------------------
+
+
+def test_max_history_evicts_the_oldest_finished_calls_first() -> None:
+    tracker = ToolCallTracker(max_history=3)
+    for call_id in "abc":
+        feed(tracker, start(call_id), delta(call_id, "{}"), ready(call_id))
+    tracker.apply(result("b", 1))
+    tracker.apply(result("a", 1))
+    tracker.apply(start("d"))
+    assert list(tracker) == ["b", "c", "d"]
+    tracker.apply(error("c", "x"))
+    tracker.apply(start("e"))
+    assert list(tracker) == ["c", "d", "e"]
+
+
+def test_max_history_never_evicts_a_pending_or_running_call() -> None:
+    tracker = ToolCallTracker(max_history=2)
+    for call_id in "abcd":
+        tracker.apply(start(call_id))
+    feed(tracker, delta("b", "{}"), ready("b"))
+    assert list(tracker) == ["a", "b", "c", "d"]
+    tracker.apply(error("c", "x"))
+    assert list(tracker) == ["a", "b", "d"]
+    tracker.apply(result("b", 1))
+    assert list(tracker) == ["a", "d"]
+
+
+def test_evicted_id_is_unknown_and_may_start_again() -> None:
+    tracker = ToolCallTracker(max_history=1)
+    feed(tracker, start("a"), error("a", "x"), start("b"))
+    assert tracker.get("a") is None
+    assert tracker.apply(ready("a")).reason == "unknown_id"
+    assert tracker.apply(start("a")).applied
+
+
+def test_max_history_is_unbounded_by_default() -> None:
+    tracker = ToolCallTracker()
+    for index in range(500):
+        feed(tracker, start(str(index)), error(str(index), "x"))
+    assert len(tracker) == 500
+    assert tracker.max_history is None
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "3"])
+def test_max_history_must_be_a_positive_int(bad: Any) -> None:
+    with pytest.raises(ValueError, match="max_history must be a positive int or None"):
+        ToolCallTracker(max_history=bad)
+
+
+def test_tracker_declares_its_chart_once() -> None:
+    from statecharts import compile_chart
+
+    chart = compile_chart(ToolCallChart)
+    assert [s.id for s in chart.states] == ["pending", "running", "done", "error"]
+    assert [e.id for e in chart.events] == ["delta", "ready", "result", "fail"]
+    assert json.dumps([t.id for t in chart.transitions]) == json.dumps(
+        [
+            "pending:delta:pending",
+            "pending:ready:running",
+            "pending:ready:error",
+            "pending:fail:error",
+            "running:result:done",
+            "running:fail:error",
+        ]
+    )

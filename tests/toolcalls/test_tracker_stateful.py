@@ -1,0 +1,240 @@
+"""The tracker against a plain-Python model of seed 000, on interleaved generated streams.
+
+Many ids share a small pool so calls interleave, start twice and get events they do not allow;
+some events name unknown ids and some are malformed; now and then the tracker is checkpointed
+and replaced by its restored copy. After every step the tracker must equal the model, and the
+invariants hold: statuses only move forward, ``args`` exists exactly when the call got past a
+successful ``ready``, and nothing recorded changes through an ignored or invalid event.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from toolcalls import InvalidEvent, ToolCallTracker
+from toolcalls.events import parse_event
+
+IDS = ["a", "b", "c", "d", "e", "f"]
+RANK = {"pending": 0, "running": 1, "done": 2, "error": 2}
+FRAGMENTS = ['{"q": ', '"x"', "1", "}", "[", "]", ",", " ", "null", "NaN", '{"k": [1, 2]}', ""]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+class SeedModel:
+    """Seed 000 written as plainly as possible, with DESIGN §2's decisions."""
+
+    def __init__(self, max_history: int | None) -> None:
+        self.max_history = max_history
+        self.calls: dict[str, dict[str, Any]] = {}
+
+    def apply(self, kind: str, call_id: str, **fields: Any) -> tuple[bool, str | None]:
+        call = self.calls.get(call_id)
+        if kind == "start":
+            if call is not None:
+                return False, "duplicate_start"
+            self.calls[call_id] = {
+                "id": call_id,
+                "name": fields["name"],
+                "argsText": "",
+                "status": "pending",
+            }
+            self.evict()
+            return True, None
+        if call is None:
+            return False, "unknown_id"
+        status = call["status"]
+        if kind == "delta" and status == "pending":
+            call["argsText"] += fields["text"]
+        elif kind == "ready" and status == "pending":
+            try:
+                call["args"] = json.loads(call["argsText"], parse_constant=reject_constant)
+                call["status"] = "running"
+            except (ValueError, RecursionError):
+                call["status"] = "error"
+                call["error"] = "invalid_arguments"
+        elif kind == "result" and status == "running":
+            call["status"], call["result"] = "done", fields["value"]
+        elif kind == "error" and status in ("pending", "running"):
+            call["status"], call["error"] = "error", fields["value"]
+        else:
+            return False, "not_allowed"
+        if call["status"] in ("done", "error"):
+            self.evict()
+        return True, None
+
+    def evict(self) -> None:
+        if self.max_history is None:
+            return
+        for call_id in list(self.calls):
+            if len(self.calls) <= self.max_history:
+                return
+            if self.calls[call_id]["status"] in ("done", "error"):
+                del self.calls[call_id]
+
+
+def comparable(picture: dict[str, Any]) -> dict[str, Any]:
+    """A tracker call's wire shape, with parse failures reduced to their type."""
+    picture = dict(picture)
+    error = picture.get("error")
+    if (
+        isinstance(error, dict)
+        and error.get("type") == "invalid_arguments"
+        and "args" not in picture
+    ):
+        picture["error"] = "invalid_arguments"
+    return picture
+
+
+class TrackerMachine(RuleBasedStateMachine):
+    max_history: int | None = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tracker = ToolCallTracker(max_history=self.max_history)
+        self.model = SeedModel(self.max_history)
+        self.last_rank: dict[str, int] = {}
+
+    def step(self, event: dict[str, Any], **fields: Any) -> None:
+        outcome = self.tracker.apply(event)
+        applied, reason = self.model.apply(event["type"], event["id"], **fields)
+        assert (outcome.applied, outcome.reason) == (applied, reason), event
+
+    @rule(call_id=st.sampled_from(IDS), name=st.sampled_from(["search", "weather"]))
+    def start(self, call_id: str, name: str) -> None:
+        self.step({"type": "start", "id": call_id, "name": name}, name=name)
+
+    @rule(call_id=st.sampled_from(IDS), text=st.sampled_from(FRAGMENTS))
+    def delta(self, call_id: str, text: str) -> None:
+        self.step({"type": "delta", "id": call_id, "argsTextDelta": text}, text=text)
+
+    @rule(call_id=st.sampled_from(IDS))
+    def ready(self, call_id: str) -> None:
+        self.step({"type": "ready", "id": call_id})
+
+    @rule(call_id=st.sampled_from(IDS), value=json_values)
+    def result(self, call_id: str, value: Any) -> None:
+        self.step({"type": "result", "id": call_id, "result": value}, value=value)
+
+    @rule(call_id=st.sampled_from(IDS), value=json_values.filter(lambda v: v is not None))
+    def error(self, call_id: str, value: Any) -> None:
+        self.step({"type": "error", "id": call_id, "error": value}, value=value)
+
+    @rule(
+        call_id=st.sampled_from(["ghost", "zz"]), kind=st.sampled_from(["delta", "ready", "error"])
+    )
+    def unknown_id(self, call_id: str, kind: str) -> None:
+        event = {"type": kind, "id": call_id, "argsTextDelta": "x", "error": "x"}
+        assert self.tracker.apply(event).reason == "unknown_id"
+
+    @rule(
+        event=st.sampled_from(
+            [
+                {"type": "start", "id": "a"},
+                {"type": "delta", "id": "b", "argsTextDelta": 1},
+                {"type": "nope", "id": "c"},
+                {"type": "ready", "id": ""},
+                {"type": "result", "id": "a"},
+                {"type": "error", "id": "a", "error": None},
+                ["not", "an", "event"],
+            ]
+        )
+    )
+    def malformed(self, event: Any) -> None:
+        before = self.tracker.snapshot()
+        with pytest.raises(InvalidEvent):
+            self.tracker.apply(event)
+        assert self.tracker.snapshot() == before
+
+    @precondition(lambda self: len(self.tracker) > 0)
+    @rule()
+    def checkpoint_and_restore(self) -> None:
+        picture = json.loads(json.dumps(self.tracker.snapshot()))
+        self.tracker = ToolCallTracker.restore(picture)
+
+    @invariant()
+    def equals_the_model(self) -> None:
+        assert [comparable(c.to_dict()) for c in self.tracker.list()] == list(
+            self.model.calls.values()
+        )
+
+    @invariant()
+    def statuses_only_move_forward(self) -> None:
+        for call in self.tracker.list():
+            rank = RANK[call.status]
+            assert rank >= self.last_rank.get(call.id, 0)
+            self.last_rank[call.id] = rank
+        for call_id in set(self.last_rank) - set(self.tracker):
+            del self.last_rank[call_id]  # forgotten by max_history: a later start is a new call
+
+    @invariant()
+    def args_exist_exactly_past_a_successful_ready(self) -> None:
+        for call in self.tracker.list():
+            if call.status in ("running", "done"):
+                assert call.has_args
+            elif call.status == "pending":
+                assert not call.has_args
+            else:
+                parse_failed = (
+                    isinstance(call.error, dict) and call.error.get("type") == "invalid_arguments"
+                )
+                assert not (call.has_args and parse_failed)
+
+    @invariant()
+    def history_stays_bounded_unless_calls_are_in_flight(self) -> None:
+        if self.max_history is not None and len(self.tracker) > self.max_history:
+            assert all(c.status in ("pending", "running") for c in self.tracker.list())
+
+
+class BoundedTrackerMachine(TrackerMachine):
+    max_history = 3
+
+
+TestTrackerMatchesSeedModel = TrackerMachine.TestCase
+TestTrackerMatchesSeedModel.settings = settings(stateful_step_count=60)
+TestBoundedTrackerMatchesSeedModel = BoundedTrackerMachine.TestCase
+TestBoundedTrackerMatchesSeedModel.settings = settings(stateful_step_count=60)
+
+
+event_dicts = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(["start", "delta", "ready", "result", "error", "other", 3, None]),
+        "id": st.sampled_from(["a", "", 7, None, ["a"]]),
+        "name": st.sampled_from(["search", "", 1, None]),
+        "argsTextDelta": st.sampled_from(["{", "", 2, None]),
+        "args_text_delta": st.sampled_from(["}", 2]),
+        "result": st.sampled_from([None, 1, "x", {"k": [1]}]),
+        "error": st.sampled_from([None, "boom", {"code": 1}]),
+    },
+)
+
+
+@given(event=event_dicts)
+def test_fast_validation_of_mappings_agrees_with_the_event_models(event: dict[str, Any]) -> None:
+    try:
+        parse_event(event)
+        model_field = None
+    except InvalidEvent as error:
+        model_field = error.field
+    try:
+        ToolCallTracker().apply(event)
+        tracker_field = None
+    except InvalidEvent as error:
+        tracker_field = error.field
+    assert tracker_field == model_field, event

@@ -1,0 +1,55 @@
+"""The tool call chart of seed 000, declared once as a python-statemachine ``StateChart``.
+
+The tracker runs one compiled instance of this chart per call; the diagrams in ``diagrams/``
+are drawn from the same declaration. States carry the seed's status names. The seed's ``error``
+event is declared as ``fail``: python-statemachine names states and events by attribute, and the
+state is already called ``error`` (the tracker maps the wire name to the chart's).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from statemachine import State, StateChart
+
+from ._record import CallRecord
+
+
+class ToolCallChart(StateChart[CallRecord]):
+    """One streamed tool call: pending (arguments streaming) -> running -> done, or error.
+
+    Every transition the seed does not list is absent, so a delta after ready, a result while
+    pending or an error after done is ignored by construction.
+    """
+
+    pending = State(initial=True)
+    running = State()
+    done = State(final=True)
+    error = State(final=True)
+
+    delta = pending.to.itself(internal=True, on="append_arguments")  # type: ignore[no-untyped-call]
+    ready = pending.to(running, cond="arguments_parse", on="keep_arguments") | pending.to(
+        error, on="reject_arguments"
+    )
+    result = running.to(done, on="keep_result")
+    fail = pending.to(error, on="keep_error") | running.to(error, on="keep_error")
+
+    def append_arguments(self, text: str) -> None:
+        """Accumulate a fragment as raw text; nothing is parsed while pending."""
+        self.model.parts.append(text)
+
+    def arguments_parse(self) -> bool:
+        """Parse the complete arguments as JSON.parse would; keep the outcome for the action."""
+        return self.model.parse_arguments()
+
+    def keep_arguments(self) -> None:
+        self.model.args = self.model.parsed
+
+    def reject_arguments(self) -> None:
+        self.model.error = self.model.parse_error
+
+    def keep_result(self, value: Any) -> None:
+        self.model.result = value
+
+    def keep_error(self, value: Any) -> None:
+        self.model.error = value

@@ -1,0 +1,355 @@
+"""The streaming tool call tracker of seed 000: a dispatcher over compiled chart instances.
+
+``apply`` validates an event, routes it by id to that call's instance of ``ToolCallChart`` and
+reports an ``Outcome``. The tracker is sans-I/O: events in, outcomes and snapshots out; it never
+blocks and never calls back into user code.
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from statecharts import Instance, compile_chart
+
+from ._chart import ToolCallChart
+from ._errors import InvalidEvent
+from ._record import UNSET, CallRecord
+from .events import (
+    EVENT_TYPES,
+    DeltaEvent,
+    ErrorEvent,
+    EventType,
+    ReadyEvent,
+    ResultEvent,
+    StartEvent,
+    ToolCallEvent,
+    unknown_type_reason,
+)
+
+Status = Literal["pending", "running", "done", "error"]
+Reason = Literal["unknown_id", "duplicate_start", "not_allowed"]
+STATUSES: tuple[Status, ...] = ("pending", "running", "done", "error")
+FINISHED: frozenset[str] = frozenset({"done", "error"})
+
+_CHART = compile_chart(ToolCallChart)
+_MISSING: Any = object()
+#: The chart event each wire event type sends (the chart calls the seed's ``error`` ``fail``).
+_CHART_EVENTS: Final = {"delta": "delta", "ready": "ready", "result": "result", "error": "fail"}
+_IMMUTABLE: Final = (str, int, float, bool, type(None))
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What ``apply`` did with one event.
+
+    ``applied`` is true when the event moved its call (or, for ``start``, created it).
+    Otherwise ``reason`` says why it was ignored: ``"unknown_id"`` (no call has that id),
+    ``"duplicate_start"`` (the id is already tracked; the first start wins) or
+    ``"not_allowed"`` (the event is not allowed in the call's status, e.g. a delta after ready).
+    ``status`` is the call's status after the event (``None`` for an unknown id).
+    """
+
+    applied: bool
+    type: EventType
+    status: Status | None
+    reason: Reason | None = None
+
+    def __bool__(self) -> bool:
+        return self.applied
+
+    @property
+    def message(self) -> str:
+        """A sentence for logs: what happened and why."""
+        if self.applied:
+            return f"{self.type} applied; call is {self.status}"
+        if self.reason == "unknown_id":
+            return f"{self.type} ignored: no call with that id"
+        if self.reason == "duplicate_start":
+            return f"start ignored: the id is already tracked (call is {self.status})"
+        return f"{self.type} ignored: not allowed while the call is {self.status}"
+
+
+def _outcome_table() -> dict[tuple[str, bool, str | None], Outcome]:
+    table: dict[tuple[str, bool, str | None], Outcome] = {}
+    for kind in EVENT_TYPES:
+        table[kind, False, None] = Outcome(False, kind, None, "unknown_id")
+        for status in STATUSES:
+            table[kind, True, status] = Outcome(True, kind, status)
+            reason: Reason = "duplicate_start" if kind == "start" else "not_allowed"
+            table[kind, False, status] = Outcome(False, kind, status, reason)
+    return table
+
+
+_OUTCOMES: Final = _outcome_table()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """An immutable snapshot of one call, as the seed defines it.
+
+    ``args``, ``result`` and ``error`` are ``UNSET`` until the call has them (``None`` is a
+    real value). The snapshot holds its own copies: changing them never changes the tracker.
+    """
+
+    id: str
+    name: str
+    args_text: str
+    args: Any = UNSET
+    status: Status
+    result: Any = UNSET
+    error: Any = UNSET
+
+    @property
+    def has_args(self) -> bool:
+        return self.args is not UNSET
+
+    @property
+    def has_result(self) -> bool:
+        return self.result is not UNSET
+
+    @property
+    def has_error(self) -> bool:
+        return self.error is not UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed's wire shape: camelCase keys, keys that are not set left out."""
+        data: dict[str, Any] = {"id": self.id, "name": self.name, "argsText": self.args_text}
+        if self.args is not UNSET:
+            data["args"] = copy.deepcopy(self.args)
+        data["status"] = self.status
+        if self.result is not UNSET:
+            data["result"] = copy.deepcopy(self.result)
+        if self.error is not UNSET:
+            data["error"] = copy.deepcopy(self.error)
+        return data
+
+
+def _copied(value: Any, field_name: str) -> Any:
+    """An independent copy of a payload value, so the caller's object and ours never alias."""
+    if isinstance(value, _IMMUTABLE):
+        return value
+    try:
+        return copy.deepcopy(value)
+    except Exception as error:
+        raise InvalidEvent(field_name, f"value cannot be copied ({error})") from None
+
+
+class ToolCallTracker:
+    """Tracks interleaved streaming tool calls by id, one compiled chart instance per call.
+
+    ``max_history`` (default unbounded) bounds how many calls are kept: when more are tracked,
+    the oldest finished calls (by start order) are forgotten first, never a pending or running
+    one. A forgotten id is unknown afterwards: its later events are ignored, and a new start
+    with it begins a new call.
+    """
+
+    __slots__ = ("_calls", "_finished", "_max_history", "_next_seq")
+
+    def __init__(self, *, max_history: int | None = None) -> None:
+        if max_history is not None and (
+            not isinstance(max_history, int) or isinstance(max_history, bool) or max_history < 1
+        ):
+            raise ValueError(f"max_history must be a positive int or None, got {max_history!r}")
+        self._max_history = max_history
+        self._calls: dict[str, Instance] = {}
+        self._finished: list[tuple[int, str]] = []  # (start order, id) of finished calls
+        self._next_seq = 0
+
+    @property
+    def max_history(self) -> int | None:
+        return self._max_history
+
+    # -- events ------------------------------------------------------------------------------
+
+    def apply(self, event: Mapping[str, Any] | ToolCallEvent) -> Outcome:
+        """Apply one event; return what happened.
+
+        Accepts a wire mapping (camelCase or snake_case keys) or a model from
+        ``toolcalls.events``. Raises ``InvalidEvent`` (a ``ValueError``) naming the field for a
+        malformed event, and then nothing has changed. An event the seed says to ignore is not
+        an error: it returns an outcome with ``applied`` false and a ``reason``.
+        """
+        if type(event) is not dict:
+            event = _as_mapping(event)
+        kind = event.get("type")
+        if type(kind) is not str or kind not in _HANDLERS:
+            raise InvalidEvent("type", unknown_type_reason(kind))
+        call_id = event.get("id")
+        if type(call_id) is not str or not call_id:
+            raise InvalidEvent("id", _id_reason(call_id))
+        return _HANDLERS[kind](self, call_id, event)
+
+    def _start(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+        name = event.get("name")
+        if type(name) is not str or not name:
+            raise InvalidEvent("name", _string_reason(name, "the tool's name"))
+        calls = self._calls
+        existing = calls.get(call_id)
+        if existing is not None:
+            return _OUTCOMES["start", False, existing._node.state.id]
+        calls[call_id] = _CHART.create(CallRecord(call_id, name, self._next_seq))
+        self._next_seq += 1
+        if self._max_history is not None and len(calls) > self._max_history:
+            self._evict()
+        return _OUTCOMES["start", True, "pending"]
+
+    def _delta(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+        text = event.get("argsTextDelta", _MISSING)
+        if text is _MISSING:
+            text = event.get("args_text_delta", _MISSING)
+        if type(text) is not str:
+            raise InvalidEvent("argsTextDelta", _string_reason(text, "a text fragment", True))
+        instance = self._calls.get(call_id)
+        if instance is None:
+            return _OUTCOMES["delta", False, None]
+        applied = instance.send("delta", text=text).applied
+        return _OUTCOMES["delta", applied, instance._node.state.id]
+
+    def _ready(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+        return self._send(call_id, "ready", _MISSING)
+
+    def _result(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+        value = event.get("result", _MISSING)
+        if value is _MISSING:
+            raise InvalidEvent("result", "missing (null is a valid result)")
+        return self._send(call_id, "result", _copied(value, "result"))
+
+    def _error(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+        value = event.get("error", _MISSING)
+        if value is _MISSING:
+            raise InvalidEvent("error", "missing (say what went wrong)")
+        if value is None:
+            raise InvalidEvent("error", "must not be null")
+        return self._send(call_id, "error", _copied(value, "error"))
+
+    def _send(self, call_id: str, kind: str, value: Any) -> Outcome:
+        instance = self._calls.get(call_id)
+        if instance is None:
+            return _OUTCOMES[kind, False, None]
+        if value is _MISSING:
+            outcome = instance.send(_CHART_EVENTS[kind])
+        else:
+            outcome = instance.send(_CHART_EVENTS[kind], value=value)
+        status = instance._node.state.id
+        if outcome.applied and status in FINISHED:
+            record: CallRecord = instance.model
+            heapq.heappush(self._finished, (record.seq, call_id))
+            if self._max_history is not None and len(self._calls) > self._max_history:
+                self._evict()
+        return _OUTCOMES[kind, outcome.applied, status]
+
+    def _evict(self) -> None:
+        """Forget the oldest finished calls until within ``max_history`` (or none is left)."""
+        calls, finished, limit = self._calls, self._finished, self._max_history
+        assert limit is not None
+        while len(calls) > limit and finished:
+            _, call_id = heapq.heappop(finished)
+            del calls[call_id]
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def get(self, call_id: str) -> ToolCall | None:
+        """A snapshot of the call with this id, or ``None`` if it is not tracked."""
+        instance = self._calls.get(call_id)
+        return None if instance is None else _snapshot(instance)
+
+    def list(self) -> list[ToolCall]:
+        """Snapshots of every tracked call, in start order."""
+        return [_snapshot(instance) for instance in self._calls.values()]
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def __contains__(self, call_id: object) -> bool:
+        return call_id in self._calls
+
+    def __iter__(self) -> Iterator[str]:
+        """The tracked ids, in start order."""
+        return iter(list(self._calls))
+
+    def __repr__(self) -> str:
+        return f"<ToolCallTracker calls={len(self._calls)} max_history={self._max_history}>"
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """A versioned, JSON-serialisable picture of every tracked call (see ``restore``)."""
+        from ._snapshot import take_snapshot
+
+        return take_snapshot(self._max_history, self.list())
+
+    @classmethod
+    def restore(cls, snapshot: Mapping[str, Any]) -> ToolCallTracker:
+        """Rebuild a tracker from ``snapshot()``'s output, exactly; raises ``SnapshotError``
+        naming the field for an unknown version or a damaged snapshot."""
+        from ._snapshot import read_snapshot
+
+        max_history, calls = read_snapshot(snapshot)
+        tracker = cls(max_history=max_history)
+        for seq, call in enumerate(calls):
+            record = CallRecord(call.id, call.name, seq)
+            if call.args_text:
+                record.parts.append(call.args_text)
+            record.args, record.result, record.error = call.args, call.result, call.error
+            tracker._calls[call.id] = _CHART.resume(call.status, record)
+            if call.status in FINISHED:
+                heapq.heappush(tracker._finished, (seq, call.id))
+        tracker._next_seq = len(calls)
+        return tracker
+
+
+_HANDLERS: Final = {
+    "start": ToolCallTracker._start,
+    "delta": ToolCallTracker._delta,
+    "ready": ToolCallTracker._ready,
+    "result": ToolCallTracker._result,
+    "error": ToolCallTracker._error,
+}
+
+
+def _snapshot(instance: Instance) -> ToolCall:
+    record: CallRecord = instance.model
+    return ToolCall(
+        id=record.id,
+        name=record.name,
+        args_text=record.args_text,
+        args=copy.deepcopy(record.args),
+        status=instance._node.state.id,  # type: ignore[arg-type]
+        result=copy.deepcopy(record.result),
+        error=copy.deepcopy(record.error),
+    )
+
+
+def _as_mapping(event: Any) -> Mapping[str, Any]:
+    """Turn an event model or any other mapping into a dict the handlers read."""
+    if isinstance(event, StartEvent | DeltaEvent | ReadyEvent | ResultEvent | ErrorEvent):
+        return event.to_wire()
+    if isinstance(event, Mapping):
+        return dict(event)
+    kind = type(event).__name__
+    raise InvalidEvent("event", f"expected a JSON object or an event model, got {kind}")
+
+
+def _id_reason(value: Any) -> str:
+    if value is None:
+        return "missing (every event names its call)"
+    if value == "":
+        return "must not be empty"
+    return f"must be a string, got {type(value).__name__}"
+
+
+def _string_reason(value: Any, what: str, allow_empty: bool = False) -> str:
+    if value is _MISSING or value is None:
+        return f"missing ({what})"
+    if value == "" and not allow_empty:
+        return "must not be empty"
+    return f"must be a string ({what}), got {type(value).__name__}"
+
+
+def tool_call_streaming_state_machine(*, max_history: int | None = None) -> ToolCallTracker:
+    """The seed's constructor: a new, empty ``ToolCallTracker``."""
+    return ToolCallTracker(max_history=max_history)
