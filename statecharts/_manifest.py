@@ -5,7 +5,7 @@ draws, as ``module:Class``::
 
     {
       "charts": {
-        "toolcall": "toolcalls.chart:ToolCallChart"
+        "toolcall": "toolcalls:ToolCallChart"
       }
     }
 
@@ -14,8 +14,8 @@ draws, as ``module:Class``::
 for byte. SVG depends on the Graphviz version that drew it, so it is not compared: instead each
 SVG carries the SHA-256 of the DOT it was rendered from, and is stale when that is not the
 current DOT's digest. ``regenerate`` leaves an SVG alone when its digest is current, so
-regenerating on a machine with another Graphviz does not churn the files (and needs no ``dot``
-at all when only DOT and Mermaid changed nothing).
+regenerating on a machine with another Graphviz does not churn the files, and needs no ``dot``
+at all when no DOT changed.
 """
 
 from __future__ import annotations

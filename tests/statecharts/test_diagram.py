@@ -48,8 +48,10 @@ from .charts import DIFFERENTIAL, Door, Shop
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: Marks tests that run Graphviz's ``dot``: skipped where it is missing, except in CI (``CI``
+#: set), which installs it, so there they fail rather than pass unseen.
 needs_dot = pytest.mark.skipif(
-    shutil.which("dot") is None,
+    shutil.which("dot") is None and not os.environ.get("CI"),
     reason="Graphviz's 'dot' is not installed (apt-get install graphviz); CI installs it",
 )
 
@@ -524,3 +526,27 @@ def test_svg_and_png_without_dot_fail_naming_the_program(
         assert "apt-get install graphviz" in message
     assert render(order_chart(), "dot") == ORDER_DOT.encode()
     assert render(order_chart(), "mermaid") == ORDER_MERMAID.encode()
+
+
+def test_diagram_api_is_exported() -> None:
+    import statecharts
+
+    diagram_api = {
+        "ChartCoverage",
+        "Coverage",
+        "CoverageError",
+        "Emphasis",
+        "GraphvizNotFound",
+        "Mark",
+        "Overlay",
+        "TraceError",
+        "TraceStep",
+        "coverage_overlay",
+        "read_trace",
+        "render",
+        "to_dot",
+        "to_mermaid",
+        "trace_overlay",
+    }
+    assert diagram_api <= set(statecharts.__all__)
+    assert all(hasattr(statecharts, name) for name in diagram_api)
