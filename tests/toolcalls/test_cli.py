@@ -1,0 +1,102 @@
+"""``toolcalls replay``: events in as JSON lines, calls out as a table or JSON lines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolcalls.__main__ import main
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "interleaved-calls.jsonl"
+
+
+def test_replay_prints_the_calls_as_a_table_and_explains_ignored_events(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["replay", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["ID", "NAME", "STATUS", "ARGS", "RESULT", "/", "ERROR"]
+    assert out[1].split()[:3] == ["call_weather", "get_weather", "done"]
+    assert out[2].split()[:3] == ["call_search", "web_search", "error"]
+    assert out[3].split()[:3] == ["call_time", "current_time", "error"]
+    assert out[3].endswith(
+        "error: arguments are not valid JSON: Expecting value (line 1, column 8)"
+    )
+    assert out[5:] == [
+        "3 calls: 1 done, 2 error",
+        "3 ignored events:",
+        "  line 7: call_search: result ignored: not allowed while the call is pending",
+        "  line 14: call_weather: delta ignored: not allowed while the call is done",
+        "  line 16: call_search: start ignored: the id is already tracked (call is error)",
+    ]
+
+
+def test_replay_json_prints_one_wire_object_per_call(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "--json", str(EXAMPLE)]) == 0
+    calls = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [c["id"] for c in calls] == ["call_weather", "call_search", "call_time"]
+    assert calls[0] == {
+        "id": "call_weather",
+        "name": "get_weather",
+        "argsText": '{"city": "Oslo", "unit": "celsius"}',
+        "args": {"city": "Oslo", "unit": "celsius"},
+        "status": "done",
+        "result": {"temperature": 4, "sky": "overcast"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("stream", "message"),
+    [
+        (
+            '{"type": "start", "id": "a", "name": "x"}\n{"type": "start",\n',
+            "line 2: not valid JSON",
+        ),
+        (
+            '\n{"type": "start", "id": "a", "name": "x"}\n\n{"type": "delta", "id": "a"}\n',
+            "line 4: invalid event: argsTextDelta: missing (a text fragment)",
+        ),
+        ("[1, 2]\n", "line 1: invalid event: event: expected a JSON object"),
+    ],
+)
+def test_malformed_line_stops_with_its_number_and_exit_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stream: str, message: str
+) -> None:
+    path = tmp_path / "stream.jsonl"
+    path.write_text(stream, encoding="utf-8")
+    assert main(["replay", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in captured.err
+    assert str(path) in captured.err
+
+
+def test_replay_of_a_missing_file_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "/nonexistent/stream.jsonl"]) == 2
+    assert (
+        "cannot read /nonexistent/stream.jsonl: No such file or directory"
+        in capsys.readouterr().err
+    )
+
+
+def test_replay_keeps_max_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "--json", "--max-history", "1", str(EXAMPLE)]) == 0
+    ids = [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()]
+    assert ids == ["call_search"]
+
+
+def test_replay_reads_standard_input_through_the_installed_command() -> None:
+    stream = EXAMPLE.read_text(encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcalls", "replay", "--json", "-"],
+        input=stream,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 3
