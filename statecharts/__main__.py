@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     overlay.add_argument("--coverage", metavar="FILE", help="overlay a coverage file")
     overlay.add_argument("--trace", metavar="FILE", help="overlay one call's JSON-lines trace")
     diagram.add_argument("--trace-id", metavar="ID", help="the call of the trace to draw")
+    diagram.set_defaults(usage=diagram)
 
     again = commands.add_parser(
         "regenerate", help="rewrite the diagrams listed in DIRECTORY/charts.json"
@@ -67,10 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # charts in the current directory import, as with -m
     if args.command == "diagram" and args.trace_id is not None and args.trace is None:
-        parser.error("--trace-id needs --trace")
+        args.usage.error("--trace-id needs --trace")
     try:
         if args.command == "diagram":
-            return _diagram(parser, args)
+            return _diagram(args.usage, args)
         return _regenerate(Path(args.directory), check=args.check)
     except USER_ERRORS as error:
         print(f"statecharts: error: {error}", file=sys.stderr)
