@@ -1,0 +1,42 @@
+# Two commands on a fresh machine (see README.md):
+#   make demo   set up and run the main job (replay an example tool call stream)
+#   make test   set up (Graphviz too) and run the tests
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test check bench diagrams graphviz clean
+
+$(VENV)/.base: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.base
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.base
+	$(BIN)/toolcalls replay examples/interleaved-calls.jsonl
+
+test: $(VENV)/.dev graphviz
+	$(BIN)/python -m pytest
+
+check: $(VENV)/.dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+bench: $(VENV)/.dev
+	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_tracker.py
+
+diagrams: $(VENV)/.base graphviz
+	$(BIN)/statecharts regenerate diagrams
+
+graphviz:
+	@command -v dot >/dev/null 2>&1 || scripts/install-graphviz
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
