@@ -273,18 +273,17 @@ def per_delta_ns(size: int, repeats: int) -> float:
         {"type": "delta", "id": "big", "argsTextDelta": text[i : i + 4]}
         for i in range(0, len(text), 4)
     ]
-    samples = []
-    for _ in range(repeats):
+
+    def started() -> ToolCallTracker:
         tracker = ToolCallTracker()
         tracker.apply({"type": "start", "id": "big", "name": "upload"})
-        apply = tracker.apply
-        gc.collect()
-        begin = time.perf_counter_ns()
-        for event in events:
-            apply(event)
-        samples.append((time.perf_counter_ns() - begin) / len(events))
-        assert tracker.apply({"type": "ready", "id": "big"}).status == "running"
-    return statistics.median(samples)
+        return tracker
+
+    check = started()
+    for event in events:
+        check.apply(event)
+    assert check.apply({"type": "ready", "id": "big"}).status == "running"
+    return median_ns_per_event(started, events, repeats)
 
 
 def bytes_per_finished_call(make: Callable[[], Any], calls: int) -> float:

@@ -25,7 +25,7 @@ from typing import Any
 from statemachine.orderedset import OrderedSet
 from statemachine.signature import SignatureAdapter
 
-from ._resolve import And, Compare, Const, Expr, Leaf, Mode, Not, Or, Resolved
+from ._resolve import Expr, Leaf, Mode, Resolved, format_expr
 
 #: The names python-statemachine injects into every callback and drops from user keywords.
 INJECTED = ("event_data", "machine", "event", "model", "transition", "state", "source", "target")
@@ -310,19 +310,12 @@ class FunctionWriter:
 
     def expr(self, expr: Expr, phase: Phase) -> str:
         """Python code evaluating a resolved callback or guard expression."""
-        if isinstance(expr, Leaf):
-            return self.leaf(expr, phase)
-        if isinstance(expr, And):
-            return f"({self.expr(expr.left, phase)} and {self.expr(expr.right, phase)})"
-        if isinstance(expr, Or):
-            return f"({self.expr(expr.left, phase)} or {self.expr(expr.right, phase)})"
-        if isinstance(expr, Not):
-            return f"(not {self.expr(expr.operand, phase)})"
-        if isinstance(expr, Compare):
-            return f"({self.expr(expr.left, phase)} {expr.op} {self.expr(expr.right, phase)})"
-        if isinstance(expr, Const):
-            return self.module.const(expr.value, "k")
-        return f"_in_states(inst, {self.module.const(expr.state_ids, 'ids')})"
+        return format_expr(
+            expr,
+            lambda leaf: self.leaf(leaf, phase),
+            lambda value: self.module.const(value, "k"),
+            lambda ids: f"_in_states(inst, {self.module.const(ids, 'ids')})",
+        )
 
     def call_lines(self, callbacks: Iterable[Resolved], phase: Phase) -> list[str]:
         """Statements calling each callback that applies to this function's event."""

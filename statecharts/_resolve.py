@@ -132,21 +132,36 @@ _COMPARE_OPS: Mapping[type[ast.cmpop], str] = {
 }
 
 
+def format_expr(
+    expr: Expr,
+    leaf: Callable[[Leaf], str],
+    const: Callable[[Any], str],
+    in_states: Callable[[frozenset[str]], str],
+) -> str:
+    """An expression as Python source, with leaves, constants and ``In(...)`` written by the
+    given functions (the generated code and the de-duplication key both use it)."""
+
+    def walk(node: Expr) -> str:
+        if isinstance(node, Leaf):
+            return leaf(node)
+        if isinstance(node, And):
+            return f"({walk(node.left)} and {walk(node.right)})"
+        if isinstance(node, Or):
+            return f"({walk(node.left)} or {walk(node.right)})"
+        if isinstance(node, Not):
+            return f"(not {walk(node.operand)})"
+        if isinstance(node, Compare):
+            return f"({walk(node.left)} {node.op} {walk(node.right)})"
+        if isinstance(node, Const):
+            return const(node.value)
+        return in_states(node.state_ids)
+
+    return walk(expr)
+
+
 def expression_key(expr: Expr) -> str:
     """A key identifying what an expression calls, for de-duplication within a group."""
-    if isinstance(expr, Leaf):
-        return expr.key
-    if isinstance(expr, And):
-        return f"{expression_key(expr.left)} and {expression_key(expr.right)}"
-    if isinstance(expr, Or):
-        return f"{expression_key(expr.left)} or {expression_key(expr.right)}"
-    if isinstance(expr, Not):
-        return f"not({expression_key(expr.operand)})"
-    if isinstance(expr, Compare):
-        return f"{expression_key(expr.left)} {expr.op} {expression_key(expr.right)}"
-    if isinstance(expr, Const):
-        return repr(expr.value)
-    return f"in({sorted(expr.state_ids)})"
+    return format_expr(expr, lambda leaf: leaf.key, repr, lambda ids: f"in({sorted(ids)})")
 
 
 def parse_guard(text: str, name_hook: Callable[[str], Expr]) -> Expr:
