@@ -161,6 +161,7 @@ class Instance:
         return Outcome(False, event, self._node.state, None, None, "queued")
 
     def _drain(self) -> None:
+        """Run the events callbacks queued, in order (more may be queued meanwhile)."""
         queue = self._pending
         assert queue is not None
         assert queue is not _BUSY
@@ -170,9 +171,13 @@ class Instance:
             if fire is None:
                 found = self._node.binding.unmatched(self._node, event)
                 if isinstance(found, Outcome):
+                    self._ran_queued(found)
                     continue
                 fire = found
-            fire(self, args, kwargs)
+            self._ran_queued(fire(self, args, kwargs))
+
+    def _ran_queued(self, outcome: Outcome) -> None:
+        """Called with the outcome of each queued event; a hook for ``statecharts.testing``."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"

@@ -15,14 +15,16 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
 from toolcalls import InvalidEvent, ToolCallTracker
 from toolcalls.events import parse_event
 
-IDS = ["a", "b", "c", "d", "e", "f"]
+IDS = ["a", "b", "c", "d", "e"]
 RANK = {"pending": 0, "running": 1, "done": 2, "error": 2}
-FRAGMENTS = ['{"q": ', '"x"', "1", "}", "[", "]", ",", " ", "null", "NaN", '{"k": [1, 2]}', ""]
+#: Fragments that keep a call's text valid JSON around one whole value, and some that break it.
+HARMLESS = [" ", "\n", "", "\t"]
+BREAKING = ['{"q": ', "}", "[", ",", "NaN", "Infinity", "'x'"]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
     lambda inner: (
@@ -103,6 +105,7 @@ def comparable(picture: dict[str, Any]) -> dict[str, Any]:
 
 class TrackerMachine(RuleBasedStateMachine):
     max_history: int | None = None
+    started = Bundle("started")
 
     def __init__(self) -> None:
         super().__init__()
@@ -115,23 +118,35 @@ class TrackerMachine(RuleBasedStateMachine):
         applied, reason = self.model.apply(event["type"], event["id"], **fields)
         assert (outcome.applied, outcome.reason) == (applied, reason), event
 
-    @rule(call_id=st.sampled_from(IDS), name=st.sampled_from(["search", "weather"]))
-    def start(self, call_id: str, name: str) -> None:
+    @rule(target=started, call_id=st.sampled_from(IDS), name=st.sampled_from(["search", "run"]))
+    def start(self, call_id: str, name: str) -> str:
         self.step({"type": "start", "id": call_id, "name": name}, name=name)
+        return call_id
 
-    @rule(call_id=st.sampled_from(IDS), text=st.sampled_from(FRAGMENTS))
+    @rule(call_id=started, text=st.sampled_from(HARMLESS) | st.sampled_from(BREAKING))
     def delta(self, call_id: str, text: str) -> None:
         self.step({"type": "delta", "id": call_id, "argsTextDelta": text}, text=text)
 
-    @rule(call_id=st.sampled_from(IDS))
+    @rule(call_id=started, value=json_values)
+    def whole_arguments(self, call_id: str, value: Any) -> None:
+        text = json.dumps(value)
+        self.step({"type": "delta", "id": call_id, "argsTextDelta": text}, text=text)
+
+    @rule(call_id=started, value=json_values)
+    def complete_arguments(self, call_id: str, value: Any) -> None:
+        """A whole JSON value as the last fragment, then ready: the usual end of streaming."""
+        self.whole_arguments(call_id, value)
+        self.ready(call_id)
+
+    @rule(call_id=started)
     def ready(self, call_id: str) -> None:
         self.step({"type": "ready", "id": call_id})
 
-    @rule(call_id=st.sampled_from(IDS), value=json_values)
+    @rule(call_id=started, value=json_values)
     def result(self, call_id: str, value: Any) -> None:
         self.step({"type": "result", "id": call_id, "result": value}, value=value)
 
-    @rule(call_id=st.sampled_from(IDS), value=json_values.filter(lambda v: v is not None))
+    @rule(call_id=started, value=json_values.filter(lambda v: v is not None))
     def error(self, call_id: str, value: Any) -> None:
         self.step({"type": "error", "id": call_id, "error": value}, value=value)
 
