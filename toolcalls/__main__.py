@@ -4,6 +4,11 @@
 applies them to a tracker and prints the calls as a table (``--json``: one JSON object per call)
 followed by every event that was ignored and why. A line that is not a valid event stops the
 replay with its line number and the problem, and exit status 2.
+
+``--trace ID`` prints instead the path of one call through ``ToolCallChart``, as the JSON-lines
+trace ``statecharts diagram toolcalls:ToolCallChart --trace FILE`` draws: each event of that
+call after its start, named as the chart names it, with the state it left the call in (or
+``"transition": null`` when it was ignored).
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ._errors import InvalidEvent
-from ._tracker import ToolCall, ToolCallTracker
+from ._tracker import CHART_EVENTS, ToolCall, ToolCallTracker
 
 EXIT_BAD_INPUT = 2
 
@@ -29,15 +35,25 @@ class ReplayError(Exception):
         super().__init__(f"line {line}: {problem}")
 
 
+@dataclass
+class Replay:
+    """What replaying a stream produced: the tracker, a note per ignored event, and the trace
+    of the call asked for (empty if none was)."""
+
+    tracker: ToolCallTracker
+    ignored: list[str] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+
+
 def replay(
-    lines: Iterable[str], max_history: int | None = None
-) -> tuple[ToolCallTracker, list[str]]:
-    """Apply every event line; return the tracker and a note per ignored event.
+    lines: Iterable[str], max_history: int | None = None, trace_id: str | None = None
+) -> Replay:
+    """Apply every event line, keeping notes on ignored events and the trace of ``trace_id``.
 
     Blank lines are skipped. Raises ``ReplayError`` for a line that is not a valid event.
     """
-    tracker = ToolCallTracker(max_history=max_history)
-    ignored: list[str] = []
+    result = Replay(ToolCallTracker(max_history=max_history))
+    tracker, ignored = result.tracker, result.ignored
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -51,7 +67,14 @@ def replay(
             raise ReplayError(number, str(error)) from None
         if not outcome.applied:
             ignored.append(f"line {number}: {event['id']}: {outcome.message}")
-    return tracker, ignored
+        if event["id"] == trace_id and event["type"] != "start" and outcome.status is not None:
+            step: dict[str, Any] = {"id": trace_id, "event": CHART_EVENTS[event["type"]]}
+            if outcome.applied:
+                step["state"] = outcome.status
+            else:
+                step["transition"] = None
+            result.trace.append(step)
+    return result
 
 
 def _cell(value: Any, width: int) -> str:
@@ -103,14 +126,21 @@ def _run_replay(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         return EXIT_BAD_INPUT
     try:
         with source:
-            tracker, ignored = replay(source, args.max_history)
+            done = replay(source, args.max_history, args.trace)
     except ReplayError as error:
         print(f"toolcalls replay: {args.file}: {error}", file=err)
         return EXIT_BAD_INPUT
     except UnicodeDecodeError as error:
         print(f"toolcalls replay: {args.file}: not UTF-8 text ({error.reason})", file=err)
         return EXIT_BAD_INPUT
-    calls = tracker.list()
+    if args.trace is not None:
+        if not done.trace and args.trace not in done.tracker:
+            print(f"toolcalls replay: {args.file}: no call {args.trace!r}", file=err)
+            return EXIT_BAD_INPUT
+        for step in done.trace:
+            print(json.dumps(step), file=out)
+        return 0
+    calls, ignored = done.tracker.list(), done.ignored
     if args.json:
         for call in calls:
             print(json.dumps(call.to_dict(), ensure_ascii=False), file=out)
@@ -141,7 +171,11 @@ def parser() -> argparse.ArgumentParser:
         "replay", help="apply tool call events from a JSON-lines file and print the calls"
     )
     replay_parser.add_argument("file", help="a JSON-lines file of events, or - for stdin")
-    replay_parser.add_argument("--json", action="store_true", help="print calls as JSON lines")
+    output = replay_parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print calls as JSON lines")
+    output.add_argument(
+        "--trace", metavar="ID", help="print the path of call ID as a diagram trace (JSON lines)"
+    )
     replay_parser.add_argument(
         "--max-history", type=_positive, default=None, help="keep at most N calls (finished first)"
     )

@@ -38,7 +38,7 @@ FINISHED: frozenset[str] = frozenset({"done", "error"})
 _CHART = compile_chart(ToolCallChart)
 _MISSING: Any = object()
 #: The chart event each wire event type sends (the chart calls the seed's ``error`` ``fail``).
-_CHART_EVENTS: Final = {"delta": "delta", "ready": "ready", "result": "result", "error": "fail"}
+CHART_EVENTS: Final = {"delta": "delta", "ready": "ready", "result": "result", "error": "fail"}
 _IMMUTABLE: Final = (str, int, float, bool, type(None))
 
 
@@ -231,9 +231,9 @@ class ToolCallTracker:
         if instance is None:
             return _OUTCOMES[kind, False, None]
         if value is _MISSING:
-            outcome = instance.send(_CHART_EVENTS[kind])
+            outcome = instance.send(CHART_EVENTS[kind])
         else:
-            outcome = instance.send(_CHART_EVENTS[kind], value=value)
+            outcome = instance.send(CHART_EVENTS[kind], value=value)
         status = instance._node.state.id
         if outcome.applied and status in FINISHED:
             record: CallRecord = instance.model

@@ -1,14 +1,13 @@
 """Coverage files and traces, and the overlays they draw over a chart's diagram.
 
-The stateful test at the end is how our own test suite writes coverage: it drives compiled
-charts with random events, records every outcome, and (when ``STATECHARTS_COVERAGE`` names a
-file) merges what it recorded into that file, ready for ``statecharts diagram --coverage``.
+The stateful test at the end drives compiled charts with random events and checks that the
+coverage it records always fits the chart. A whole run writes its coverage with
+``pytest --chart-coverage=FILE`` (``statecharts.pytest_plugin``), ready for
+``statecharts diagram --coverage FILE``.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from statecharts import (
     trace_overlay,
 )
 from statecharts._overlay import resolve_trace
+from statecharts.testing import record_coverage
 
 from .charts import DIFFERENTIAL, Door, Recorder, Ticker, Triage
 from .test_diagram import order_chart
@@ -390,27 +390,15 @@ def test_trace_overlay_dims_what_the_call_did_not_touch() -> None:
 
 # -- our stateful tests write coverage ------------------------------------------------------
 
-#: Everything the stateful tests below recorded, saved to $STATECHARTS_COVERAGE if set.
-RECORDED = Coverage()
-
 #: Charts whose actions send no further events (a queued event's outcome is never returned
 #: to the caller, so neither coverage nor a trace of returned outcomes can see it), and that
 #: ignore, rather than refuse, events without a transition.
 COVERED = sorted(set(DIFFERENTIAL) - {"relay", "strict"})
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _save_recorded_coverage() -> Iterator[None]:
-    yield
-    target = os.environ.get("STATECHARTS_COVERAGE")
-    if target:
-        found = Coverage.load(target) if Path(target).exists() else Coverage()
-        found.merge(RECORDED).save(target)
-
-
 def coverage_machine(name: str) -> type[RuleBasedStateMachine]:
     """A Hypothesis state machine sending random events to one chart, recording each outcome
-    into its own ``Coverage`` and ``RECORDED``, and checking what it recorded."""
+    into its own ``Coverage``, and checking what it recorded."""
     declared, model_type, events = DIFFERENTIAL[name]
     chart = compile_chart(declared)
 
@@ -425,7 +413,6 @@ def coverage_machine(name: str) -> type[RuleBasedStateMachine]:
         def send(self, event: str, amount: int) -> None:
             outcome = self.instance.send(event, amount=amount)
             self.coverage.record(chart, outcome)
-            RECORDED.record(chart, outcome)
             self.steps.append(TraceStep.of(outcome))
 
         @invariant()
@@ -448,5 +435,6 @@ def coverage_machine(name: str) -> type[RuleBasedStateMachine]:
 
 @pytest.mark.parametrize("name", COVERED)
 def test_stateful_runs_record_coverage_that_fits_the_chart(name: str) -> None:
-    coverage_machine(name).TestCase().runTest()
-    assert RECORDED.charts[compile_chart(DIFFERENTIAL[name][0]).qualname].taken
+    with record_coverage(Coverage()) as recorded:
+        coverage_machine(name).TestCase().runTest()
+    assert recorded.charts[compile_chart(DIFFERENTIAL[name][0]).qualname].taken

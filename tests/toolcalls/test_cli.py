@@ -100,3 +100,41 @@ def test_replay_reads_standard_input_through_the_installed_command() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == 3
+
+
+@pytest.mark.parametrize("call_id", ["call_weather", "call_search", "call_time"])
+def test_replay_trace_draws_the_path_the_call_took(
+    call_id: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from statecharts import compile_chart, read_trace, trace_overlay
+    from statecharts._overlay import resolve_trace
+    from toolcalls import ToolCallChart, ToolCallTracker
+
+    assert main(["replay", "--trace", call_id, str(EXAMPLE)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    chart = compile_chart(ToolCallChart)
+    steps = read_trace(lines, call_id)
+    path = resolve_trace(chart, steps)
+    tracker = ToolCallTracker()
+    for line in EXAMPLE.read_text(encoding="utf-8").splitlines():
+        tracker.apply(json.loads(line))
+    assert path[-1].landed == tracker.get(call_id).status  # type: ignore[union-attr]
+    assert trace_overlay(chart, steps).caption.startswith(f"trace of {len(lines)} events")
+
+
+def test_replay_trace_of_the_search_call_names_chart_events_and_ignored_steps(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["replay", "--trace", "call_search", str(EXAMPLE)]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [
+        {"id": "call_search", "event": "delta", "state": "pending"},
+        {"id": "call_search", "event": "result", "transition": None},
+        {"id": "call_search", "event": "delta", "state": "pending"},
+        {"id": "call_search", "event": "ready", "state": "running"},
+        {"id": "call_search", "event": "fail", "state": "error"},
+    ]
+
+
+def test_replay_trace_of_an_unknown_call_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "--trace", "nobody", str(EXAMPLE)]) == 2
+    assert "no call 'nobody'" in capsys.readouterr().err
