@@ -1,0 +1,423 @@
+"""One tool call's execution, declared as a chart, and the executor's sans-I/O bookkeeping.
+
+The chart (seed 001: pending -> executing -> success | error)::
+
+    pending --start--> executing --succeed--> success
+       |                   |
+       +-------fail--------+-------fail-----> error
+
+``CallBook`` keeps the calls: arrival order, idempotency by id, the queue of calls waiting for a
+concurrency slot, and eviction (oldest settled first, never an in-flight call). It never runs a
+tool: each operation sends events to the calls' chart instances and returns the *effects* the
+asyncio shell must carry out (run a tool, stop one, report a settled call, drop an aborted
+one). A call's status is its chart instance's state; nothing else sets it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from statemachine import State, StateChart
+
+from statecharts import Instance, compile_chart
+
+from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool
+
+if TYPE_CHECKING:
+    import asyncio
+
+ExecutionStatus = Literal["pending", "executing", "success", "error"]
+ToolErrorKind = Literal["unknown_tool", "invalid_arguments", "tool_raised", "timeout", "aborted"]
+
+
+class ExecutionChart(StateChart["Call"]):
+    """The lifecycle of one tool call; the model is the call's record (``Call``).
+
+    ``fail`` leaves ``pending`` when a call cannot run (unknown tool, invalid arguments, aborted
+    while queued) and ``executing`` when the tool raised, timed out or was aborted. Final
+    states absorb late events: a completion after a timeout is ignored.
+    """
+
+    catch_errors_as_events = False
+
+    pending = State(initial=True)
+    executing = State()
+    success = State(final=True)
+    error = State(final=True)
+
+    start = pending.to(executing)
+    succeed = executing.to(success)
+    fail = pending.to(error) | executing.to(error)
+
+    def on_succeed(self, result: Any) -> None:
+        """Keep the tool's result on the call."""
+        self.model.result = result
+
+    def on_fail(self, error: ToolError) -> None:
+        """Keep the structured error on the call."""
+        self.model.error = error
+
+
+EXECUTION = compile_chart(ExecutionChart)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _exception_type(exc: BaseException) -> str:
+    kind = type(exc)
+    module = kind.__module__
+    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolError:
+    """How a call ended in ``error``: a value, not an exception.
+
+    ``kind`` says whose fault it was: ``"unknown_tool"`` and ``"invalid_arguments"`` (the model
+    asked for something the registry cannot run; the tool was never called), ``"tool_raised"``,
+    ``"timeout"``, ``"aborted"``. ``message`` is one readable sentence; ``details`` holds the
+    facts as JSON-friendly values (``tool_name`` always, then ``available``, ``errors`` (pydantic's
+    ``loc``/``msg``/``type``), ``exception_type``/``exception_message``, ``timeout`` or
+    ``reason``). ``exception`` is the exception a tool raised, for logging (not compared).
+    """
+
+    kind: ToolErrorKind
+    message: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape: ``{"kind", "message", "details"}`` with camelCase detail keys."""
+        details = {_camel(key): value for key, value in self.details.items()}
+        return {"kind": self.kind, "message": self.message, "details": details}
+
+    @classmethod
+    def unknown_tool(cls, tool_name: str, available: Iterable[str]) -> ToolError:
+        """No tool of that name is registered."""
+        names = sorted(available)
+        listed = ", ".join(repr(name) for name in names) or "none"
+        return cls(
+            "unknown_tool",
+            f"no tool named {tool_name!r} is registered (available: {listed})",
+            {"tool_name": tool_name, "available": names},
+        )
+
+    @classmethod
+    def invalid_arguments(cls, tool_name: str, errors: list[dict[str, Any]]) -> ToolError:
+        """The arguments do not fit the tool's declared parameters."""
+        parts = [
+            f"{'.'.join(str(part) for part in error['loc']) or '(arguments)'}: {error['msg']}"
+            for error in errors
+        ]
+        return cls(
+            "invalid_arguments",
+            f"invalid arguments for tool {tool_name!r}: " + "; ".join(parts),
+            {"tool_name": tool_name, "errors": errors},
+        )
+
+    @classmethod
+    def tool_raised(cls, tool_name: str, exc: BaseException) -> ToolError:
+        """The tool raised ``exc``."""
+        kind, text = _exception_type(exc), str(exc)
+        return cls(
+            "tool_raised",
+            f"tool {tool_name!r} raised {kind}" + (f": {text}" if text else ""),
+            {"tool_name": tool_name, "exception_type": kind, "exception_message": text},
+            exc,
+        )
+
+    @classmethod
+    def timeout(cls, tool_name: str, seconds: float) -> ToolError:
+        """The tool ran longer than its timeout."""
+        return cls(
+            "timeout",
+            f"tool {tool_name!r} timed out after {seconds:g} s",
+            {"tool_name": tool_name, "timeout": seconds},
+        )
+
+    @classmethod
+    def aborted(cls, tool_name: str, reason: str | None) -> ToolError:
+        """The call was aborted before it finished."""
+        because = f": {reason}" if reason else ""
+        return cls(
+            "aborted",
+            f"tool {tool_name!r} was aborted{because}",
+            {"tool_name": tool_name, "reason": reason},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallState:
+    """An immutable snapshot of one call, as ``calls``, ``get_call`` and ``wait`` return it.
+
+    ``args`` is a read-only view of the arguments as registered. ``result`` is set only in
+    ``success`` (``None`` may be a real result), ``error`` only in ``error``.
+    """
+
+    tool_call_id: str
+    tool_name: str
+    args: Mapping[str, Any]
+    status: ExecutionStatus
+    result: Any = None
+    error: ToolError | None = None
+
+    @property
+    def settled(self) -> bool:
+        """Whether the call reached ``success`` or ``error``."""
+        return self.status == "success" or self.status == "error"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed's shape with camelCase keys; ``result``/``error`` only when set."""
+        data: dict[str, Any] = {
+            "toolCallId": self.tool_call_id,
+            "toolName": self.tool_name,
+            "args": dict(self.args),
+            "status": self.status,
+        }
+        if self.status == "success":
+            data["result"] = self.result
+        elif self.error is not None:
+            data["error"] = self.error.to_dict()
+        return data
+
+
+class Call:
+    """The record of one call: the chart instance's model, plus what the shell attaches
+    (its task, timer, abort signal and waiters). Private to the executor."""
+
+    __slots__ = (
+        "args",
+        "bound",
+        "dropped",
+        "error",
+        "handle",
+        "instance",
+        "result",
+        "seq",
+        "signal",
+        "snapshot",
+        "timer",
+        "tool",
+        "tool_call_id",
+        "tool_name",
+        "waiters",
+    )
+
+    instance: Instance
+    handle: asyncio.Task[None] | None
+    timer: asyncio.TimerHandle | None
+    signal: AbortSignal | None
+    waiters: list[asyncio.Future[ToolCallState]] | None
+
+    def __init__(self, tool_call_id: str, tool_name: str, args: dict[str, Any], seq: int) -> None:
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+        self.args = args
+        self.seq = seq
+        self.tool: PreparedTool | None = None
+        self.bound: Any = None
+        self.result: Any = None
+        self.error: ToolError | None = None
+        self.dropped = False
+        self.snapshot: ToolCallState | None = None
+        self.handle = self.timer = self.signal = self.waiters = None
+
+    @property
+    def status(self) -> ExecutionStatus:
+        """The chart instance's state."""
+        status: ExecutionStatus = self.instance.state.id  # type: ignore[assignment]
+        return status
+
+    @property
+    def settled(self) -> bool:
+        """Whether the chart reached a final state."""
+        return self.instance.is_terminated
+
+    def state(self) -> ToolCallState:
+        """The current snapshot (built once per change of state)."""
+        snapshot = self.snapshot
+        if snapshot is None:
+            status = self.status
+            snapshot = self.snapshot = ToolCallState(
+                self.tool_call_id,
+                self.tool_name,
+                MappingProxyType(self.args),
+                status,
+                self.result if status == "success" else None,
+                self.error,
+            )
+        return snapshot
+
+    def __repr__(self) -> str:
+        return f"<Call {self.tool_call_id!r} {self.tool_name!r} {self.status}>"
+
+
+EffectKind = Literal["stop", "run", "settle", "drop"]
+
+
+#: What the shell must do, as ``(kind, call, reason)``: ``stop`` a call's running tool (abort
+#: its signal with ``reason``, cancel its task), ``run`` its tool, report that it ``settle``-d,
+#: or ``drop`` it (aborted by reset or close: stop its tool, fail its waiters with ``reason``,
+#: never report it settled). A plain tuple: one is made per call on the hot path.
+Effect = tuple[EffectKind, Call, str | None]
+Effects = list[Effect]
+
+
+class CallBook:
+    """The calls an executor tracks, and every rule about them, without any I/O.
+
+    Operations return effects in the order to carry them out: stops, then runs, then the
+    settled call. A call settles at most once; after ``clear`` or ``drop_in_flight`` its record
+    is ``dropped`` and every later report about it is ignored.
+    """
+
+    def __init__(
+        self, tools: Mapping[str, PreparedTool], max_history: int, max_concurrency: int | None
+    ) -> None:
+        self.tools = tools
+        self.max_history = max_history
+        self.max_concurrency = max_concurrency
+        self.calls: dict[str, Call] = {}
+        self.in_flight = 0
+        self.executing = 0
+        self._seq = 0
+        self._settled: list[tuple[int, str]] = []  # heap of (arrival, id) of tracked settled calls
+        self._queue: deque[Call] = deque()  # calls waiting for a concurrency slot
+
+    def admit(self, tool_call_id: str, tool_name: str, args: Mapping[str, Any]) -> Effects | None:
+        """Track a new call and decide its fate; ``None`` if the id is already tracked.
+
+        An unknown tool or invalid arguments settle it in ``error`` at once; otherwise it
+        starts, or waits in ``pending`` when every concurrency slot is taken.
+        """
+        if tool_call_id in self.calls:
+            return None
+        tool = self.tools.get(tool_name)
+        problem: ToolError | None = None
+        bound: Any = None
+        if tool is None:
+            problem = ToolError.unknown_tool(tool_name, self.tools)
+        else:
+            try:
+                bound = tool.validate(args)
+            except ArgumentsInvalid as exc:
+                problem = ToolError.invalid_arguments(tool_name, exc.errors)
+        self._seq += 1
+        call = Call(tool_call_id, tool_name, dict(args), self._seq)
+        call.instance = EXECUTION.create(call)
+        self.calls[tool_call_id] = call
+        self.in_flight += 1
+        if problem is not None:
+            effects = self._finish(call, "fail", problem)
+        elif self.max_concurrency is not None and self.executing >= self.max_concurrency:
+            call.tool, call.bound = tool, bound
+            self._queue.append(call)
+            effects = []
+        else:
+            call.tool, call.bound = tool, bound
+            effects = [self._start(call)]
+        if len(self.calls) > self.max_history:
+            self._evict()
+        return effects
+
+    def succeed(self, call: Call, result: Any) -> Effects:
+        """The tool returned ``result``; ignored if the call was dropped or already settled."""
+        return self._finish(call, "succeed", result)
+
+    def fail(self, call: Call, error: ToolError) -> Effects:
+        """The tool failed; ignored if the call was dropped or already settled."""
+        return self._finish(call, "fail", error)
+
+    def time_out(self, call: Call) -> Effects:
+        """The call's timeout expired: stop the tool and settle the call in ``error``."""
+        if call.dropped or call.tool is None or call.tool.timeout is None:
+            return []
+        error = ToolError.timeout(call.tool_name, call.tool.timeout)
+        return self._finish(call, "fail", error, True, "timeout")
+
+    def abort(self, tool_call_id: str, reason: str | None) -> Effects | None:
+        """Abort one in-flight call: it settles in ``error`` (kind ``aborted``). ``None`` when
+        no in-flight call has that id."""
+        call = self.calls.get(tool_call_id)
+        if call is None or call.settled:
+            return None
+        return self._finish(call, "fail", ToolError.aborted(call.tool_name, reason), True, reason)
+
+    def clear(self, reason: str) -> Effects:
+        """Forget every call; in-flight ones are dropped (never settled)."""
+        effects = self.drop_in_flight(reason)
+        for call in self.calls.values():
+            call.dropped = True
+        self.calls.clear()
+        self._settled.clear()
+        return effects
+
+    def drop_in_flight(self, reason: str) -> Effects:
+        """Drop every in-flight call (never settled); settled calls stay tracked."""
+        dropped = [call for call in self.calls.values() if not call.settled]
+        for call in dropped:
+            call.dropped = True
+            del self.calls[call.tool_call_id]
+        self._queue.clear()
+        self.in_flight = self.executing = 0
+        return [("drop", call, reason) for call in dropped]
+
+    # -- rules -------------------------------------------------------------------------------
+
+    def _start(self, call: Call) -> Effect:
+        """Move a call to ``executing``; the shell runs its tool."""
+        call.instance.send("start")
+        call.snapshot = None
+        self.executing += 1
+        return ("run", call, None)
+
+    def _finish(
+        self, call: Call, event: str, value: Any, stop: bool = False, reason: str | None = None
+    ) -> Effects:
+        """Send the ending event; when the chart took it, settle the call, free its slot and
+        (``stop``: the end came from outside the tool) have the shell stop the tool."""
+        if call.dropped:
+            return []
+        if event == "succeed":
+            outcome = call.instance.send(event, result=value)
+        else:
+            outcome = call.instance.send(event, error=value)
+        if not outcome.applied:
+            return []
+        call.snapshot = None
+        self.in_flight -= 1
+        heapq.heappush(self._settled, (call.seq, call.tool_call_id))
+        effects: Effects = []
+        if outcome.source.id == "executing":
+            self.executing -= 1
+            if stop:
+                effects.append(("stop", call, reason))
+            self._start_queued(effects)
+        effects.append(("settle", call, None))
+        if len(self.calls) > self.max_history:
+            self._evict()
+        return effects
+
+    def _start_queued(self, effects: Effects) -> None:
+        limit = self.max_concurrency
+        queue = self._queue
+        while queue and (limit is None or self.executing < limit):
+            call = queue.popleft()
+            if not call.dropped and not call.settled:
+                effects.append(self._start(call))
+
+    def _evict(self) -> None:
+        calls, settled = self.calls, self._settled
+        while len(calls) > self.max_history and settled:
+            del calls[heapq.heappop(settled)[1]]

@@ -1,0 +1,418 @@
+"""The tool executor: runs ready tool calls and tracks them (seed 001, an asyncio component).
+
+The bookkeeping lives in ``CallBook`` (sans-I/O, see ``_execution``); this module is the shell
+that carries out its effects: it starts tasks and worker threads, arms timeouts, aborts
+signals, wakes waiters and calls ``on_call_settled``. A tool's outcome goes back to the book as
+an event for the call's chart; the shell never sets a status.
+
+Errors::
+
+    ToolCallsError
+    ├── InvalidToolCall (ValueError)   register_call() got a malformed chunk; nothing changed
+    ├── InvalidTool (TypeError)        ToolExecutor() got a tool it cannot call
+    ├── ExecutorClosed (RuntimeError)  register_call() after aclose()
+    └── ToolAborted                    AbortSignal.raise_if_aborted(); wait() for a call
+                                       dropped by reset() or aclose()
+    KeyError                           wait() for an id that is not tracked
+
+How a call failed is not an exception but data: ``ToolCallState.error`` is a ``ToolError``
+whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``timeout`` or
+``aborted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._errors import ToolCallsError
+from ._execution import Call, CallBook, Effects, ToolCallState, ToolError
+from ._tools import AbortSignal, Tool, ToolAborted, ToolFunction, prepare_tool
+
+logger = logging.getLogger("toolcalls")
+
+SettledCallback = Callable[[ToolCallState], object]
+#: How many failures of ``on_call_settled`` an executor remembers (the oldest are forgotten).
+CALLBACK_ERRORS_KEPT = 100
+_MISSING: Any = object()
+
+
+class InvalidToolCall(ToolCallsError, ValueError):
+    """A chunk ``register_call`` cannot read; ``field`` and ``reason`` say what is wrong."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"invalid tool call chunk: {field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class ExecutorClosed(ToolCallsError, RuntimeError):
+    """``register_call`` after ``aclose()``: a closed executor runs nothing."""
+
+
+class ToolCallReadyChunk(BaseModel):
+    """The AI SDK's "tool call ready" chunk: ``{"toolCallId", "toolName", "args"}``."""
+
+    model_config = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True)
+
+    tool_call_id: str = Field(alias="toolCallId", min_length=1)
+    tool_name: str = Field(alias="toolName", min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CallbackFailure:
+    """``on_call_settled`` raised ``exception`` when told that ``call`` settled."""
+
+    call: ToolCallState
+    exception: BaseException
+
+
+class ToolExecutor:
+    """Runs tool calls as their arguments become ready and tracks each one's lifecycle.
+
+    ``tools`` maps names to implementations (``(args, signal) -> result | awaitable``, or
+    ``Tool(fn, timeout=...)``; see ``toolcalls._tools`` for how parameters are read).
+    ``on_call_settled(state)`` runs exactly once per call that reaches ``success`` or
+    ``error``, synchronously at that moment (inside ``register_call`` for a call that cannot
+    run); an awaitable it returns is run as a task. ``max_history`` bounds the calls kept:
+    the oldest settled ones are evicted first, never an in-flight one. ``max_concurrency``
+    bounds the tools executing at once; later calls wait in ``pending``, in arrival order.
+
+    Use it on one event loop, from that loop's thread, as ``async with`` (``aclose()`` on
+    exit aborts in-flight calls, the counterpart of the seed's unmount).
+    """
+
+    def __init__(
+        self,
+        tools: Mapping[str, ToolFunction | Tool],
+        *,
+        on_call_settled: SettledCallback | None = None,
+        max_history: int = 50,
+        max_concurrency: int | None = None,
+    ) -> None:
+        if isinstance(max_history, bool) or not isinstance(max_history, int) or max_history < 0:
+            raise ValueError(f"max_history must be an int >= 0, not {max_history!r}")
+        if max_concurrency is not None and (
+            isinstance(max_concurrency, bool)
+            or not isinstance(max_concurrency, int)
+            or max_concurrency < 1
+        ):
+            raise ValueError(
+                f"max_concurrency must be None or an int >= 1, not {max_concurrency!r}"
+            )
+        prepared = {name: prepare_tool(name, spec) for name, spec in tools.items()}
+        self._book = CallBook(prepared, max_history, max_concurrency)
+        self._on_call_settled = on_call_settled
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+        self._draining: set[asyncio.Task[Any]] = set()  # stopped tools and callback tasks
+        self._idle: list[asyncio.Future[None]] = []
+        self._callback_errors: deque[CallbackFailure] = deque(maxlen=CALLBACK_ERRORS_KEPT)
+
+    # -- the seed's API ----------------------------------------------------------------------
+
+    def register_call(self, chunk: Mapping[str, Any] | ToolCallReadyChunk | Any) -> bool:
+        """Register a ready call; return whether it is new (re-delivery of a tracked id is a
+        no-op returning ``False``; an id evicted or reset since is a new call).
+
+        Accepts a mapping with ``toolCallId``/``toolName``/``args`` (or snake_case keys), a
+        ``ToolCallReadyChunk``, or any object with ``tool_call_id``, ``tool_name``, ``args``
+        attributes. Raises ``InvalidToolCall`` for a malformed chunk and ``ExecutorClosed``
+        after ``aclose()``; either way nothing changes.
+        """
+        tool_call_id, tool_name, args = _read_chunk(chunk)
+        if self._closed:
+            raise ExecutorClosed(f"cannot register call {tool_call_id!r}: the executor is closed")
+        effects = self._book.admit(tool_call_id, tool_name, args)
+        if effects is None:
+            return False
+        if effects:
+            self._apply(effects)
+        return True
+
+    @property
+    def calls(self) -> list[ToolCallState]:
+        """Snapshots of every tracked call, in arrival order."""
+        return [call.state() for call in self._book.calls.values()]
+
+    def get_call(self, tool_call_id: str) -> ToolCallState | None:
+        """The snapshot of one tracked call, or ``None``."""
+        call = self._book.calls.get(tool_call_id)
+        return None if call is None else call.state()
+
+    def reset(self) -> None:
+        """Abort every in-flight call and forget every call. Aborted calls never settle:
+        ``on_call_settled`` is not called for them, their waiters get ``ToolAborted("reset")``
+        and a late result of their tools is dropped."""
+        self._apply(self._book.clear("reset"))
+
+    async def wait(self, tool_call_id: str) -> ToolCallState:
+        """The call's snapshot once it settled. Raises ``KeyError`` if the id is not tracked
+        and ``ToolAborted`` if the call is dropped by ``reset()``/``aclose()`` meanwhile."""
+        call = self._book.calls.get(tool_call_id)
+        if call is None:
+            raise KeyError(tool_call_id)
+        if call.settled:
+            return call.state()
+        waiter: asyncio.Future[ToolCallState] = asyncio.get_running_loop().create_future()
+        if call.waiters is None:
+            call.waiters = []
+        call.waiters.append(waiter)
+        return await waiter
+
+    # -- beyond the seed ---------------------------------------------------------------------
+
+    def abort(self, tool_call_id: str, reason: str | None = "aborted") -> bool:
+        """End one in-flight call in ``error`` (kind ``aborted``), stopping its tool; unlike
+        ``reset`` it settles, so ``on_call_settled`` runs. Return whether a call was aborted."""
+        effects = self._book.abort(tool_call_id, reason)
+        if effects is None:
+            return False
+        self._apply(effects)
+        return True
+
+    async def join(self) -> None:
+        """Wait until no call is in flight (returns at once if none is)."""
+        while self._book.in_flight:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._idle.append(waiter)
+            await waiter
+
+    @property
+    def in_flight(self) -> int:
+        """How many tracked calls are ``pending`` or ``executing``."""
+        return self._book.in_flight
+
+    @property
+    def callback_errors(self) -> tuple[CallbackFailure, ...]:
+        """The recent failures of ``on_call_settled`` (each is also logged on "toolcalls")."""
+        return tuple(self._callback_errors)
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``aclose()`` was called."""
+        return self._closed
+
+    async def aclose(self) -> None:
+        """Abort in-flight calls (dropped as by ``reset``; settled calls stay readable), then
+        wait for cancelled ``async def`` tools and pending callback tasks to finish. Worker
+        threads cannot be interrupted: their signal is aborted and their result dropped."""
+        if not self._closed:
+            self._closed = True
+            self._apply(self._book.drop_in_flight("closed"))
+        while self._draining:
+            await asyncio.gather(*self._draining, return_exceptions=True)
+
+    async def __aenter__(self) -> Self:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        book = self._book
+        return (
+            f"<ToolExecutor tools={sorted(book.tools)} calls={len(book.calls)} "
+            f"in_flight={book.in_flight}{' closed' if self._closed else ''}>"
+        )
+
+    def _bind_loop(self) -> asyncio.AbstractEventLoop:
+        """The loop this executor runs on: the running one, the first time it is needed."""
+        loop = self._loop = asyncio.get_running_loop()
+        return loop
+
+    # -- effects -----------------------------------------------------------------------------
+
+    def _apply(self, effects: Effects) -> None:
+        for kind, call, reason in effects:
+            if kind == "run":
+                self._run(call)
+            elif kind == "settle":
+                self._settle(call)
+            elif kind == "stop":
+                self._stop(call, reason)
+            else:
+                self._drop(call, reason)
+        if not self._book.in_flight and self._idle:
+            self._wake_idle()
+
+    def _run(self, call: Call) -> None:
+        tool = call.tool
+        assert tool is not None
+        loop = self._loop or self._bind_loop()
+        signal = call.signal = AbortSignal()
+        call.handle = loop.create_task(self._execute(call, signal))
+        if tool.timeout is not None:
+            call.timer = loop.call_later(tool.timeout, self._time_out, call)
+
+    async def _execute(self, call: Call, signal: AbortSignal) -> None:
+        """Run the tool and report how it ended to the book, as an event for its chart."""
+        tool = call.tool
+        assert tool is not None
+        try:
+            if tool.is_async:
+                result = await tool.invoke(call.bound, signal)
+            else:
+                loop = self._loop or self._bind_loop()
+                run = contextvars.copy_context().run
+                result = await loop.run_in_executor(None, run, tool.invoke, call.bound, signal)
+                if inspect.isawaitable(result):
+                    result = await result
+        except asyncio.CancelledError:
+            if not signal.aborted:  # cancelled by someone else: the call must still settle
+                self._apply(self._book.fail(call, ToolError.aborted(tool.name, "cancelled")))
+            raise
+        except ToolAborted as exc:
+            self._apply(self._book.fail(call, ToolError.aborted(tool.name, exc.reason)))
+        except BaseException as exc:
+            self._apply(self._book.fail(call, ToolError.tool_raised(tool.name, exc)))
+            if not isinstance(exc, Exception):
+                raise
+        else:
+            self._apply(self._book.succeed(call, result))
+
+    def _time_out(self, call: Call) -> None:
+        call.timer = None
+        self._apply(self._book.time_out(call))
+
+    def _stop(self, call: Call, reason: str | None) -> None:
+        """Abandon a call's running tool: abort its signal, cancel its task."""
+        if call.timer is not None:
+            call.timer.cancel()
+            call.timer = None
+        if call.signal is not None:
+            call.signal.abort(reason)
+        task = call.handle
+        if task is not None:
+            call.handle = None
+            if not task.done():
+                task.cancel()
+                self._draining.add(task)
+                task.add_done_callback(self._draining.discard)
+
+    def _settle(self, call: Call) -> None:
+        if call.timer is not None:
+            call.timer.cancel()
+            call.timer = None
+        call.handle = None
+        waiters = call.waiters
+        if waiters is not None:
+            call.waiters = None
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(call.state())
+        if self._on_call_settled is not None:
+            self._notify(call.state())
+
+    def _drop(self, call: Call, reason: str | None) -> None:
+        self._stop(call, reason)
+        waiters, call.waiters = call.waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_exception(ToolAborted(reason))
+
+    def _wake_idle(self) -> None:
+        idle, self._idle = self._idle, []
+        for waiter in idle:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    # -- on_call_settled ---------------------------------------------------------------------
+
+    def _notify(self, state: ToolCallState) -> None:
+        callback = self._on_call_settled
+        assert callback is not None
+        try:
+            outcome = callback(state)
+        except Exception as exc:
+            self._callback_failed(state, exc)
+            return
+        if inspect.isawaitable(outcome):
+            loop = self._loop or self._bind_loop()
+            task = loop.create_task(_await(outcome))
+            self._draining.add(task)
+            task.add_done_callback(lambda done: self._callback_done(state, done))
+
+    def _callback_done(self, state: ToolCallState, task: asyncio.Task[Any]) -> None:
+        self._draining.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exception = task.exception()
+            assert exception is not None
+            self._callback_failed(state, exception)
+
+    def _callback_failed(self, state: ToolCallState, exc: BaseException) -> None:
+        logger.error(
+            "on_call_settled raised for tool call %r (%s)",
+            state.tool_call_id,
+            state.status,
+            exc_info=exc,
+        )
+        self._callback_errors.append(CallbackFailure(state, exc))
+
+
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def _read_chunk(chunk: Any) -> tuple[str, str, Mapping[str, Any]]:
+    """``(tool_call_id, tool_name, args)`` of a ready chunk; raises ``InvalidToolCall``."""
+    if type(chunk) is dict:  # the usual case, checked without the generic path's cost
+        tool_call_id, tool_name = chunk.get("toolCallId"), chunk.get("toolName")
+        args = chunk.get("args", _MISSING)
+        if (
+            type(tool_call_id) is str
+            and tool_call_id
+            and type(tool_name) is str
+            and tool_name
+            and type(args) is dict
+        ):
+            return tool_call_id, tool_name, args
+    if isinstance(chunk, Mapping):
+        tool_call_id = _key(chunk, "toolCallId", "tool_call_id")
+        tool_name = _key(chunk, "toolName", "tool_name")
+        args = chunk.get("args", _MISSING)
+    elif hasattr(chunk, "tool_call_id") and hasattr(chunk, "tool_name"):
+        tool_call_id, tool_name = chunk.tool_call_id, chunk.tool_name
+        args = getattr(chunk, "args", _MISSING)
+    else:
+        raise InvalidToolCall(
+            "chunk", f"expected a mapping or a ToolCallReadyChunk, got {type(chunk).__name__}"
+        )
+    _require_name("toolCallId", tool_call_id)
+    _require_name("toolName", tool_name)
+    if args is _MISSING:
+        return tool_call_id, tool_name, {}
+    if not isinstance(args, Mapping):
+        raise InvalidToolCall("args", f"must be a mapping, got {type(args).__name__}")
+    return tool_call_id, tool_name, args
+
+
+def _key(chunk: Mapping[str, Any], camel: str, snake: str) -> Any:
+    value = chunk.get(camel, _MISSING)
+    return chunk.get(snake, _MISSING) if value is _MISSING else value
+
+
+def _require_name(field: str, value: Any) -> None:
+    if value is _MISSING:
+        raise InvalidToolCall(field, "missing")
+    if not isinstance(value, str):
+        raise InvalidToolCall(field, f"must be a string, got {type(value).__name__}")
+    if not value:
+        raise InvalidToolCall(field, "must not be empty")
