@@ -20,6 +20,7 @@ from ._executor import (
     ToolExecutor,
 )
 from ._record import UNSET
+from ._session import SessionClosed, ToolCallSession
 from ._tools import AbortSignal, InvalidTool, Tool, ToolAborted
 from ._tracker import Outcome, ToolCall, ToolCallTracker, tool_call_streaming_state_machine
 
@@ -34,12 +35,14 @@ __all__ = [
     "InvalidTool",
     "InvalidToolCall",
     "Outcome",
+    "SessionClosed",
     "SnapshotError",
     "Tool",
     "ToolAborted",
     "ToolCall",
     "ToolCallChart",
     "ToolCallReadyChunk",
+    "ToolCallSession",
     "ToolCallState",
     "ToolCallTracker",
     "ToolCallsError",
