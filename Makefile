@@ -31,6 +31,7 @@ check: $(VENV)/.dev
 bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_tracker.py
+	$(BIN)/python benchmarks/bench_executor.py
 
 diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams

@@ -23,6 +23,17 @@ from pydantic.alias_generators import to_camel
 
 from ._errors import InvalidEvent
 
+__all__ = [
+    "DeltaEvent",
+    "ErrorEvent",
+    "EventType",
+    "ReadyEvent",
+    "ResultEvent",
+    "StartEvent",
+    "ToolCallEvent",
+    "parse_event",
+]
+
 EventType = Literal["start", "delta", "ready", "result", "error"]
 EVENT_TYPES: tuple[EventType, ...] = ("start", "delta", "ready", "result", "error")
 

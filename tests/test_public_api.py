@@ -1,0 +1,116 @@
+"""The public API is small and explicit: these names, and nothing else, are exported."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+EXPORTS = {
+    "statecharts": {
+        "CallbackDef",
+        "Chart",
+        "ChartCoverage",
+        "ChartDef",
+        "Coverage",
+        "CoverageError",
+        "Emphasis",
+        "EventData",
+        "EventDef",
+        "Flags",
+        "GraphvizNotFound",
+        "Group",
+        "Instance",
+        "Mark",
+        "Outcome",
+        "Overlay",
+        "RefKind",
+        "StateDef",
+        "TraceError",
+        "TraceStep",
+        "TransitionDef",
+        "UnsupportedChart",
+        "compile_chart",
+        "coverage_overlay",
+        "read_trace",
+        "render",
+        "run_order",
+        "to_dot",
+        "to_mermaid",
+        "trace_overlay",
+    },
+    "toolcalls": {
+        "AbortSignal",
+        "CallbackFailure",
+        "ExecutionChart",
+        "ExecutionStatus",
+        "ExecutorClosed",
+        "InvalidEvent",
+        "InvalidTool",
+        "InvalidToolCall",
+        "Outcome",
+        "SessionClosed",
+        "SnapshotError",
+        "Tool",
+        "ToolAborted",
+        "ToolCall",
+        "ToolCallChart",
+        "ToolCallReadyChunk",
+        "ToolCallSession",
+        "ToolCallState",
+        "ToolCallTracker",
+        "ToolCallsError",
+        "ToolError",
+        "ToolErrorKind",
+        "ToolExecutor",
+        "UNSET",
+        "tool_call_streaming_state_machine",
+    },
+    "toolcalls.events": {
+        "DeltaEvent",
+        "ErrorEvent",
+        "EventType",
+        "ReadyEvent",
+        "ResultEvent",
+        "StartEvent",
+        "ToolCallEvent",
+        "parse_event",
+    },
+}
+
+
+@pytest.mark.parametrize("module_name", sorted(EXPORTS))
+def test_exported_names_are_exactly_the_public_api(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    exported = set(getattr(module, "__all__", ()))
+    assert exported == EXPORTS[module_name]
+    for name in exported:
+        assert getattr(module, name) is not None
+
+
+def test_statecharts_never_imports_toolcalls() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import statecharts, statecharts.testing, statecharts.__main__, sys; "
+        "print('toolcalls' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "False"
+
+
+def test_error_types_say_whose_fault_it_was() -> None:
+    from statemachine.exceptions import InvalidDefinition
+
+    import statecharts
+    import toolcalls
+
+    assert issubclass(statecharts.UnsupportedChart, InvalidDefinition)
+    for error in (toolcalls.InvalidEvent, toolcalls.SnapshotError, toolcalls.InvalidToolCall):
+        assert issubclass(error, toolcalls.ToolCallsError)
+        assert issubclass(error, ValueError)
+    assert issubclass(toolcalls.SessionClosed, RuntimeError)
+    assert issubclass(toolcalls.ExecutorClosed, RuntimeError)
