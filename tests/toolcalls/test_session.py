@@ -11,22 +11,12 @@ import pytest
 from toolcalls import AbortSignal, InvalidEvent, SessionClosed, ToolCallSession, ToolCallState
 
 from .executor_support import Gates, run_async, settle
-
-
-def start(call_id: str, name: str = "gate") -> dict[str, Any]:
-    return {"type": "start", "id": call_id, "name": name}
-
-
-def args(call_id: str, text: str) -> dict[str, Any]:
-    return {"type": "delta", "id": call_id, "argsTextDelta": text}
-
-
-def ready(call_id: str) -> dict[str, Any]:
-    return {"type": "ready", "id": call_id}
+from .test_tracker import delta, ready, start
 
 
 def stream_call(call_id: str, text: str, name: str = "gate") -> list[dict[str, Any]]:
-    return [start(call_id, name), args(call_id, text), ready(call_id)]
+    """A whole call as the stream sends it: start, its arguments in one delta, ready."""
+    return [start(call_id, name), delta(call_id, text), ready(call_id)]
 
 
 async def drain(session: ToolCallSession) -> list[ToolCallState]:
@@ -197,10 +187,10 @@ async def test_run_reads_an_async_stream_and_yields_each_settled_call() -> None:
         for event in [
             start("a", "search"),
             start("b", "search"),
-            args("a", '{"query": '),
-            args("b", '{"query": "dogs"}'),
+            delta("a", '{"query": '),
+            delta("b", '{"query": "dogs"}'),
             ready("b"),
-            args("a", '"cats"}'),
+            delta("a", '"cats"}'),
             ready("a"),
         ]:
             await asyncio.sleep(0)
