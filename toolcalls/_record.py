@@ -9,6 +9,7 @@ N bytes costs time linear in N.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Final
 
@@ -86,41 +87,80 @@ class _ConstantError(ValueError):
     """``NaN``, ``Infinity`` or ``-Infinity``, which JSON.parse rejects and Python accepts."""
 
 
+#: How deeply arguments may nest. JSON.parse allows more, but a deeper value could not be
+#: copied into snapshots (Python recurses per level), so it is a parse failure here.
+MAX_DEPTH = 256
+
+
+class _Rejected(ValueError):
+    """A token JSON.parse would turn into something this tracker cannot keep."""
+
+    def __init__(self, token: str, message: str) -> None:
+        super().__init__(message)
+        self.token = token
+
+
 def _reject_constant(name: str) -> Any:
-    raise _ConstantError(name)
+    raise _Rejected(name, f"{name} is not a JSON value")
 
 
-_CONSTANT_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN')
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Rejected(text, f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
+    return value
 
 
-def _constant_position(text: str, name: str) -> int:
-    """Where the first ``name`` token outside a string literal starts."""
-    for match in _CONSTANT_OR_STRING.finditer(text):
-        if match.group() == name:
+def _parse_int(text: str) -> int | float:
+    """Integers beyond Python's digit limit are read as JSON.parse reads them, as a float."""
+    return _parse_float(text) if len(text) > 4000 else int(text)
+
+
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _token_position(text: str, token: str) -> int:
+    """Where ``token`` first appears outside a string literal (0 if it cannot be found)."""
+    pattern = re.compile(r'"(?:[^"\\]|\\.)*"|' + re.escape(token))
+    for match in pattern.finditer(text):
+        if match.group() == token:
             return match.start()
     return 0
 
 
-def _parse_int(text: str) -> int | float:
-    """Integers beyond Python's digit limit parse as JSON.parse parses them: as a float."""
-    return float(text) if len(text) > 4000 else int(text)
+def _too_deep_at(text: str) -> int | None:
+    """Where the nesting first exceeds ``MAX_DEPTH``, or ``None``; cheap for ordinary text."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(text):
+        bracket = match.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        elif bracket in "]}":
+            depth -= 1
+    return None
 
 
 def parse_json(text: str) -> Any:
     """Parse ``text`` with ``JSON.parse`` semantics (RFC 8259): ``NaN``, ``Infinity`` and the
-    empty string fail, surrounding whitespace is fine. Raises ``ValueError`` on failure."""
+    empty string fail, surrounding whitespace is fine. Two limits of this tracker fail too:
+    nesting deeper than ``MAX_DEPTH`` and numbers too large for a float (JSON.parse would give
+    Infinity, which JSON cannot write back). Raises ``ValueError`` (usually
+    ``json.JSONDecodeError``, with the position) on failure."""
+    too_deep = _too_deep_at(text)
+    if too_deep is not None:
+        raise json.JSONDecodeError(
+            f"arguments nest deeper than {MAX_DEPTH} levels", text, too_deep
+        )
     try:
-        try:
-            return json.loads(text, parse_constant=_reject_constant)
-        except (json.JSONDecodeError, _ConstantError):
-            raise
-        except ValueError:
-            # An integer past Python's digit limit: JSON.parse reads it as a float.
-            return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
-    except _ConstantError as error:
-        name = str(error)
-        message = f"{name} is not a JSON value"
-        raise json.JSONDecodeError(message, text, _constant_position(text, name)) from None
+        return json.loads(
+            text, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int
+        )
+    except _Rejected as error:
+        raise json.JSONDecodeError(str(error), text, _token_position(text, error.token)) from None
     except RecursionError:
         raise ValueError("arguments nest too deeply to parse") from None
 

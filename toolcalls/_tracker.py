@@ -176,17 +176,23 @@ class ToolCallTracker:
         if type(event) is not dict:
             event = _as_mapping(event)
         kind = event.get("type")
-        if type(kind) is not str or kind not in _HANDLERS:
-            raise InvalidEvent("type", unknown_type_reason(kind))
+        if type(kind) is not str:
+            kind = _plain_str(kind)
+        if kind not in _HANDLERS:
+            raise InvalidEvent("type", unknown_type_reason(event.get("type")))
         call_id = event.get("id")
-        if type(call_id) is not str or not call_id:
-            raise InvalidEvent("id", _id_reason(call_id))
+        if type(call_id) is not str:
+            call_id = _plain_str(call_id)
+        if not call_id:
+            raise InvalidEvent("id", _id_reason(event.get("id")))
         return _HANDLERS[kind](self, call_id, event)
 
     def _start(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
         name = event.get("name")
-        if type(name) is not str or not name:
-            raise InvalidEvent("name", _string_reason(name, "the tool's name"))
+        if type(name) is not str:
+            name = _plain_str(name)
+        if not name:
+            raise InvalidEvent("name", _string_reason(event.get("name"), "the tool's name"))
         calls = self._calls
         existing = calls.get(call_id)
         if existing is not None:
@@ -202,7 +208,9 @@ class ToolCallTracker:
         if text is _MISSING:
             text = event.get("args_text_delta", _MISSING)
         if type(text) is not str:
-            raise InvalidEvent("argsTextDelta", _string_reason(text, "a text fragment", True))
+            given, text = text, _plain_str(text)
+            if text is None:
+                raise InvalidEvent("argsTextDelta", _string_reason(given, "a text fragment", True))
         instance = self._calls.get(call_id)
         if instance is None:
             return _OUTCOMES["delta", False, None]
@@ -277,15 +285,20 @@ class ToolCallTracker:
     # -- checkpoints -------------------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
-        """A versioned, JSON-serialisable picture of every tracked call (see ``restore``)."""
+        """A versioned, JSON-serialisable picture of every tracked call (see ``restore``).
+
+        Raises ``SnapshotError`` naming the call and field whose value JSON cannot hold.
+        """
         from ._snapshot import take_snapshot
 
         return take_snapshot(self._max_history, self.list())
 
     @classmethod
     def restore(cls, snapshot: Mapping[str, Any]) -> ToolCallTracker:
-        """Rebuild a tracker from ``snapshot()``'s output, exactly; raises ``SnapshotError``
-        naming the field for an unknown version or a damaged snapshot."""
+        """Rebuild the tracker ``snapshot()`` pictured: ``restore(s).snapshot() == s``, and it
+        goes on as the original would. Values are the picture's JSON (a tuple result comes back
+        as a list). Raises ``SnapshotError`` naming the field for an unknown version or a
+        damaged snapshot."""
         from ._snapshot import read_snapshot
 
         max_history, calls = read_snapshot(snapshot)
@@ -332,6 +345,11 @@ def _as_mapping(event: Any) -> Mapping[str, Any]:
         return dict(event)
     kind = type(event).__name__
     raise InvalidEvent("event", f"expected a JSON object or an event model, got {kind}")
+
+
+def _plain_str(value: Any) -> Any:
+    """A ``str`` subclass (a ``StrEnum`` member, say) as a plain ``str``; ``None`` for others."""
+    return str.__str__(value) if isinstance(value, str) else None
 
 
 def _id_reason(value: Any) -> str:

@@ -234,6 +234,8 @@ def test_error_while_running_records_the_error_and_keeps_the_args() -> None:
         ("[1,]", "Expecting value", 3),
         ("01", "Extra data", 1),
         ("\ufeff{}", "Unexpected UTF-8 BOM (decode using utf-8-sig)", 0),
+        ('{"big": 1e400}', "number 1e400 is out of range", 8),
+        ("[" * 257 + "]" * 257, "arguments nest deeper than 256 levels", 256),
     ],
 )
 def test_parse_failure_is_an_error_with_message_and_position(
@@ -260,7 +262,7 @@ def test_parse_failure_is_an_error_with_message_and_position(
         ('{"s": "NaN inside a string"}', {"s": "NaN inside a string"}),
         ('{"a": 1, "a": 2}', {"a": 2}),
         ('"\\ud83d\\ude00"', "\U0001f600"),
-        ("1e400", float("inf")),
+        ("[1.5e300, -2, 12345678901234567890]", [1.5e300, -2, 12345678901234567890]),
     ],
 )
 def test_arguments_parse_as_json_parse_accepts(text: str, args: Any) -> None:
@@ -277,7 +279,38 @@ def test_deeply_nested_arguments_fail_cleanly() -> None:
     call = tracker.get("c")
     assert call is not None
     assert call.status == "error"
-    assert "nest too deeply" in call.error["message"]
+    assert (
+        call.error["message"]
+        == "arguments are not valid JSON: arguments nest deeper than 256 levels"
+    )
+
+
+def test_arguments_nested_to_the_limit_stay_readable_and_snapshot() -> None:
+    tracker = ToolCallTracker()
+    feed(tracker, start("c"), delta("c", "[" * 256 + "]" * 256), ready("c"))
+    assert tracker.get("c").status == "running"  # type: ignore[union-attr]
+    assert len(tracker.list()) == 1
+    assert ToolCallTracker.restore(tracker.snapshot()).snapshot() == tracker.snapshot()
+
+
+def test_string_subclasses_are_accepted_as_strings() -> None:
+    from enum import StrEnum
+
+    class Kind(StrEnum):
+        START = "start"
+        DELTA = "delta"
+
+    tracker = ToolCallTracker()
+    assert tracker.apply({"type": Kind.START, "id": Kind.DELTA, "name": Kind.START}).applied
+    assert tracker.apply({"type": Kind.DELTA, "id": "delta", "argsTextDelta": Kind.DELTA}).applied
+    call = tracker.get("delta")
+    assert call is not None
+    assert (type(call.id), call.name, type(call.name), call.args_text) == (
+        str,
+        "start",
+        str,
+        "delta",
+    )
 
 
 # -- duplicate start, unknown ids --------------------------------------------------------------
