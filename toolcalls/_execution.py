@@ -26,7 +26,7 @@ from statemachine import State, StateChart
 
 from statecharts import Instance, compile_chart
 
-from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool
+from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool, copy_args
 
 if TYPE_CHECKING:
     import asyncio
@@ -303,6 +303,7 @@ class CallBook:
         """
         if tool_call_id in self.calls:
             return None
+        args = copy_args(args)  # the snapshot's own; the tool gets another copy
         tool = self.tools.get(tool_name)
         problem: ToolError | None = None
         bound: Any = None
@@ -310,11 +311,11 @@ class CallBook:
             problem = ToolError.unknown_tool(tool_name, self.tools)
         else:
             try:
-                bound = tool.validate(args)
+                bound = tool.validate(copy_args(args))
             except ArgumentsInvalid as exc:
                 problem = ToolError.invalid_arguments(tool_name, exc.errors)
         self._seq += 1
-        call = Call(tool_call_id, tool_name, dict(args), self._seq)
+        call = Call(tool_call_id, tool_name, args, self._seq)
         call.instance = EXECUTION.create(call)
         self.calls[tool_call_id] = call
         self.in_flight += 1
@@ -353,6 +354,15 @@ class CallBook:
         if call is None or call.settled:
             return None
         return self._finish(call, "fail", ToolError.aborted(call.tool_name, reason), True, reason)
+
+    def forget(self, tool_call_id: str) -> bool:
+        """Forget one settled call (an in-flight one stays); return whether one was forgotten.
+        Its heap entry stays behind and is skipped when it surfaces."""
+        call = self.calls.get(tool_call_id)
+        if call is None or not call.settled:
+            return False
+        del self.calls[tool_call_id]
+        return True
 
     def clear(self, reason: str) -> Effects:
         """Forget every call; in-flight ones are dropped (never settled)."""
@@ -420,4 +430,7 @@ class CallBook:
     def _evict(self) -> None:
         calls, settled = self.calls, self._settled
         while len(calls) > self.max_history and settled:
-            del calls[heapq.heappop(settled)[1]]
+            seq, tool_call_id = heapq.heappop(settled)
+            call = calls.get(tool_call_id)
+            if call is not None and call.seq == seq:  # not forgotten (or re-registered) since
+                del calls[tool_call_id]

@@ -86,7 +86,9 @@ class ToolExecutor:
     ``error``, synchronously at that moment (inside ``register_call`` for a call that cannot
     run); an awaitable it returns is run as a task. ``max_history`` bounds the calls kept:
     the oldest settled ones are evicted first, never an in-flight one. ``max_concurrency``
-    bounds the tools executing at once; later calls wait in ``pending``, in arrival order.
+    bounds the tools executing at once; later calls wait in ``pending``, in arrival order (a
+    plain ``def`` tool that timed out or was aborted frees its slot when its call settles, while
+    its thread runs on until it returns: threads cannot be killed).
 
     Use it on one event loop, from that loop's thread, as ``async with`` (``aclose()`` on
     exit aborts in-flight calls, the counterpart of the seed's unmount).
@@ -128,11 +130,15 @@ class ToolExecutor:
         Accepts a mapping with ``toolCallId``/``toolName``/``args`` (or snake_case keys), a
         ``ToolCallReadyChunk``, or any object with ``tool_call_id``, ``tool_name``, ``args``
         attributes. Raises ``InvalidToolCall`` for a malformed chunk and ``ExecutorClosed``
-        after ``aclose()``; either way nothing changes.
+        after ``aclose()``, and ``RuntimeError`` for a registered tool when called without a
+        running event loop (or from another loop than the one it runs on); in every case
+        nothing changes.
         """
         tool_call_id, tool_name, args = _read_chunk(chunk)
         if self._closed:
             raise ExecutorClosed(f"cannot register call {tool_call_id!r}: the executor is closed")
+        if tool_name in self._book.tools:
+            self._bind_loop()  # the call may start a tool: fail now, before anything changes
         effects = self._book.admit(tool_call_id, tool_name, args)
         if effects is None:
             return False
@@ -171,6 +177,11 @@ class ToolExecutor:
         return await waiter
 
     # -- beyond the seed ---------------------------------------------------------------------
+
+    def forget(self, tool_call_id: str) -> bool:
+        """Forget one settled call (as eviction would), so its id can be registered again;
+        return whether a settled call was forgotten (an in-flight call is never forgotten)."""
+        return self._book.forget(tool_call_id)
 
     def abort(self, tool_call_id: str, reason: str | None = "aborted") -> bool:
         """End one in-flight call in ``error`` (kind ``aborted``), stopping its tool; unlike
@@ -214,8 +225,7 @@ class ToolExecutor:
             await asyncio.gather(*self._draining, return_exceptions=True)
 
     async def __aenter__(self) -> Self:
-        if self._loop is None:
-            self._loop = asyncio.get_running_loop()
+        self._bind_loop()
         return self
 
     async def __aexit__(
@@ -234,9 +244,27 @@ class ToolExecutor:
         )
 
     def _bind_loop(self) -> asyncio.AbstractEventLoop:
-        """The loop this executor runs on: the running one, the first time it is needed."""
-        loop = self._loop = asyncio.get_running_loop()
-        return loop
+        """The loop this executor runs tools on: bound when first needed (``async with``, or a
+        call registered from a running loop) and bound again once that loop is closed.
+
+        Raises ``RuntimeError``, before anything changes, when there is no usable loop (none
+        bound and none running) or when called from another running loop while calls of its
+        own loop are still in flight.
+        """
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            if running is None or running is loop:
+                return loop
+            if self._book.in_flight:
+                raise RuntimeError("ToolExecutor is in use on another event loop")
+        if running is None:
+            raise RuntimeError("ToolExecutor needs an event loop: use it from async code")
+        self._loop = running
+        return running
 
     # -- effects -----------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ Errors (under ``ToolCallsError``)::
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import inspect
 import logging
@@ -293,8 +294,18 @@ def _is_structured(annotation: Any) -> bool:
     return dataclasses.is_dataclass(annotation) or typing_extensions.is_typeddict(annotation)
 
 
-def _copy(args: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(args)
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def copy_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    """An independent copy of a call's arguments: flat arguments (the usual case) are copied
+    one level, nested ones deeply, so no one shares a list or dict with anyone else."""
+    if all(isinstance(value, _SCALARS) for value in args.values()):
+        return dict(args)
+    return copy.deepcopy(dict(args))
+
+
+_copy = copy_args
 
 
 def _identity(value: Any) -> Any:

@@ -491,3 +491,62 @@ async def test_tools_run_concurrently() -> None:
         ex.register_call(chunk("c2", "meet", who="y"))
         await ex.join()
         assert [c.result for c in ex.calls] == ["x", "y"]
+
+
+def test_registering_a_runnable_call_without_an_event_loop_fails_and_changes_nothing() -> None:
+    ex = ToolExecutor({"t": Gates().tool})
+    with pytest.raises(RuntimeError, match="needs an event loop"):
+        ex.register_call(chunk("c1", "t", key="a"))
+    assert (ex.calls, ex.in_flight) == ([], 0)
+
+
+def test_an_executor_can_be_used_again_on_a_new_loop() -> None:
+    async def echo(args: dict[str, Any]) -> Any:
+        return args["n"]
+
+    ex = ToolExecutor({"echo": echo})
+
+    async def once(call_id: str) -> Any:
+        ex.register_call(chunk(call_id, "echo", n=call_id))
+        return (await ex.wait(call_id)).result
+
+    assert asyncio.run(once("first")) == "first"
+    assert asyncio.run(once("second")) == "second"
+
+
+@run_async
+async def test_snapshots_and_tools_never_share_nested_arguments() -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def mutate(args: dict[str, Any]) -> None:
+        args["items"].append("tool")
+        seen.append(args)
+
+    sent = {"items": ["caller"]}
+    async with ToolExecutor({"mutate": mutate}) as ex:
+        ex.register_call({"toolCallId": "c1", "toolName": "mutate", "args": sent})
+        before = ex.get_call("c1")
+        sent["items"].append("caller again")
+        await ex.wait("c1")
+    assert before is not None
+    assert before.args["items"] == ["caller"]
+    assert ex.get_call("c1").args["items"] == ["caller"]  # type: ignore[union-attr]
+    assert seen == [{"items": ["caller", "tool"]}]
+
+
+@run_async
+async def test_forget_drops_a_settled_call_so_its_id_runs_again_but_never_an_in_flight_one() -> (
+    None
+):
+    gates = Gates()
+    async with ToolExecutor({"t": gates.tool}) as ex:
+        ex.register_call(chunk("c1", "t", key="a"))
+        await settle()
+        assert ex.forget("c1") is False
+        gates.open("a", 1)
+        await ex.wait("c1")
+        assert ex.forget("c1") is True
+        assert ex.get_call("c1") is None
+        assert ex.register_call(chunk("c1", "t", key="b")) is True
+        gates.open("b", 2)
+        assert (await ex.wait("c1")).result == 2
