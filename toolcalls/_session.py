@@ -9,8 +9,11 @@ back to the model. The session adds no state of its own beyond which calls it is
         async for settled in session.run(provider_events):
             send_back(settled.to_dict())
 
-Leaving the ``async with`` block (or ``aclose()``) aborts tools still running; their calls end
-in ``error`` (kind ``aborted``) in the tracker and are not reported.
+Leaving the ``async with`` block (or ``aclose()``) aborts tools still running; their calls, and
+those still streaming arguments, end in ``error`` (kind ``aborted``) and are not reported. Every
+other call the stream started is reported once: settled by its tool, or in ``error`` when it
+could not run (unknown tool, arguments that do not parse or are not an object, or a stream that
+ended before its arguments were complete). A call the stream itself ends is not reported.
 """
 
 from __future__ import annotations
@@ -95,6 +98,8 @@ class ToolCallSession:
         call_id = _event_id(event)
         if outcome.type == "ready" and outcome.status == "running":
             self._register(call_id)
+        elif outcome.type == "ready":
+            self._report_parse_failure(call_id)
         elif outcome.type in ("result", "error") and call_id in self._running:
             self._running.discard(call_id)
             self._silenced.add(call_id)
@@ -102,32 +107,48 @@ class ToolCallSession:
         return outcome
 
     def finish(self) -> None:
-        """No more events will come: ``settled()`` ends once the running calls settle."""
-        self._finished = True
+        """No more events will come: calls still streaming their arguments end in ``error``
+        (and are reported), and ``settled()`` ends once the running calls settle."""
+        if not self._finished:
+            self._finished = True
+            for call in self._tracker.list():
+                if call.status == "pending":
+                    self._fail_unrunnable(
+                        call.id, call.name, "the stream ended before the arguments were complete"
+                    )
         self._wake()
 
     def _register(self, call_id: str) -> None:
         call = self._tracker.get(call_id)
         assert call is not None
         if not isinstance(call.args, dict):
-            self._report_unrunnable(call_id, call.name, "arguments must be a JSON object")
+            self._fail_unrunnable(call_id, call.name, "arguments must be a JSON object")
             return
         self._running.add(call_id)
         chunk = {"toolCallId": call_id, "toolName": call.name, "args": call.args}
-        if not self._executor.register_call(chunk):
+        # The tracker forgot an earlier call with this id (max_history) and took a new one;
+        # the executor may still keep the earlier, settled one: forget it too.
+        if not self._executor.register_call(chunk) and not (
+            self._executor.forget(call_id) and self._executor.register_call(chunk)
+        ):
             self._running.discard(call_id)
-            self._report_unrunnable(
-                call_id, call.name, "the executor still tracks a call with this id"
-            )
+            self._fail_unrunnable(call_id, call.name, "a call with this id is still running")
 
-    def _report_unrunnable(self, call_id: str, tool_name: str, reason: str) -> None:
+    def _report_parse_failure(self, call_id: str) -> None:
+        """Report a call whose arguments did not parse (the tracker already ended it), so the
+        model hears about every call it made."""
+        call = self._tracker.get(call_id)
+        assert call is not None
+        message = call.error["message"] if isinstance(call.error, dict) else str(call.error)
+        self._report(call_id, call.name, _unrunnable(call.name, message, "json_invalid"))
+
+    def _fail_unrunnable(self, call_id: str, tool_name: str, reason: str) -> None:
         """End a call the executor cannot take in ``error``, and report it as settled."""
-        error = ToolError(
-            "invalid_arguments",
-            f"cannot run tool {tool_name!r}: {reason}",
-            {"tool_name": tool_name, "errors": [{"loc": [], "msg": reason, "type": "session"}]},
-        )
+        error = _unrunnable(tool_name, reason, "session")
         self._tracker.apply({"type": "error", "id": call_id, "error": error.to_dict()})
+        self._report(call_id, tool_name, error)
+
+    def _report(self, call_id: str, tool_name: str, error: ToolError) -> None:
         state = ToolCallState(call_id, tool_name, MappingProxyType({}), "error", None, error)
         self._ready.append(state)
         self._wake()
@@ -176,9 +197,11 @@ class ToolCallSession:
             while True:
                 while self._ready:
                     yield self._ready.popleft()
+                if self._closed:
+                    return
                 if feeder is not None and feeder.done():
                     feeder.result()  # re-raise what stopped the events, if anything
-                if self._closed or (self._finished and not self._running):
+                if self._finished and not self._running:
                     return
                 wakeup = self._wakeup
                 if wakeup is None:
@@ -196,9 +219,13 @@ class ToolCallSession:
         try:
             if isinstance(events, AsyncIterable):
                 async for event in events:
+                    if self._closed:
+                        return
                     self.apply(event)
             else:
                 for event in events:
+                    if self._closed:
+                        return
                     self.apply(event)
                     await asyncio.sleep(0)
             self.finish()
@@ -218,22 +245,21 @@ class ToolCallSession:
         self._running.clear()
         self._silenced.clear()
         self._ready.clear()
-
-    async def aclose(self) -> None:
-        """Abort tools still running (their calls end in ``error``, kind ``aborted``, and are
-        not reported) and end ``settled()``."""
-        if not self._closed:
-            self._closed = True
-            running, self._running = self._running, set()
-            await self._executor.aclose()
-            for call_id in running:
-                error = ToolError.aborted(self._tool_name(call_id), "the session closed")
-                self._tracker.apply({"type": "error", "id": call_id, "error": error.to_dict()})
         self._wake()
 
-    def _tool_name(self, call_id: str) -> str:
-        call = self._tracker.get(call_id)
-        return call.name if call is not None else ""
+    async def aclose(self) -> None:
+        """Abort tools still running and end ``settled()``: every call not finished (running,
+        or still streaming its arguments) ends in ``error``, kind ``aborted``, unreported;
+        events ``run()`` has not read yet are not applied."""
+        if not self._closed:
+            self._closed = True
+            self._running.clear()
+            await self._executor.aclose()
+            for call in self._tracker.list():
+                if call.status in ("pending", "running"):
+                    error = ToolError.aborted(call.name, "the session closed")
+                    self._tracker.apply({"type": "error", "id": call.id, "error": error.to_dict()})
+        self._wake()
 
     async def __aenter__(self) -> Self:
         await self._executor.__aenter__()
@@ -249,6 +275,15 @@ class ToolCallSession:
 
     def __repr__(self) -> str:
         return f"<ToolCallSession calls={len(self._tracker)} running={len(self._running)}>"
+
+
+def _unrunnable(tool_name: str, reason: str, error_type: str) -> ToolError:
+    """The error of a call that never reached its tool."""
+    return ToolError(
+        "invalid_arguments",
+        f"cannot run tool {tool_name!r}: {reason}",
+        {"tool_name": tool_name, "errors": [{"loc": [], "msg": reason, "type": error_type}]},
+    )
 
 
 def _event_id(event: Mapping[str, Any] | ToolCallEvent) -> str:

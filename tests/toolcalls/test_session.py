@@ -102,16 +102,87 @@ async def test_arguments_that_are_not_a_json_object_end_in_error_without_running
 
 
 @run_async
-async def test_arguments_that_do_not_parse_never_run_a_tool() -> None:
+async def test_arguments_that_do_not_parse_never_run_a_tool_and_are_reported() -> None:
     gates = Gates()
     async with ToolCallSession({"gate": gates.tool}) as session:
         for event in stream_call("c1", '{"key": '):
             session.apply(event)
         settled = await drain(session)
     assert gates.started == []
-    assert settled == []
-    assert session.tracker.get("c1").status == "error"  # type: ignore[union-attr]
     assert session.executor.calls == []
+    assert [(s.tool_call_id, s.status) for s in settled] == [("c1", "error")]
+    error = settled[0].error
+    assert error is not None
+    assert (error.kind, error.message) == (
+        "invalid_arguments",
+        "cannot run tool 'gate': arguments are not valid JSON: Expecting value",
+    )
+    assert session.tracker.get("c1").status == "error"  # type: ignore[union-attr]
+
+
+@run_async
+async def test_calls_still_streaming_when_the_stream_ends_are_ended_and_reported() -> None:
+    async with ToolCallSession({"gate": Gates().tool}) as session:
+        session.apply(start("c1", "gate"))
+        session.apply(delta("c1", '{"key": "trunc'))
+        settled = await drain(session)
+    assert [(s.tool_call_id, s.status) for s in settled] == [("c1", "error")]
+    assert settled[0].error.message == (  # type: ignore[union-attr]
+        "cannot run tool 'gate': the stream ended before the arguments were complete"
+    )
+    assert session.tracker.get("c1").status == "error"  # type: ignore[union-attr]
+
+
+@run_async
+async def test_an_id_the_tracker_forgot_runs_again_as_a_new_call() -> None:
+    gates = Gates()
+    async with ToolCallSession({"gate": gates.tool}, max_history=1) as session:
+        for event in stream_call("a", '{"key": "first"}'):
+            session.apply(event)
+        await settle()
+        gates.open("first", 1)
+        await settle()
+        for event in [*stream_call("b", "[]"), *stream_call("a", '{"key": "second"}')]:
+            session.apply(event)
+        await settle()
+        assert gates.started == ["first", "second"]
+        gates.open("second", 2)
+        settled = await drain(session)
+    assert [(s.tool_call_id, s.status, s.result) for s in settled] == [
+        ("a", "success", 1),
+        ("b", "error", None),
+        ("a", "success", 2),
+    ]
+
+
+@run_async
+async def test_reset_ends_a_consumer_waiting_for_running_calls() -> None:
+    gates = Gates()
+    async with ToolCallSession({"gate": gates.tool}) as session:
+        for event in stream_call("c1", '{"key": "k"}'):
+            session.apply(event)
+        session.finish()
+        consumer = asyncio.ensure_future(drain(session))
+        await settle()
+        session.reset()
+        assert await asyncio.wait_for(consumer, 1) == []
+
+
+@run_async
+async def test_closing_the_session_ends_run_without_an_error() -> None:
+    gates = Gates()
+    events = [e for i in range(200) for e in stream_call(f"c{i}", f'{{"key": "k{i}"}}')]
+    session = ToolCallSession({"gate": gates.tool})
+    async with session:
+
+        async def consume() -> list[ToolCallState]:
+            return [state async for state in session.run(events)]
+
+        consumer = asyncio.ensure_future(consume())
+        await settle()
+        await session.aclose()
+        assert await asyncio.wait_for(consumer, 1) == []
+    assert all(c.status == "error" for c in session.tracker.list())
 
 
 @pytest.mark.parametrize(
