@@ -26,7 +26,14 @@ from ._manifest import ManifestError, describe_stale, load_chart, regenerate, st
 from ._overlay import TraceError, coverage_overlay, read_trace, trace_overlay
 
 #: Errors the user fixes (exit status 2), as opposed to bugs (a traceback).
-USER_ERRORS = (GraphvizNotFound, ManifestError, CoverageError, TraceError, OSError)
+USER_ERRORS = (
+    GraphvizNotFound,
+    ManifestError,
+    CoverageError,
+    TraceError,
+    OSError,
+    UnicodeDecodeError,
+)
 FORMATS: tuple[Format, ...] = ("dot", "mermaid", "svg", "png")
 
 

@@ -110,21 +110,13 @@ def _bind(
     return function(owner, *bound.args, **bound.kwargs)
 
 
-_dynamic_adapters: dict[int, tuple[Any, SignatureAdapter]] = {}
-
-
 def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) -> Any:
+    """Read ``name`` on the model when called; call it if it is callable (python-statemachine
+    caches the signature, by function, so nothing here holds on to the model)."""
     value = getattr(owner, name)
     if not callable(value):
         return value
-    key = id(value)
-    entry = _dynamic_adapters.get(key)
-    if entry is None or entry[0] is not value:
-        entry = (value, SignatureAdapter.from_callable(value))
-        if len(_dynamic_adapters) > 4096:
-            _dynamic_adapters.clear()
-        _dynamic_adapters[key] = entry
-    bound = entry[1].bind_expected(*args, **kwall)
+    bound = SignatureAdapter.from_callable(value).bind_expected(*args, **kwall)
     return value(*bound.args, **bound.kwargs)
 
 

@@ -21,8 +21,22 @@ from statemachine.transition import Transition as DeclaredTransition
 from ._errors import UnsupportedChart
 from ._ir import CallbackDef, ChartDef, EventDef, Flags, Group, RefKind, StateDef, TransitionDef
 
-#: Instance attributes of the compiled runtime that a chart attribute must not shadow.
-RUNTIME_NAMES = frozenset({"send", "model", "state", "chart", "is_terminated"})
+#: Attributes of the compiled runtime's instances that a chart attribute must not shadow
+#: (a test keeps this in step with ``Instance``).
+RUNTIME_NAMES = frozenset(
+    {
+        "send",
+        "model",
+        "state",
+        "chart",
+        "is_terminated",
+        "_node",
+        "_pending",
+        "_enqueue",
+        "_drain",
+        "_ran_queued",
+    }
+)
 
 
 def chart_attributes(cls: type[StateChart[Any]]) -> dict[str, Any]:

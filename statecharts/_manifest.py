@@ -90,8 +90,9 @@ def load_chart(target: str) -> Chart:
         found: Any = importlib.import_module(module_name)
         for part in qualname.split("."):
             found = getattr(found, part)
-    except (ImportError, AttributeError) as error:
-        raise ManifestError(f"cannot import {target}: {error}") from None
+    except Exception as error:  # any failure of the user's module is theirs to fix
+        kind = type(error).__name__
+        raise ManifestError(f"cannot import {target}: {kind}: {error}") from None
     if not (isinstance(found, type) and issubclass(found, StateChart)):
         raise ManifestError(f"{target} is not a python-statemachine StateChart class")
     try:

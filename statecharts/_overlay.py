@@ -156,6 +156,8 @@ def read_trace(
         raise TraceError(
             f"{source} holds several calls ({', '.join(sorted(ids))}); choose one by its id"
         )
+    if call_id is not None and not steps:
+        raise TraceError(f"{source} has no line for call {call_id!r}")
     return steps
 
 

@@ -572,7 +572,9 @@ class Chart(ChartDef):
         """A new instance in the initial state; ``kwargs`` go to the initial ``enter`` callbacks.
 
         Callback names are resolved on the chart and on the model's class, once per class (see
-        ``statecharts._resolve`` for the one difference from python-statemachine). Raises
+        ``statecharts._resolve`` for how that differs from python-statemachine). The instance
+        keeps its state itself: unlike python-statemachine it neither starts from nor writes
+        ``model.state`` (``resume`` starts elsewhere). Raises
         python-statemachine's ``InvalidDefinition`` if a declared name resolves nowhere, and
         whatever an initial ``enter`` callback raises.
         """

@@ -407,3 +407,24 @@ def test_hand_built_ir_gets_its_state_index() -> None:
     assert chart.transitions_from("a") == (go,)
     assert Group.COND.value == "cond"
     assert RefKind.EXPRESSION.value == "expression"
+
+
+def test_every_runtime_instance_attribute_is_protected_from_chart_attributes() -> None:
+    from statecharts import Instance
+    from statecharts._compiler import RUNTIME_NAMES
+
+    own = {name for name in vars(Instance) if not name.startswith("__")}
+    assert own <= RUNTIME_NAMES
+
+
+def test_chart_attribute_named_like_a_runtime_internal_is_refused() -> None:
+    class Shadow(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        def _drain(self) -> None:
+            return None
+
+    with pytest.raises(UnsupportedChart, match=r"runtime's own API.*'_drain'"):
+        compile_chart(Shadow)

@@ -144,7 +144,10 @@ def test_empty_manifest_has_nothing_stale(tmp_path: Path) -> None:
         ("[", "diagrams/charts.json: not JSON"),
         ('{"charts": ["door"]}', 'diagrams/charts.json: "charts" must map names to'),
         ('{"charts": {"../up": "a:B"}}', "diagrams/charts.json: bad entry '../up': 'a:B'"),
-        ('{"charts": {"x": "nowhere.at.all:B"}}', "cannot import nowhere.at.all:B: No module"),
+        (
+            '{"charts": {"x": "nowhere.at.all:B"}}',
+            "cannot import nowhere.at.all:B: ModuleNotFoundError: No module",
+        ),
         ('{"charts": {"x": "tests.statecharts.charts:Nope"}}', "cannot import tests.statecharts"),
         (
             '{"charts": {"x": "tests.statecharts.charts:Recorder"}}',
@@ -315,3 +318,52 @@ def test_command_line_renders_svg_and_png(tmp_path: Path) -> None:
         assert (done.returncode, done.stderr) == (0, "")
     assert (tmp_path / "order.svg").read_bytes().rstrip().endswith(b"</svg>")
     assert (tmp_path / "order.png").read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize(
+    ("files", "argv", "message"),
+    [
+        (
+            {"broken_chart.py": "def (:\n"},
+            ["diagram", "broken_chart:Chart", "-o", "x.dot"],
+            "cannot import broken_chart:Chart: SyntaxError",
+        ),
+        (
+            {"t.jsonl": b"\xff\xfe not utf-8\n"},
+            ["diagram", "tests.statecharts.charts:Door", "-o", "x.dot", "--trace", "t.jsonl"],
+            "can't decode byte 0xff",
+        ),
+        (
+            {"t.jsonl": '{"id": "a", "event": "open"}\n'},
+            [
+                "diagram",
+                "tests.statecharts.charts:Door",
+                "-o",
+                "x.dot",
+                "--trace",
+                "t.jsonl",
+                "--trace-id",
+                "b",
+            ],
+            "t.jsonl has no line for call 'b'",
+        ),
+    ],
+)
+def test_broken_inputs_are_one_line_with_status_2(
+    scratch: Path,
+    capsys: pytest.CaptureFixture[str],
+    files: dict[str, str | bytes],
+    argv: list[str],
+    message: str,
+) -> None:
+    for name, content in files.items():
+        path = Path(name)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("statecharts: error: ")
+    assert message in error
+    assert error.count("\n") == 1
