@@ -58,8 +58,8 @@ def replay(
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
-        except json.JSONDecodeError as error:
+            event = json.loads(line, parse_constant=_reject_constant)
+        except ValueError as error:
             raise ReplayError(number, f"not valid JSON: {error}") from None
         try:
             outcome = tracker.apply(event)
@@ -75,6 +75,10 @@ def replay(
                 step["transition"] = None
             result.trace.append(step)
     return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _cell(value: Any, width: int) -> str:
@@ -185,6 +189,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = parser().parse_args(argv)
+    # Text from a stream may hold lone surrogates (a "\ud800" escape); write them escaped.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     return _run_replay(args, sys.stdout, sys.stderr)
 
 

@@ -138,3 +138,34 @@ def test_replay_trace_of_the_search_call_names_chart_events_and_ignored_steps(
 def test_replay_trace_of_an_unknown_call_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", "--trace", "nobody", str(EXAMPLE)]) == 2
     assert "no call 'nobody'" in capsys.readouterr().err
+
+
+def test_replay_writes_lone_surrogates_escaped_and_json_stays_valid(tmp_path: Path) -> None:
+    path = tmp_path / "surrogate.jsonl"
+    path.write_text(
+        '{"type": "start", "id": "a", "name": "x"}\n'
+        '{"type": "delta", "id": "a", "argsTextDelta": "{\\"k\\": \\"\\\\ud800\\"}"}\n'
+        '{"type": "ready", "id": "a"}\n',
+        encoding="utf-8",
+    )
+    for extra in ([], ["--json"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "toolcalls", "replay", *extra, str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["args"] == {"k": "\ud800"}
+
+
+def test_replay_rejects_nan_which_is_not_json(capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    sys_stdin = sys.stdin
+    sys.stdin = io.StringIO('{"type": "start", "id": "a", "name": "x", "n": NaN}\n')
+    try:
+        assert main(["replay", "-"]) == 2
+    finally:
+        sys.stdin = sys_stdin
+    assert "line 1: not valid JSON: NaN is not a JSON value" in capsys.readouterr().err
