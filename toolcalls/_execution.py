@@ -26,7 +26,7 @@ from statemachine import State, StateChart
 
 from statecharts import Instance, compile_chart
 
-from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool, copy_args
+from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool, copy_args, is_flat
 
 if TYPE_CHECKING:
     import asyncio
@@ -303,7 +303,8 @@ class CallBook:
         """
         if tool_call_id in self.calls:
             return None
-        args = copy_args(args)  # the snapshot's own; the tool gets another copy
+        flat = is_flat(args)
+        args = copy_args(args, flat)  # the snapshot's own; the tool gets another copy
         tool = self.tools.get(tool_name)
         problem: ToolError | None = None
         bound: Any = None
@@ -311,7 +312,7 @@ class CallBook:
             problem = ToolError.unknown_tool(tool_name, self.tools)
         else:
             try:
-                bound = tool.validate(copy_args(args))
+                bound = tool.validate(args, flat)
             except ArgumentsInvalid as exc:
                 problem = ToolError.invalid_arguments(tool_name, exc.errors)
         self._seq += 1

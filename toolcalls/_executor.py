@@ -256,6 +256,8 @@ class ToolExecutor:
         except RuntimeError:
             running = None
         loop = self._loop
+        if running is not None and running is loop:
+            return loop
         if loop is not None and not loop.is_closed():
             if running is None or running is loop:
                 return loop

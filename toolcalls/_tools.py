@@ -204,10 +204,12 @@ class PreparedTool:
     bind: Callable[[Mapping[str, Any]], Any]
     invoke: Callable[[Any, AbortSignal], Any]
 
-    def validate(self, args: Mapping[str, Any]) -> Any:
-        """What ``invoke`` takes for these arguments; raises ``ArgumentsInvalid``."""
+    def validate(self, args: Mapping[str, Any], flat: bool | None = None) -> Any:
+        """What ``invoke`` takes for these arguments (built from a copy of them, so the tool
+        shares nothing with the caller; ``flat`` says whether ``is_flat(args)``, if known);
+        raises ``ArgumentsInvalid``."""
         try:
-            return self.bind(args)
+            return self.bind(copy_args(args, flat))
         except ValidationError as exc:
             raise ArgumentsInvalid(_error_list(exc)) from None
         except Exception as exc:  # a validator of the tool's own types raised something else
@@ -246,7 +248,7 @@ def prepare_tool(name: str, spec: ToolFunction | Tool) -> PreparedTool:
         elif mode == "structured":
             bind, call = _structured(others[0].annotation), _identity
         else:
-            bind, call = _copy, _identity
+            bind, call = _identity, _identity
     except PydanticUserError as exc:
         raise InvalidTool(name, f"pydantic cannot validate its parameters: {exc.message}") from exc
     return PreparedTool(
@@ -294,18 +296,20 @@ def _is_structured(annotation: Any) -> bool:
     return dataclasses.is_dataclass(annotation) or typing_extensions.is_typeddict(annotation)
 
 
-_SCALARS = (str, int, float, bool, type(None))
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def copy_args(args: Mapping[str, Any]) -> dict[str, Any]:
+def is_flat(args: Mapping[str, Any]) -> bool:
+    """Whether every argument is a plain scalar (so a one-level copy shares nothing)."""
+    return _SCALARS.issuperset(map(type, args.values()))
+
+
+def copy_args(args: Mapping[str, Any], flat: bool | None = None) -> dict[str, Any]:
     """An independent copy of a call's arguments: flat arguments (the usual case) are copied
     one level, nested ones deeply, so no one shares a list or dict with anyone else."""
-    if all(isinstance(value, _SCALARS) for value in args.values()):
-        return dict(args)
-    return copy.deepcopy(dict(args))
-
-
-_copy = copy_args
+    if flat is None:
+        flat = is_flat(args)
+    return dict(args) if flat else copy.deepcopy(dict(args))
 
 
 def _identity(value: Any) -> Any:
