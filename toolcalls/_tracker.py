@@ -204,13 +204,15 @@ class ToolCallTracker:
         return _OUTCOMES["start", True, "pending"]
 
     def _delta(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
-        text = event.get("argsTextDelta", _MISSING)
-        if text is _MISSING:
-            text = event.get("args_text_delta", _MISSING)
+        key = "argsTextDelta"
+        text = event.get(key, _MISSING)
+        if text is _MISSING and "args_text_delta" in event:
+            key = "args_text_delta"
+            text = event[key]
         if type(text) is not str:
             given, text = text, _plain_str(text)
             if text is None:
-                raise InvalidEvent("argsTextDelta", _string_reason(given, "a text fragment", True))
+                raise InvalidEvent(key, _string_reason(given, "a text fragment", True))
         instance = self._calls.get(call_id)
         if instance is None:
             return _OUTCOMES["delta", False, None]

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
@@ -241,6 +241,7 @@ event_dicts = st.fixed_dictionaries(
 
 
 @given(event=event_dicts)
+@example(event={"type": "delta", "id": "a", "args_text_delta": 2})
 def test_fast_validation_of_mappings_agrees_with_the_event_models(event: dict[str, Any]) -> None:
     try:
         parse_event(event)
