@@ -182,7 +182,6 @@ class Module:
         self.label = label
         self._constants: dict[int, str] = {}
         self._names = itertools.count()
-        self._kept: list[Any] = []
 
     def const(self, value: Any, hint: str = "c") -> str:
         """A name in the generated module bound to ``value``."""
@@ -194,7 +193,6 @@ class Module:
         name = f"_{hint}{next(self._names)}"
         self.namespace[name] = value
         self._constants[id(value)] = name
-        self._kept.append(value)
         return name
 
     def fresh(self, hint: str) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ._errors import InvalidEvent
+from ._record import reject_constant
 from ._tracker import CHART_EVENTS, ToolCall, ToolCallTracker
 
 EXIT_BAD_INPUT = 2
@@ -58,7 +59,7 @@ def replay(
         if not line.strip():
             continue
         try:
-            event = json.loads(line, parse_constant=_reject_constant)
+            event = json.loads(line, parse_constant=reject_constant)
         except ValueError as error:
             raise ReplayError(number, f"not valid JSON: {error}") from None
         try:
@@ -75,10 +76,6 @@ def replay(
                 step["transition"] = None
             result.trace.append(step)
     return result
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
 
 
 def _cell(value: Any, width: int) -> str:

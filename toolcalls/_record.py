@@ -100,7 +100,8 @@ class _Rejected(ValueError):
         self.token = token
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
+    """A ``parse_constant`` for ``json.loads``: ``NaN`` and ``Infinity`` are not JSON."""
     raise _Rejected(name, f"{name} is not a JSON value")
 
 
@@ -157,7 +158,7 @@ def parse_json(text: str) -> Any:
         )
     try:
         return json.loads(
-            text, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int
+            text, parse_constant=reject_constant, parse_float=_parse_float, parse_int=_parse_int
         )
     except _Rejected as error:
         raise json.JSONDecodeError(str(error), text, _token_position(text, error.token)) from None

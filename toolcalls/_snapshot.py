@@ -19,11 +19,10 @@ from pydantic.alias_generators import to_camel
 from ._errors import SnapshotError
 from ._record import UNSET, parse_json
 from ._tracker import FINISHED, Status, ToolCall
+from .events import NonEmpty
 
 FORMAT = "toolcalls.tracker"
 VERSION = 1
-
-NonEmpty = Annotated[str, Field(strict=True, min_length=1)]
 
 
 class _CallPicture(BaseModel):
