@@ -19,11 +19,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._coverage import Coverage, CoverageError
-from ._diagram import SUFFIXES, Format, GraphvizNotFound, Overlay, render
+from ._coverage import Coverage
+from ._diagram import SUFFIXES, Format, Overlay, render
+from ._errors import CoverageError, GraphvizNotFound, ManifestError, TraceError
 from ._ir import ChartDef
-from ._manifest import ManifestError, describe_stale, load_chart, regenerate, stale_files
-from ._overlay import TraceError, coverage_overlay, read_trace, trace_overlay
+from ._manifest import describe_stale, load_chart, regenerate, stale_files
+from ._overlay import coverage_overlay, read_trace, trace_overlay
 
 #: Errors the user fixes (exit status 2), as opposed to bugs (a traceback).
 USER_ERRORS = (

@@ -32,6 +32,7 @@ from typing import Literal
 import graphviz
 
 from ._compiler import chart_attributes
+from ._errors import GraphvizNotFound
 from ._ir import CallbackDef, ChartDef, TransitionDef, run_order
 
 Format = Literal["dot", "mermaid", "svg", "png"]
@@ -53,22 +54,6 @@ INITIAL_NODE = "[*]"
 FONT = "Helvetica"
 GENERATED = "drawn by statecharts from the compiled chart; do not edit"
 SVG_STAMP = "statecharts-dot-sha256"
-
-
-class GraphvizNotFound(RuntimeError):
-    """Graphviz's ``dot`` program, needed for SVG and PNG, is not installed (not on ``PATH``).
-
-    ``format`` is the output that was asked for. Nothing was written; DOT and Mermaid output
-    do not need the program.
-    """
-
-    def __init__(self, format: str) -> None:
-        self.format = format
-        super().__init__(
-            f"cannot render {format.upper()}: Graphviz's 'dot' program is not on PATH; "
-            "install Graphviz (Debian/Ubuntu: apt-get install graphviz, macOS: brew install "
-            "graphviz) or write DOT (.dot) or Mermaid (.mmd) instead"
-        )
 
 
 # -- the render model ----------------------------------------------------------------------

@@ -83,10 +83,6 @@ class CallRecord:
         return value
 
 
-class _ConstantError(ValueError):
-    """``NaN``, ``Infinity`` or ``-Infinity``, which JSON.parse rejects and Python accepts."""
-
-
 #: How deeply arguments may nest. JSON.parse allows more, but a deeper value could not be
 #: copied into snapshots (Python recurses per level), so it is a parse failure here.
 MAX_DEPTH = 256

@@ -15,11 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from statecharts import Coverage, GraphvizNotFound, compile_chart, to_dot, to_mermaid
+from statecharts import (
+    Coverage,
+    GraphvizNotFound,
+    ManifestError,
+    compile_chart,
+    to_dot,
+    to_mermaid,
+)
 from statecharts.__main__ import main
 from statecharts._diagram import dot_digest, svg_dot_digest
 from statecharts._manifest import (
-    ManifestError,
     Stale,
     describe_stale,
     read_manifest,
