@@ -22,10 +22,10 @@ from ._errors import (
 )
 from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
 from ._executor import CallbackFailure, ToolCallReadyChunk, ToolExecutor
-from ._record import UNSET
+from ._record import UNSET, ToolCall
 from ._session import ToolCallSession
 from ._tools import AbortSignal, Tool
-from ._tracker import Outcome, ToolCall, ToolCallTracker, tool_call_streaming_state_machine
+from ._tracker import Outcome, ToolCallTracker, tool_call_streaming_state_machine
 
 __all__ = [
     "UNSET",

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -295,6 +295,45 @@ def test_convention_callbacks_are_drawn_only_when_defined() -> None:
         ("send_receipt", "on_enter_paid"),
         ("before_pay", "charge"),
     )
+
+
+def test_convention_callbacks_the_ir_says_the_chart_defines_are_drawn() -> None:
+    chart = replace(order_chart(), attributes=frozenset({"on_enter_paid"}))
+    paid = diagram_of(chart).states[1]
+    assert paid.entry == ("send_receipt", "on_enter_paid")
+
+
+@pytest.mark.parametrize("name", sorted(COMPARED))
+def test_renderers_read_the_ir_only(name: str) -> None:
+    """D1: the same description as a plain ``ChartDef`` (no class behind it) draws the same."""
+    chart = compile_chart(COMPARED[name])
+    plain = ChartDef(
+        name=chart.name,
+        qualname=chart.qualname,
+        states=chart.states,
+        events=chart.events,
+        transitions=chart.transitions,
+        flags=chart.flags,
+        attributes=chart.attributes,
+    )
+    assert to_dot(plain) == to_dot(chart)
+    assert to_mermaid(plain) == to_mermaid(chart)
+
+
+def test_importing_the_packages_never_loads_graphviz() -> None:
+    """D2: ``graphviz`` is imported when a DOT diagram is drawn, not before."""
+    probe = (
+        "import sys, statecharts, toolcalls, statecharts.__main__, toolcalls.__main__; "
+        "before = 'graphviz' in sys.modules; "
+        "statecharts.to_mermaid(statecharts.compile_chart(toolcalls.ToolCallChart)); "
+        "mermaid = 'graphviz' in sys.modules; "
+        "statecharts.to_dot(statecharts.compile_chart(toolcalls.ToolCallChart)); "
+        "print(before, mermaid, 'graphviz' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "False", "True"]
 
 
 def test_compiled_chart_shows_the_conventions_its_class_defines() -> None:
