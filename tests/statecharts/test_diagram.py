@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -46,14 +45,6 @@ from statecharts._diagram import diagram_of, dot_digest, svg_dot_digest
 from .charts import DIFFERENTIAL, Door, Shop
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-#: Marks tests that run Graphviz's ``dot``: skipped where it is missing, except in CI (``CI``
-#: set), which installs it, so there they fail rather than pass unseen.
-needs_dot = pytest.mark.skipif(
-    shutil.which("dot") is None and not os.environ.get("CI"),
-    reason="Graphviz's 'dot' is not installed (apt-get install graphviz); CI installs it",
-)
 
 
 def callback(
@@ -530,7 +521,7 @@ def _svg_texts(svg: bytes) -> dict[str, list[str]]:
     }
 
 
-@needs_dot
+@pytest.mark.graphviz
 @pytest.mark.parametrize("name", sorted(COMPARED))
 def test_svg_shows_every_state_and_transition_label(name: str) -> None:
     chart = compile_chart(COMPARED[name])
@@ -547,7 +538,7 @@ def test_svg_shows_every_state_and_transition_label(name: str) -> None:
     assert svg_dot_digest(svg) == dot_digest(to_dot(chart))
 
 
-@needs_dot
+@pytest.mark.graphviz
 def test_png_is_rendered_by_graphviz() -> None:
     assert render(order_chart(), "png").startswith(b"\x89PNG\r\n\x1a\n")
 
