@@ -28,8 +28,8 @@ from importlib import metadata
 from typing import IO, Any
 
 from ._errors import InvalidEvent
-from ._record import parse_json
-from ._tracker import CHART_EVENTS, ToolCall, ToolCallTracker
+from ._record import ToolCall, parse_json
+from ._tracker import CHART_EVENTS, ToolCallTracker
 
 EXIT_BAD_INPUT = 2
 

@@ -5,16 +5,8 @@ that carries out its effects: it starts tasks and worker threads, arms timeouts,
 signals, wakes waiters and calls ``on_call_settled``. A tool's outcome goes back to the book as
 an event for the call's chart; the shell never sets a status.
 
-Errors::
-
-    ToolCallsError
-    ├── InvalidToolCall (ValueError)   register_call() got a malformed chunk; nothing changed
-    ├── InvalidTool (TypeError)        ToolExecutor() got a tool it cannot call
-    ├── ExecutorClosed (RuntimeError)  register_call() after aclose()
-    └── ToolAborted                    AbortSignal.raise_if_aborted(); wait() for a call
-                                       dropped by reset() or aclose()
-    KeyError                           wait() for an id that is not tracked
-
+Errors: ``InvalidToolCall``, ``InvalidTool``, ``ExecutorClosed`` and ``ToolAborted``, drawn with
+the rest of the tree in ``_errors``; ``KeyError`` from ``wait()`` for an id that is not tracked.
 How a call failed is not an exception but data: ``ToolCallState.error`` is a ``ToolError``
 whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``timeout`` or
 ``aborted``.
@@ -35,16 +27,13 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._errors import ToolCallsError
+from ._errors import ExecutorClosed, InvalidToolCall, ToolAborted
 from ._execution import Call, CallBook, Effects, ToolCallState, ToolError
-from ._tools import (
-    SCALARS as _SCALARS,
-)
+from ._tools import SCALARS as _SCALARS
 from ._tools import (
     AbortSignal,
     PreparedTool,
     Tool,
-    ToolAborted,
     ToolFunction,
     copy_args,
     is_async,
@@ -57,19 +46,6 @@ SettledCallback = Callable[[ToolCallState], object]
 #: How many failures of ``on_call_settled`` an executor remembers (the oldest are forgotten).
 CALLBACK_ERRORS_KEPT = 100
 _MISSING: Any = object()
-
-
-class InvalidToolCall(ToolCallsError, ValueError):
-    """A chunk ``register_call`` cannot read; ``field`` and ``reason`` say what is wrong."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"invalid tool call chunk: {field}: {reason}")
-        self.field = field
-        self.reason = reason
-
-
-class ExecutorClosed(ToolCallsError, RuntimeError):
-    """``register_call`` after ``aclose()``: a closed executor runs nothing."""
 
 
 class ToolCallReadyChunk(BaseModel):

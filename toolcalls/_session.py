@@ -34,7 +34,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Self
 
-from ._errors import InvalidEvent, ToolCallsError
+from ._errors import InvalidEvent, SessionClosed
 from ._execution import ToolCallState, ToolError
 from ._executor import ToolExecutor
 from ._record import UNSET
@@ -52,10 +52,6 @@ from .events import ToolCallEvent
 #: How many events ``run()`` applies from a list (or an async source that never waits) before
 #: it lets the loop run the tools it started: fair to tools, without a loop turn per event.
 BATCH: Final = 256
-
-
-class SessionClosed(ToolCallsError, RuntimeError):
-    """An event was applied after ``finish()`` or ``aclose()``."""
 
 
 class ToolCallSession:

@@ -17,8 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ._errors import SnapshotError
-from ._record import UNSET, parse_json
-from ._tracker import FINISHED, Status, ToolCall
+from ._record import FINISHED, UNSET, Status, ToolCall, parse_json
 from .events import NonEmpty
 
 FORMAT = "toolcalls.tracker"
@@ -58,27 +57,22 @@ def _json_value(value: Any, where: str) -> Any:
         raise SnapshotError(where, f"not representable as JSON ({error})") from None
     except RecursionError:
         raise SnapshotError(where, "nests too deeply to write as JSON") from None
-    try:
+    try:  # json.dumps wrote valid JSON: only _unique_keys can refuse it
         return json.loads(text, object_pairs_hook=_unique_keys)
-    except _CollidingKeys as error:
+    except ValueError as error:
         raise SnapshotError(
-            where, f"two keys of one mapping both become the JSON key {error.key!r}"
+            where, f"two keys of one mapping both become the JSON key {error.args[0]!r}"
         ) from None
 
 
-class _CollidingKeys(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object hook refusing a key written twice (``ValueError`` with the key)."""
     value = dict(pairs)
     if len(value) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _CollidingKeys(key)
+                raise ValueError(key)
             seen.add(key)
     return value
 

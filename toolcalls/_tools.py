@@ -17,11 +17,8 @@ Validation runs when the call is registered, before any execution; its failure i
 (``ArgumentsInvalid`` carries pydantic's error list), never a call of the tool. ``async def``
 tools run on the loop; any other callable runs in a worker thread.
 
-Errors (under ``ToolCallsError``)::
-
-    InvalidTool (TypeError)      a tool the executor cannot call: raised at construction
-    ToolAborted                  the call was aborted: ``AbortSignal.raise_if_aborted()``,
-                                 ``ToolExecutor.wait()`` for a call reset or closed
+Errors: ``InvalidTool`` at construction, ``ToolAborted`` from ``AbortSignal.raise_if_aborted()``
+(both in ``_errors``, with the rest of the tree).
 """
 
 from __future__ import annotations
@@ -42,7 +39,7 @@ import typing_extensions
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.errors import PydanticUserError
 
-from ._errors import ToolCallsError
+from ._errors import InvalidTool, ToolAborted
 
 logger = logging.getLogger("toolcalls")
 
@@ -53,26 +50,6 @@ _RAW_ANNOTATIONS: frozenset[Any] = frozenset(
     {inspect.Parameter.empty, Any, dict, Mapping, MutableMapping}
 )
 _signal_lock = threading.Lock()
-
-
-class InvalidTool(ToolCallsError, TypeError):
-    """A tool the executor cannot call (not callable, unreadable signature, ``*args``...).
-
-    Raised by ``ToolExecutor(...)``; ``tool_name`` and ``reason`` are kept as attributes.
-    """
-
-    def __init__(self, tool_name: str, reason: str) -> None:
-        super().__init__(f"tool {tool_name!r}: {reason}")
-        self.tool_name = tool_name
-        self.reason = reason
-
-
-class ToolAborted(ToolCallsError):
-    """The call was aborted; ``reason`` says why (``"reset"``, ``"closed"``, ``"timeout"``...)."""
-
-    def __init__(self, reason: str | None) -> None:
-        super().__init__(f"tool call aborted: {reason}" if reason else "tool call aborted")
-        self.reason = reason
 
 
 class AbortSignal:
