@@ -164,8 +164,6 @@ class TrackerMachine(RuleBasedStateMachine):
                 {"type": "delta", "id": "b", "argsTextDelta": 1},
                 {"type": "nope", "id": "c"},
                 {"type": "ready", "id": ""},
-                {"type": "result", "id": "a"},
-                {"type": "error", "id": "a", "error": None},
                 ["not", "an", "event"],
             ]
         )
