@@ -21,8 +21,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._execution import ToolCallState
 from ._base import AdapterError, Event, StreamAdapter, _Call, field2
 from ._base import field as get
+from ._results import Settled, gemini_function_response
 
 _STEP = re.compile(
     r"\.([A-Za-z_$][\w$-]*)"  # .name
@@ -105,6 +107,12 @@ class GeminiAdapter(StreamAdapter):
     def finish(self) -> list[Event]:
         self._streaming.clear()
         return super().finish()
+
+    def function_response(self, call: Settled) -> dict[str, Any]:
+        """The ``functionResponse`` part for a settled call; the id goes back only if the
+        model sent it (one this adapter generated means nothing to the model)."""
+        call_id = call.tool_call_id if isinstance(call, ToolCallState) else call.id
+        return gemini_function_response(call, send_id=call_id not in self.generated_ids)
 
 
 def _apply(streaming: _Streaming, piece: Any) -> None:
