@@ -172,9 +172,13 @@ def field(obj: Any, name: str) -> Any:
     """``obj[name]`` for a mapping, ``obj.name`` for an SDK object; ``None`` when absent."""
     if type(obj) is dict:
         return obj.get(name)
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
+    value = getattr(obj, name, _ABSENT)
+    if value is _ABSENT:
+        return obj.get(name) if isinstance(obj, Mapping) else None
+    return value
+
+
+_ABSENT: Any = object()
 
 
 def field2(obj: Any, wire: str, python: str) -> Any:
