@@ -75,7 +75,7 @@ class CallBook:
         """The call was cut off before its arguments were complete: it ends in error."""
         if call.open:
             call.open = False
-            message = f"arguments truncated: {why}; the call was not run"
+            message = f"arguments truncated: {why}"
             error = {"kind": TRUNCATED, "message": message}
             self.out.append({"type": "error", "id": call.id, "error": error})
 
