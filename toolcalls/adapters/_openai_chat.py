@@ -9,7 +9,8 @@ and what this adapter does about it:
 - the name arriving in a later fragment than the first: fragments are held until the name
   comes, then the call starts with all of them;
 - two fragments of one index in one chunk: applied in order;
-- every parallel call at index 0, told apart by id: a new id at an index starts a new call;
+- every parallel call at index 0, told apart by id: a new id at an index starts a new call,
+  and a fragment naming an earlier call's id goes to that call;
 - no id at all: a deterministic one is generated (``call_0``, ``call_1``, ...).
 
 Calls become ready at the choice's ``finish_reason`` (``tool_calls``, or ``stop`` from servers
@@ -44,11 +45,13 @@ class OpenAIChatAdapter(StreamAdapter):
         super().__init__(id_prefix=id_prefix)
         self._slots: dict[tuple[int, int], _Slot] = {}
         self._by_choice: dict[int, list[_Call]] = {}
+        self._by_id: dict[str, _Slot] = {}
 
     def _reset(self) -> None:
         super()._reset()
         self._slots.clear()
         self._by_choice.clear()
+        self._by_id.clear()
 
     def feed(self, chunk: Any) -> list[Event]:
         choices = get(chunk, "choices")
@@ -79,12 +82,7 @@ class OpenAIChatAdapter(StreamAdapter):
         if function is not None:
             name = get(function, "name") or None
             arguments = get(function, "arguments")
-        key = (number, index)
-        slot = self._slots.get(key)
-        if slot is None or (call_id is not None and call_id != slot.given_id and slot.call):
-            slot = self._slots[key] = _Slot(given_id=call_id)
-        elif call_id is not None and slot.given_id is None:
-            slot.given_id = call_id  # the id came after the first fragment, before the name
+        slot = self._slot((number, index), call_id)
         call = slot.call
         if call is None:
             if arguments:
@@ -99,13 +97,31 @@ class OpenAIChatAdapter(StreamAdapter):
         elif arguments:
             self._book.delta(call, arguments)
 
+    def _slot(self, key: tuple[int, int], call_id: str | None) -> _Slot:
+        """The slot a fragment belongs to: by id when it has one, else the latest at its key."""
+        slot = self._slots.get(key)
+        if call_id is not None and slot is not None and call_id != slot.given_id:
+            known = self._by_id.get(call_id)
+            if known is not None:
+                slot = known  # an earlier call at this index, named by its id again
+            elif slot.call is not None:
+                slot = None  # a new id at a busy index: a new call
+            else:
+                slot.given_id = call_id  # the id came after the first fragment
+        if slot is None:
+            slot = self._slots[key] = _Slot(given_id=call_id)
+        if call_id is not None:
+            self._by_id[call_id] = slot
+        return slot
+
     def _finish_choice(self, number: int, reason: str) -> None:
         book = self._book
         for key, slot in list(self._slots.items()):
             if key[0] == number and slot.call is None:
                 call = slot.call = book.start(slot.given_id or self._new_id(), "(unnamed)")
                 self._by_choice.setdefault(number, []).append(call)
-                book.fail(call, "unnamed", "the stream never named this call's tool")
+                if reason in _COMPLETE:  # else the cut explains the missing name
+                    book.fail(call, "unnamed", "the stream never named this call's tool")
         for call in self._by_choice.get(number, ()):
             if reason in _COMPLETE:
                 book.ready(call)
