@@ -76,6 +76,23 @@ EXPORTS = {
         "ToolCallEvent",
         "parse_event",
     },
+    "toolcalls.adapters": {
+        "ADAPTERS",
+        "TRUNCATED",
+        "AISDKAdapter",
+        "AdapterError",
+        "AnthropicAdapter",
+        "Event",
+        "GeminiAdapter",
+        "OpenAIChatAdapter",
+        "OpenAIResponsesAdapter",
+        "StreamAdapter",
+        "ai_sdk_tool_output",
+        "anthropic_tool_result",
+        "gemini_function_response",
+        "openai_chat_tool_message",
+        "openai_responses_output",
+    },
 }
 
 
@@ -109,7 +126,14 @@ def test_error_types_say_whose_fault_it_was() -> None:
     import toolcalls
 
     assert issubclass(statecharts.UnsupportedChart, InvalidDefinition)
-    for error in (toolcalls.InvalidEvent, toolcalls.SnapshotError, toolcalls.InvalidToolCall):
+    from toolcalls.adapters import AdapterError
+
+    for error in (
+        toolcalls.InvalidEvent,
+        toolcalls.SnapshotError,
+        toolcalls.InvalidToolCall,
+        AdapterError,
+    ):
         assert issubclass(error, toolcalls.ToolCallsError)
         assert issubclass(error, ValueError)
     assert issubclass(toolcalls.SessionClosed, RuntimeError)
