@@ -14,7 +14,7 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,providers]'
 	touch $@
 
 demo: $(VENV)/.base
@@ -32,6 +32,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_tracker.py
 	$(BIN)/python benchmarks/bench_executor.py
+	$(BIN)/python benchmarks/bench_adapters.py
 
 diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams

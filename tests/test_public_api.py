@@ -78,6 +78,23 @@ EXPORTS = {
         "ToolCallEvent",
         "parse_event",
     },
+    "toolcalls.adapters": {
+        "ADAPTERS",
+        "TRUNCATED",
+        "AISDKAdapter",
+        "AdapterError",
+        "AnthropicAdapter",
+        "Event",
+        "GeminiAdapter",
+        "OpenAIChatAdapter",
+        "OpenAIResponsesAdapter",
+        "StreamAdapter",
+        "ai_sdk_tool_output",
+        "anthropic_tool_result",
+        "gemini_function_response",
+        "openai_chat_tool_message",
+        "openai_responses_output",
+    },
 }
 
 
@@ -102,3 +119,24 @@ def test_statecharts_never_imports_toolcalls() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+def test_error_types_say_whose_fault_it_was() -> None:
+    from statemachine.exceptions import InvalidDefinition
+
+    import statecharts
+    import toolcalls
+
+    assert issubclass(statecharts.UnsupportedChart, InvalidDefinition)
+    from toolcalls.adapters import AdapterError
+
+    for error in (
+        toolcalls.InvalidEvent,
+        toolcalls.SnapshotError,
+        toolcalls.InvalidToolCall,
+        AdapterError,
+    ):
+        assert issubclass(error, toolcalls.ToolCallsError)
+        assert issubclass(error, ValueError)
+    assert issubclass(toolcalls.SessionClosed, RuntimeError)
+    assert issubclass(toolcalls.ExecutorClosed, RuntimeError)
