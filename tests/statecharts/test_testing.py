@@ -50,7 +50,7 @@ def test_tracker_stateful_test_takes_every_transition_of_the_tool_call_chart() -
     with record_coverage(Coverage()) as coverage:
         run_state_machine_as_test(
             TrackerMachine,
-            settings=settings(max_examples=20, stateful_step_count=40, derandomize=True),
+            settings=settings(max_examples=100, stateful_step_count=40, derandomize=True),
         )
     assert set(coverage.chart(chart).taken) == {t.id for t in chart.transitions}
 

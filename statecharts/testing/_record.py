@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ._coverage import Coverage
-from ._runtime import Instance, Outcome
+from .._coverage import Coverage
+from .._runtime import Instance, Outcome
 
 
 @contextmanager
