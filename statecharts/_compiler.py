@@ -34,7 +34,7 @@ RUNTIME_NAMES = frozenset(
         "_pending",
         "_enqueue",
         "_drain",
-        "_ran_queued",
+        "configuration",
     }
 )
 

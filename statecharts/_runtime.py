@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from statemachine import StateChart
 from statemachine.event import Event as DeclaredEvent
 from statemachine.exceptions import InvalidStateValue, TransitionNotAllowed
+from statemachine.model import Model
 from statemachine.orderedset import OrderedSet
 from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
@@ -37,16 +39,18 @@ class Outcome:
     from this state), ``"guards_rejected"`` (transitions exist but no guard allowed one),
     ``"terminated"`` (the instance is in a final state) or ``"queued"`` (sent from inside a
     callback: it runs once the current event is done, as python-statemachine runs it).
-    An outcome is true exactly when it was applied.
+    ``transitions`` lists every transition the event's macrostep took, in order (for a flat
+    chart, just ``transition``). An outcome is true exactly when it was applied.
     """
 
-    __slots__ = ("applied", "event", "reason", "source", "target", "transition")
+    __slots__ = ("applied", "event", "reason", "source", "target", "transition", "transitions")
 
     applied: bool
     event: str
     source: StateDef
     target: StateDef | None
     transition: TransitionDef | None
+    transitions: tuple[TransitionDef, ...]
     reason: Reason | None
 
     def __init__(
@@ -57,7 +61,11 @@ class Outcome:
         target: StateDef | None,
         transition: TransitionDef | None,
         reason: Reason | None,
+        transitions: tuple[TransitionDef, ...] | None = None,
     ) -> None:
+        if transitions is None:
+            transitions = () if transition is None else (transition,)
+        object.__setattr__(self, "transitions", transitions)
         object.__setattr__(self, "applied", applied)
         object.__setattr__(self, "event", event)
         object.__setattr__(self, "source", source)
@@ -80,7 +88,15 @@ class Outcome:
         return hash(self._key())
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.applied, self.event, self.source, self.target, self.transition, self.reason)
+        return (
+            self.applied,
+            self.event,
+            self.source,
+            self.target,
+            self.transition,
+            self.reason,
+            self.transitions,
+        )
 
     def __repr__(self) -> str:
         if self.applied:
@@ -91,7 +107,39 @@ class Outcome:
 
 _BUSY: Any = ()
 _IGNORED_CACHE_SIZE = 256
-_new = object.__new__
+
+#: Called with every outcome while registered (see ``observe_outcomes``).
+Observer = Callable[["Instance", Outcome], None]
+_observers: tuple[Observer, ...] = ()
+_observers_lock = threading.Lock()
+
+
+@contextmanager
+def observe_outcomes(observer: Observer) -> Iterator[Observer]:
+    """Call ``observer(instance, outcome)`` for every outcome of every compiled instance, from
+    any thread, until the block ends: each ``send`` and each event queued by a callback when it
+    runs. Several observers may be active at once; each sees everything sent while it is.
+
+    This is the runtime's hook for test tooling (``statecharts.testing.record_coverage``); the
+    cost when nothing observes is one global read per event. The observer runs on the thread
+    that sent the event, so it must be thread-safe if instances run on several threads; an
+    exception it raises reaches the sender.
+    """
+    global _observers
+    with _observers_lock:
+        _observers = (*_observers, observer)
+    try:
+        yield observer
+    finally:
+        with _observers_lock:
+            remaining = list(_observers)
+            remaining.remove(observer)
+            _observers = tuple(remaining)
+
+
+def _notify(instance: Instance, outcome: Outcome) -> None:
+    for observer in _observers:
+        observer(instance, outcome)
 
 
 class Instance:
@@ -108,6 +156,8 @@ class Instance:
     model: Any
 
     def __init__(self, node: StateNode, model: Any) -> None:
+        """Set up an instance in ``node`` (the one place an instance's slots are set; use
+        ``Chart.create`` or ``Chart.resume``)."""
         self._node = node
         self.model = model
         self._pending = None
@@ -116,6 +166,12 @@ class Instance:
     def state(self) -> StateDef:
         """The current state."""
         return self._node.state
+
+    @property
+    def configuration(self) -> tuple[StateDef, ...]:
+        """The active states, ancestors included, in document order (python-statemachine's
+        ``configuration``)."""
+        return self._node.configuration
 
     @property
     def chart(self) -> Chart:
@@ -142,11 +198,15 @@ class Instance:
         if fire is None:
             found = self._node.binding.unmatched(self._node, event)
             if isinstance(found, Outcome):
+                if _observers:
+                    _notify(self, found)
                 return found
             fire = found
         self._pending = _BUSY
         try:
             outcome: Outcome = fire(self, args, kwargs)
+            if _observers:
+                _notify(self, outcome)
             if self._pending is not _BUSY:
                 self._drain()
         finally:
@@ -158,7 +218,10 @@ class Instance:
             self._pending = deque()
         assert self._pending is not None
         self._pending.append((event, args, kwargs))
-        return Outcome(False, event, self._node.state, None, None, "queued")
+        outcome = Outcome(False, event, self._node.state, None, None, "queued")
+        if _observers:
+            _notify(self, outcome)
+        return outcome
 
     def _drain(self) -> None:
         """Run the events callbacks queued, in order (more may be queued meanwhile)."""
@@ -171,13 +234,13 @@ class Instance:
             if fire is None:
                 found = self._node.binding.unmatched(self._node, event)
                 if isinstance(found, Outcome):
-                    self._ran_queued(found)
+                    if _observers:
+                        _notify(self, found)
                     continue
                 fire = found
-            self._ran_queued(fire(self, args, kwargs))
-
-    def _ran_queued(self, outcome: Outcome) -> None:
-        """Called with the outcome of each queued event; a hook for ``statecharts.testing``."""
+            outcome = fire(self, args, kwargs)
+            if _observers:
+                _notify(self, outcome)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"
@@ -189,11 +252,12 @@ Fire = Callable[[Instance, tuple[Any, ...], dict[str, Any]], Outcome]
 class StateNode:
     """A state as the runtime holds it: the event table and what it was compiled from."""
 
-    __slots__ = ("binding", "declared", "ignored", "state", "table")
+    __slots__ = ("binding", "configuration", "declared", "ignored", "state", "table")
 
     def __init__(self, binding: Binding, state: StateDef, declared: DeclaredState) -> None:
         self.binding = binding
         self.state = state
+        self.configuration = (state,)
         self.declared = declared
         self.table: dict[str, Fire] = {}
         self.ignored: dict[str, Outcome] = {}
@@ -206,6 +270,8 @@ class Binding:
     __slots__ = (
         "_dynamic",
         "_groups",
+        "_initial_name",
+        "_label",
         "_lock",
         "_module",
         "chart",
@@ -216,6 +282,7 @@ class Binding:
         "nodes",
         "resolver",
         "runtime",
+        "source",
         "strict",
     )
 
@@ -236,8 +303,14 @@ class Binding:
         self.initial_node = self.nodes[chart.initial.id]
         #: Whether instances must be checked for callback names in their own ``__dict__``.
         self._lock = threading.Lock()
-        self._module = Module(chart.name)
+        model_type = resolver.model_type
+        self._label = chart.name
+        if model_type is not None:
+            self._label = f"{chart.name}, model {model_type.__name__}"
+        self._module = Module(self._label)
         self._generate()
+        #: The generated source of the per-(state, event) functions.
+        self.source = self._module.source
         #: Declared names the model's class lacks: each instance must provide them.
         self.instance_names = tuple(resolver.instance_names.items())
 
@@ -269,17 +342,30 @@ class Binding:
             not transition.internal or chart.flags.enable_self_transition_entries
         )
         after = target or source
+        declared = runtime.declared_states
         values = {
-            "transition": module.const(runtime.declared_transitions[transition.id], "T"),
-            "source": module.const(runtime.declared_states[source.id], "S"),
-            "target": module.const(runtime.declared_states[target.id] if target else None, "S"),
-            "state_after": module.const(runtime.declared_states[after.id], "S"),
+            "transition": module.const(
+                runtime.declared_transitions[transition.id], f"TRANSITION_{transition.id}"
+            ),
+            "source": module.const(declared[source.id], f"STATE_{source.id}"),
+            "target": (
+                module.const(declared[target.id], f"STATE_{target.id}") if target else "None"
+            ),
+            "state_after": module.const(declared[after.id], f"STATE_{after.id}"),
         }
         if event is None:
-            parts = ", ".join(module.const(v, "D") for v in (source, after, transition))
+            parts = ", ".join(
+                module.const(value, f"{kind}_{name}")
+                for value, kind, name in (
+                    (source, "DEF", source.id),
+                    (after, "DEF", after.id),
+                    (transition, "DEF", transition.id),
+                )
+            )
             outcome = f"_Outcome(True, ev, {parts}, None)"
         else:
-            outcome = module.const(Outcome(True, event, source, after, transition, None), "O")
+            applied = Outcome(True, event, source, after, transition, None)
+            outcome = module.const(applied, f"TOOK_{transition.id}")
         return Step(
             validators=self._resolved(owner, Group.VALIDATORS, transition.validators),
             cond=self._resolved(owner, Group.COND, transition.cond),
@@ -291,6 +377,7 @@ class Binding:
             changes_node=target is not None and target.id != source.id,
             values=values,
             outcome=outcome,
+            label=describe_transition(transition),
         )
 
     def _write_fire(
@@ -302,29 +389,31 @@ class Binding:
         module.namespace.update(
             _Outcome=Outcome, _event_object=_event_object, _not_allowed=_not_allowed
         )
-        node_from = module.const(self.nodes[state.id], "N")
+        node_from = module.const(self.nodes[state.id], f"NODE_{state.id}")
         if event is None:
             event_expr, parameters = "_event_object(ev)", "inst, args, kw, ev"
         else:
-            event_expr = module.const(self.runtime.event_object(event), "E")
+            event_expr = module.const(self.runtime.event_object(event), f"EVENT_{event}")
             parameters = "inst, args, kw"
         steps = [self._step(transition, event) for transition in candidates]
 
         def body(writer: FunctionWriter) -> None:
             for transition, step in zip(candidates, steps, strict=True):
-                node_to = module.const(self.nodes[transition.target or state.id], "N")
+                target = transition.target or state.id
+                node_to = module.const(self.nodes[target], f"NODE_{target}")
                 if writer.step(0, step, node_from, node_to):
                     return
             if self.strict:
                 writer.emit(0, f"raise _not_allowed({event_expr}, {node_from})")
             elif event is None:
-                state_def = module.const(state, "D")
+                state_def = module.const(state, f"DEF_{state.id}")
                 writer.emit(
                     0, f"return _Outcome(False, ev, {state_def}, None, None, 'guards_rejected')"
                 )
             else:
                 ignored = Outcome(False, event, state, None, None, "guards_rejected")
-                writer.emit(0, f"return {module.const(ignored, 'O')}")
+                name = f"REJECTED_{state.id}_{event}"
+                writer.emit(0, f"return {module.const(ignored, name)}")
 
         write_function(module, name, parameters, body, event_expr, event, positional_variant=True)
 
@@ -333,37 +422,42 @@ class Binding:
         names: dict[tuple[str, str], str] = {}
         for state in chart.states:
             transitions = chart.transitions_from(state.id)
-            for event in self.runtime.event_ids:
+            for event in self.runtime.event_order:
                 candidates = [
                     t for t in transitions if any(descriptor_matches(d, event) for d in t.events)
                 ]
                 if candidates:
-                    name = f"fire_{len(names)}"
+                    name = self._module.unique(f"{state.id}__{event}")
                     names[state.id, event] = name
                     self._write_fire(name, state, candidates, event)
         self._write_initial()
         namespace = self._module.build()
         for (state_id, event), name in names.items():
             self.nodes[state_id].table[event] = namespace[name]
-        self.initial = namespace.get("initial")
+        self.initial = namespace.get(self._initial_name)
 
     def _write_initial(self) -> None:
         chart, runtime, module = self.chart, self.runtime, self._module
         initial = chart.initial
         enter = self._state_group(initial, Group.ENTER)
+        self._initial_name = ""
         if not enter:
             return
-        state = module.const(runtime.declared_states[initial.id], "S")
-        event = module.const(runtime.initial_event, "E")
+        state = module.const(runtime.declared_states[initial.id], f"STATE_{initial.id}")
+        event = module.const(runtime.initial_event, "EVENT___initial__")
 
         def body(writer: FunctionWriter) -> None:
-            empty = module.const(runtime.initial_source, "S")
-            transition = module.const(runtime.initial_transition, "T")
+            empty = module.const(runtime.initial_source, "STATE_none")
+            transition = module.const(runtime.initial_transition, "TRANSITION___initial__")
             phase = writer.phase(transition, state, empty, state)
+            writer.emit(0, f"# enter the initial state {initial.id}")
             for line in writer.call_lines(enter, phase):
                 writer.emit(0, line)
 
-        write_function(module, "initial", "inst, args, kw", body, event, "__initial__", False)
+        self._initial_name = module.unique(f"enter_{initial.id}")
+        write_function(
+            module, self._initial_name, "inst, args, kw", body, event, "__initial__", False
+        )
 
     # -- events the table does not hold ------------------------------------------------------
 
@@ -411,10 +505,11 @@ class Binding:
         with self._lock:
             found = self._dynamic.get(key)
             if found is None:
-                self._module = Module(self.chart.name)
+                self._module = Module(self._label)
                 transitions = [self.chart.transitions[i] for i in candidates]
-                self._write_fire("fire_dynamic", node.state, transitions, None)
-                found = self._module.build()["fire_dynamic"]
+                name = self._module.unique(f"{node.state.id}__any_event")
+                self._write_fire(name, node.state, transitions, None)
+                found = self._module.build()[name]
                 self._dynamic[key] = found
         return found
 
@@ -436,6 +531,20 @@ class Binding:
                 instance._drain()
         finally:
             instance._pending = None
+
+
+def describe_transition(transition: TransitionDef) -> str:
+    """A transition in one line, as the generated code comments it:
+    ``pending --ready [arguments_parse]--> running / keep_arguments``."""
+    events = " ".join(transition.events) or "(eventless)"
+    guards = " and ".join(c.label for c in transition.guards if not c.convention)
+    arrow = f"--{events} [{guards}]-->" if guards else f"--{events}-->"
+    target = transition.target or "(stays)"
+    if transition.internal:
+        target += " (internal)"
+    actions = ", ".join(c.ref for c in transition.actions if not c.convention)
+    line = f"{transition.source} {arrow} {target}"
+    return f"{line} / {actions}" if actions else line
 
 
 def _event_object(name: str) -> DeclaredEvent:
@@ -471,7 +580,11 @@ class Runtime:
             for t, d in zip(chart.transitions, declared_transitions, strict=True)
         )
         self.events = {str(event.id): event for event in declared._events}
-        self.event_ids = frozenset(self.events) | {e for t in chart.transitions for e in t.events}
+        #: Every event name the chart knows, declared events first, in declaration order.
+        self.event_order = tuple(
+            dict.fromkeys([*self.events, *(e for t in chart.transitions for e in t.events)])
+        )
+        self.event_ids = frozenset(self.event_order)
         descriptors = {e for t in chart.transitions for e in t.events}
         self.has_wildcard = "*" in descriptors
         self.prefix_matching = bool(descriptors)
@@ -501,7 +614,10 @@ class Runtime:
 
     def binding(self, model: Any) -> Binding:
         """The generated code for this model's type (compiled on first use of the type)."""
-        model_type = type(model)
+        return self.binding_for_type(type(model))
+
+    def binding_for_type(self, model_type: type) -> Binding:
+        """The generated code for a model type (compiled on first use of the type)."""
         binding = self.by_type.get(model_type)
         if binding is None:
             with self._lock:
@@ -553,7 +669,7 @@ def _collect(names: set[str], name: str) -> Any:
     return Const(True)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Chart(ChartDef):
     """A compiled chart: the immutable description (see ``ChartDef``) plus the means to run it.
 
@@ -576,20 +692,39 @@ class Chart(ChartDef):
         keeps its state itself: unlike python-statemachine it neither starts from nor writes
         ``model.state`` (``resume`` starts elsewhere). Raises
         python-statemachine's ``InvalidDefinition`` if a declared name resolves nowhere, and
-        whatever an initial ``enter`` callback raises.
+        whatever an initial ``enter`` callback raises. Without a model, the instance gets a
+        fresh python-statemachine ``Model()``, as a python-statemachine chart does.
         """
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
         binding = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
         if binding.instance_names:
             binding.check_instance(model)
-        instance = _new(binding.cls)
-        instance._node = binding.initial_node
-        instance.model = model
-        instance._pending = None
+        instance = binding.cls(binding.initial_node, model)
         if binding.initial is not None:
             binding.enter_initial(instance, kwargs)
         return instance
+
+    def source(self, model_type: type | None = None) -> str:
+        """The Python source generated for this chart and a model type (``None``: instances
+        created without a model), one function per (state, event), named ``state__event``.
+
+        ``statecharts source MODULE:CLASS`` prints it. Tracebacks through a running chart show
+        these lines, in a file named ``<statecharts CHART>``.
+        """
+        runtime = self._runtime
+        assert runtime is not None
+        if model_type is None:
+            model_type = Model
+        return runtime.binding_for_type(model_type).source
+
+    def __repr__(self) -> str:
+        return (
+            f"<Chart {self.qualname}: {len(self.states)} states, {len(self.events)} events, "
+            f"{len(self.transitions)} transitions>"
+        )
 
     def _binding(self, model: Any) -> Binding:
         runtime = self._runtime
@@ -601,6 +736,8 @@ class Chart(ChartDef):
 
         Raises python-statemachine's ``InvalidStateValue`` for an unknown state.
         """
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
         runtime = self._runtime
         assert runtime is not None
         binding = runtime.binding(model)

@@ -418,3 +418,111 @@ def test_positional_payload_binds_as_in_python_statemachine() -> None:
     for machine in (instance, reference):
         machine.send("add", 7, 8, tag="x")
     assert model.log == reference_model.log
+
+
+# -- the instance API and the observation hook ------------------------------------------------
+
+
+def test_configuration_of_a_flat_chart_is_the_current_state() -> None:
+    chart = compile_chart(Door)
+    instance = chart.create(Recorder())
+    assert instance.configuration == (chart.state("closed"),)
+    instance.send("open")
+    assert instance.configuration == (instance.state,) == (chart.state("opened"),)
+
+
+def test_outcome_lists_the_transitions_its_event_took() -> None:
+    chart = compile_chart(Triage)
+    instance = chart.create(Recorder())
+    taken = instance.send("route", amount=3)
+    assert taken.transitions == (taken.transition,) == (chart.transitions[0],)
+    assert instance.send("route", amount=3).transitions == ()
+
+
+def test_create_without_a_model_gives_a_model_object_as_python_statemachine_does() -> None:
+    from statemachine.model import Model
+
+    class Plain(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+    instance = compile_chart(Plain).create()
+    assert type(instance.model) is Model
+    assert type(compile_chart(Plain).resume("b").model) is Model
+    assert type(Plain().model) is Model
+
+
+def test_create_and_resume_set_up_instances_through_instance_init(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[Any] = []
+    original = Instance.__init__
+
+    def spy(self: Instance, node: Any, model: Any) -> None:
+        made.append(node.state.id)
+        original(self, node, model)
+
+    monkeypatch.setattr(Instance, "__init__", spy)
+    chart = compile_chart(Door)
+    chart.create(Recorder())
+    chart.resume("opened", Recorder())
+    assert made == ["closed", "opened"]
+
+
+def test_observers_see_every_outcome_while_registered_and_nothing_after() -> None:
+    from statecharts import observe_outcomes
+
+    chart = compile_chart(Relay)
+    seen: list[tuple[str, str | None]] = []
+    with observe_outcomes(lambda instance, outcome: seen.append((outcome.event, outcome.reason))):
+        instance = chart.create(Recorder())
+        instance.send("go")
+        instance.send("teleport")
+    instance.send("go")
+    # the event queued by a callback is reported when queued, then when it runs
+    assert seen == [("go", "queued"), ("go", None), ("go", None), ("teleport", "unknown_event")]
+
+
+def test_observers_are_scoped_to_their_block_and_may_overlap() -> None:
+    from statecharts import observe_outcomes
+
+    chart = compile_chart(Door)
+    outer: list[str] = []
+    inner: list[str] = []
+    instance = chart.create(Recorder())
+    with observe_outcomes(lambda _, outcome: outer.append(outcome.event)):
+        instance.send("open")
+        with observe_outcomes(lambda _, outcome: inner.append(outcome.event)):
+            instance.send("close")
+        instance.send("open")
+    assert outer == ["open", "close", "open"]
+    assert inner == ["close"]
+
+
+def test_observers_see_events_sent_from_other_threads() -> None:
+    import threading
+
+    from statecharts import observe_outcomes
+
+    chart = compile_chart(Door)
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def observe(_: Instance, outcome: Outcome) -> None:
+        with lock:
+            seen.append(outcome.event)
+
+    def run() -> None:
+        instance = chart.create(Recorder())
+        for _ in range(50):
+            instance.send("open")
+            instance.send("close")
+
+    with observe_outcomes(observe):
+        threads = [threading.Thread(target=run) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(seen) == 4 * 100
