@@ -171,13 +171,14 @@ class Step:
     changes_node: bool
     values: Mapping[str, str]  # transition, source, target, state_after: generated names
     outcome: str  # expression giving the applied outcome
+    failed: str = "None"  # expression giving the outcome of a transition cancelled by an error
     label: str = ""  # the transition as a comment: ``a --go [ok]--> b / act``
 
 
 _NON_IDENTIFIER = re.compile(r"\W+")
 #: Names the generated functions use for their own locals and builtins; constants avoid them.
 _RESERVED = frozenset(
-    {"inst", "args", "kw", "ev", "m", "getattr", "BaseException", "Exception", "isinstance"}
+    {"inst", "args", "kw", "ev", "m", "error", "enabled", "getattr", "BaseException", "Exception"}
 )
 
 
@@ -263,9 +264,17 @@ class FunctionWriter:
     """Writes the body of one generated function."""
 
     def __init__(
-        self, module: Module, positional: bool, event_expr: str, static_event: str | None
+        self,
+        module: Module,
+        positional: bool,
+        event_expr: str,
+        static_event: str | None,
+        catch: bool = False,
+        handling_error: bool = False,
     ) -> None:
         self.module = module
+        self.catch = catch
+        self.handling_error = handling_error
         self.positional = positional
         self.args = "args" if positional else "()"
         self.event_expr = event_expr
@@ -381,11 +390,30 @@ class FunctionWriter:
     def emit(self, indent: int, line: str) -> None:
         self.lines.append("    " * indent + line)
 
+    def isolated(self, indent: int, lines: list[str]) -> None:
+        """Emit each callback in its own block: with errors caught as events, one that raises
+        queues ``error.execution`` and the next still runs (the SCXML rule for executable
+        content); otherwise exceptions propagate."""
+        for line in lines:
+            if not self.catch:
+                self.emit(indent, line)
+                continue
+            self.emit(indent, "try:")
+            self.emit(indent + 1, line)
+            self.emit(indent, "except Exception as error:")
+            self.emit(indent + 1, "_caught(inst, error)")
+
     def step(self, indent: int, step: Step, node_from: str, node_to: str) -> bool:
         """Write one candidate transition; return whether it is always taken.
 
-        State is restored to ``node_from`` when an ``enter`` callback raises; an exception
-        from ``after`` leaves the transition taken (python-statemachine does the same).
+        As in python-statemachine: validators and guards select the transition (an exception
+        there leaves queued events for later); then ``before``, the source's ``exit``, ``on``,
+        the state change, the target's ``enter`` and ``after`` run. Without
+        ``catch_errors_as_events`` an exception from ``before`` to ``enter`` leaves the source
+        state and reaches the caller, one from ``after`` leaves the transition taken. With it,
+        a raising guard counts as false, a raising ``exit``/``on``/``enter`` callback is
+        skipped, a raising ``before`` cancels the transition, and each queues
+        ``error.execution``.
         """
         values = step.values
         if step.label:
@@ -393,35 +421,78 @@ class FunctionWriter:
         t, src, tgt = values["transition"], values["source"], values["target"]
         after_state = values["state_after"]
         base = self.phase(t, src, src, tgt)
-        for line in self.call_lines(step.validators, base):
-            self.emit(indent, line)
         always = not step.cond
-        if not always:
-            self.emit(indent, f"if {self.guard(step.cond, base)}:")
-            indent += 1
-        for line in self.call_lines(step.before, base):
-            self.emit(indent, line)
-        for line in self.call_lines(step.exit, base):
-            self.emit(indent, line)
-        for line in self.call_lines(step.on, self.phase(t, src, src, tgt, new_state=after_state)):
-            self.emit(indent, line)
+        indent = self.selection(indent, step, base)
+        failed = [f"_failed(inst, error, {self.handling_error})", f"return {step.failed}"]
+        before = self.call_lines(step.before, base)
+        self.block(indent, before, failed if self.catch else None)
+        self.isolated(indent, self.call_lines(step.exit, base))
+        on = self.call_lines(step.on, self.phase(t, src, src, tgt, new_state=after_state))
+        if self.catch and self.handling_error:
+            # while handling error.execution, a failing action cancels the transition and
+            # its error is dropped (no error.execution loop)
+            self.block(indent, on, failed)
+        else:
+            self.isolated(indent, on)
         entering = self.call_lines(step.enter, self.phase(t, tgt, src, tgt))
         if step.changes_node:
             self.emit(indent, f"inst._node = {node_to}")
-        if entering and step.changes_node:
-            self.emit(indent, "try:")
-            for line in entering:
-                self.emit(indent + 1, line)
-            self.emit(indent, "except BaseException:")
-            self.emit(indent + 1, f"inst._node = {node_from}")
-            self.emit(indent + 1, "raise")
+        if entering and step.changes_node and not self.catch:
+            restore = [f"inst._node = {node_from}", "raise"]
+            self.block(indent, entering, restore, "except BaseException:")
         else:
-            for line in entering:
-                self.emit(indent, line)
-        for line in self.call_lines(step.after, self.phase(t, after_state, src, tgt)):
-            self.emit(indent, line)
+            self.isolated(indent, entering)
+        after = self.call_lines(step.after, self.phase(t, after_state, src, tgt))
+        self.block(indent, after, failed[:1] if self.catch else None)
         self.emit(indent, f"return {step.outcome}")
         return always
+
+    def block(
+        self,
+        indent: int,
+        lines: list[str],
+        handler: list[str] | None,
+        clause: str = "except Exception as error:",
+    ) -> None:
+        """Emit ``lines``; with a ``handler``, inside ``try`` with it as the except clause."""
+        if not lines:
+            return
+        if handler is None:
+            for line in lines:
+                self.emit(indent, line)
+            return
+        self.emit(indent, "try:")
+        for line in lines:
+            self.emit(indent + 1, line)
+        self.emit(indent, clause)
+        for line in handler:
+            self.emit(indent + 1, line)
+
+    def selection(self, indent: int, step: Step, base: Phase) -> int:
+        """Emit the validators and guards of a transition; return the indent of its body.
+
+        An exception there is a selection failure (python-statemachine then keeps queued
+        events); with errors caught as events, a raising guard counts as false instead.
+        """
+        validators = self.call_lines(step.validators, base)
+        if not step.cond:
+            self.block(
+                indent, validators, ["_selection_failed(inst)", "raise"], "except BaseException:"
+            )
+            return indent
+        guard = f"enabled = {self.guard(step.cond, base)}"
+        if self.catch:
+            self.block(
+                indent, validators, ["_selection_failed(inst)", "raise"], "except BaseException:"
+            )
+            self.block(indent, [guard], ["enabled = _guard_failed(inst, error)"])
+        else:
+            selection = [*validators, guard]
+            self.block(
+                indent, selection, ["_selection_failed(inst)", "raise"], "except BaseException:"
+            )
+        self.emit(indent, "if enabled:")
+        return indent + 1
 
 
 _USES_MODEL = re.compile(r"\bm\b")
@@ -435,6 +506,8 @@ def write_function(
     event_expr: str,
     static_event: str | None,
     positional_variant: bool,
+    catch: bool = False,
+    handling_error: bool = False,
 ) -> None:
     """Add ``def name(parameters)``; with ``positional_variant`` also ``name__positional``,
     which the first calls when positional arguments were sent."""
@@ -443,7 +516,9 @@ def write_function(
     if positional_variant:
         variants.append((positional_name, True))
     for function_name, positional in variants:
-        writer = FunctionWriter(module, positional, event_expr, static_event)
+        writer = FunctionWriter(
+            module, positional, event_expr, static_event, catch, handling_error
+        )
         body(writer)
         lines = [f"def {function_name}({parameters}):"]
         if positional_variant and not positional:

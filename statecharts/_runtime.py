@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from statemachine import StateChart
 from statemachine.event import Event as DeclaredEvent
-from statemachine.exceptions import InvalidStateValue, TransitionNotAllowed
+from statemachine.exceptions import InvalidDefinition, InvalidStateValue, TransitionNotAllowed
 from statemachine.model import Model
 from statemachine.orderedset import OrderedSet
 from statemachine.state import State as DeclaredState
@@ -27,7 +27,9 @@ from ._compiler import chart_attributes, descriptor_matches, read_chart
 from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
 
-Reason = Literal["unknown_event", "no_transition", "guards_rejected", "terminated", "queued"]
+Reason = Literal[
+    "unknown_event", "no_transition", "guards_rejected", "terminated", "queued", "failed"
+]
 
 
 class Outcome:
@@ -37,8 +39,10 @@ class Outcome:
     ``target`` the state the instance is in now. Otherwise ``reason`` says why the event was
     ignored: ``"unknown_event"`` (the chart declares no such event), ``"no_transition"`` (none
     from this state), ``"guards_rejected"`` (transitions exist but no guard allowed one),
-    ``"terminated"`` (the instance is in a final state) or ``"queued"`` (sent from inside a
-    callback: it runs once the current event is done, as python-statemachine runs it).
+    ``"terminated"`` (the instance is in a final state), ``"queued"`` (sent from inside a
+    callback: it runs once the current event is done, as python-statemachine runs it) or
+    ``"failed"`` (a ``before`` callback raised in a chart that catches errors as events: the
+    transition was cancelled and ``error.execution`` raised).
     ``transitions`` lists every transition the event's macrostep took, in order (for a flat
     chart, just ``transition``). An outcome is true exactly when it was applied.
     """
@@ -142,6 +146,23 @@ def _notify(instance: Instance, outcome: Outcome) -> None:
         observer(instance, outcome)
 
 
+class _Queues:
+    """Events waiting on an instance: ``internal`` ones (``raise_``, ``error.execution``, run
+    within the current macrostep) and ``external`` ones (``send`` from a callback, each run as
+    a macrostep of its own afterwards). ``busy`` is false while the instance is idle with
+    events left over from an event whose guards raised; they run first at the next ``send``.
+    """
+
+    __slots__ = ("busy", "external", "in_internal", "internal", "keep")
+
+    def __init__(self) -> None:
+        self.external: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] = deque()
+        self.internal: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] = deque()
+        self.busy = True
+        self.in_internal = False
+        self.keep = False
+
+
 class Instance:
     """One running instance of a compiled chart.
 
@@ -152,7 +173,7 @@ class Instance:
     __slots__ = ("_node", "_pending", "model")
 
     _node: StateNode
-    _pending: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] | None
+    _pending: _Queues | None
     model: Any
 
     def __init__(self, node: StateNode, model: Any) -> None:
@@ -187,13 +208,16 @@ class Instance:
         """Send ``event`` with a payload; return the outcome. Never raises for an ignored event
         (unless the chart sets ``allow_event_without_transition = False``).
 
-        Exceptions from guards and actions reach the caller unchanged. If a guard, ``before``,
-        ``exit``, ``on`` or ``enter`` callback raised, the instance is still in the source state;
-        if an ``after`` callback raised, the transition had been taken. Events queued by
-        callbacks during a failed event are dropped. This is python-statemachine's behaviour.
+        Exceptions from guards and actions follow the chart's ``catch_errors_as_events``, as
+        in python-statemachine: when set (a ``StateChart``'s default) they become
+        ``error.execution`` events; otherwise they reach the caller, the instance is in the
+        source state if a guard, ``before``, ``exit``, ``on`` or ``enter`` callback raised,
+        and events queued meanwhile are dropped (kept, to run before the next event, when a
+        guard or validator raised). Sent from a callback, the event is queued and runs once
+        the current one is done (outcome ``"queued"``).
         """
         if self._pending is not None:
-            return self._enqueue(event, args, kwargs)
+            return self._send_busy(event, args, kwargs)
         fire = self._node.table.get(event)
         if fire is None:
             found = self._node.binding.unmatched(self._node, event)
@@ -205,45 +229,199 @@ class Instance:
         self._pending = _BUSY
         try:
             outcome: Outcome = fire(self, args, kwargs)
-            if _observers:
-                _notify(self, outcome)
-            if self._pending is not _BUSY:
-                self._drain()
-        finally:
-            self._pending = None
-        return outcome
-
-    def _enqueue(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        except BaseException:
+            self._settle_failure()
+            raise
+        if _observers:
+            _notify(self, outcome)
         if self._pending is _BUSY:
-            self._pending = deque()
-        assert self._pending is not None
-        self._pending.append((event, args, kwargs))
+            self._pending = None
+            return outcome
+        return self._run_queues(outcome)
+
+    def raise_(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
+        """Raise an internal event from a callback: it runs within the current macrostep,
+        before events sent with ``send``. Outside a callback it is the same as ``send``."""
+        pending = self._pending
+        if pending is None or (pending is not _BUSY and not pending.busy):
+            return self.send(event, *args, **kwargs)
+        queues = self._queues()
+        queues.internal.append((event, args, kwargs))
+        return Outcome(False, event, self._node.state, None, None, "queued")
+
+    # -- queues ------------------------------------------------------------------------------
+
+    def _queues(self) -> _Queues:
+        pending = self._pending
+        if pending is _BUSY or pending is None:
+            pending = self._pending = _Queues()
+        return pending
+
+    def _send_busy(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        pending = self._pending
+        assert pending is not None
+        if pending is not _BUSY and not pending.busy:
+            return self._send_after_leftovers(event, args, kwargs)
+        self._queues().external.append((event, args, kwargs))
         outcome = Outcome(False, event, self._node.state, None, None, "queued")
         if _observers:
             _notify(self, outcome)
         return outcome
 
-    def _drain(self) -> None:
-        """Run the events callbacks queued, in order (more may be queued meanwhile)."""
-        queue = self._pending
-        assert queue is not None
-        assert queue is not _BUSY
-        while queue:
-            event, args, kwargs = queue.popleft()
-            fire = self._node.table.get(event)
-            if fire is None:
+    def _send_after_leftovers(
+        self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Outcome:
+        """Run the events an earlier failure left queued, then this one (python-statemachine
+        appends it to the same queue)."""
+        queues = self._pending
+        assert isinstance(queues, _Queues)
+        queues.busy = True
+        mine_item = (event, args, kwargs)
+        queues.external.append(mine_item)
+        mine: Outcome | None = None
+        try:
+            self._run_internal(queues, [])
+            while queues.external:
+                item = queues.external.popleft()
+                outcome = self._run_external(queues, *item)
+                if item is mine_item:
+                    mine = outcome
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._pending = None
+        assert mine is not None
+        return mine
+
+    def _run_queues(self, outcome: Outcome) -> Outcome:
+        """Finish the macrostep of ``outcome`` (internal events), then run each event sent
+        meanwhile as a macrostep of its own."""
+        queues = self._pending
+        assert isinstance(queues, _Queues)
+        try:
+            taken = list(outcome.transitions)
+            self._run_internal(queues, taken)
+            if len(taken) != len(outcome.transitions):
+                outcome = Outcome(
+                    outcome.applied,
+                    outcome.event,
+                    outcome.source,
+                    self._node.state if outcome.applied else None,
+                    outcome.transition,
+                    outcome.reason,
+                    tuple(taken),
+                )
+            while queues.external:
+                self._run_external(queues, *queues.external.popleft())
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._pending = None
+        return outcome
+
+    def _run_external(
+        self, queues: _Queues, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Outcome:
+        fire = self._node.table.get(event)
+        if fire is None:
+            try:
                 found = self._node.binding.unmatched(self._node, event)
-                if isinstance(found, Outcome):
-                    if _observers:
-                        _notify(self, found)
-                    continue
-                fire = found
-            outcome = fire(self, args, kwargs)
-            if _observers:
-                _notify(self, outcome)
+            except TransitionNotAllowed:
+                _selection_failed(self)
+                raise
+            if isinstance(found, Outcome):
+                if _observers:
+                    _notify(self, found)
+                return found
+            fire = found
+        outcome = fire(self, args, kwargs)
+        if _observers:
+            _notify(self, outcome)
+        taken = list(outcome.transitions)
+        self._run_internal(queues, taken)
+        return outcome
+
+    def _run_internal(self, queues: _Queues, taken: list[TransitionDef]) -> None:
+        """Run the internal events, in order, until none is left (more may be raised)."""
+        queues.in_internal = True
+        try:
+            while queues.internal:
+                event, args, kwargs = queues.internal.popleft()
+                fire = self._node.table.get(event)
+                if fire is None:
+                    found = self._node.binding.unmatched(self._node, event, strict=False)
+                    if isinstance(found, Outcome):
+                        if _observers:
+                            _notify(self, found)
+                        continue
+                    fire = found
+                outcome = fire(self, args, kwargs)
+                if _observers:
+                    _notify(self, outcome)
+                taken.extend(outcome.transitions)
+        finally:
+            queues.in_internal = False
+
+    def _settle_failure(self) -> None:
+        """After an exception: drop the queues, unless a guard or validator of an event taken
+        from the external queue raised (python-statemachine then keeps them)."""
+        pending = self._pending
+        if pending is _BUSY or pending is None or not pending.keep:
+            self._pending = None
+        else:
+            pending.keep = False
+            pending.busy = False
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"
+
+
+def _selection_failed(instance: Instance) -> None:
+    """A guard or validator raised: python-statemachine keeps the queued events then (unless
+    an internal event was being selected)."""
+    pending = instance._pending
+    if pending is not _BUSY and pending is not None and not pending.in_internal:
+        pending.keep = True
+
+
+def _caught(instance: Instance, error: Exception) -> None:
+    """An action raised, with errors caught as events: queue ``error.execution``."""
+    if isinstance(error, InvalidDefinition):
+        raise error
+    instance._queues().internal.append((ERROR_EXECUTION, (), {"error": error}))
+
+
+def _guard_failed(instance: Instance, error: Exception) -> bool:
+    """A guard raised, with errors caught as events: it counts as false."""
+    if isinstance(error, InvalidDefinition):
+        _selection_failed(instance)
+        raise error
+    _caught(instance, error)
+    return False
+
+
+def _reject(
+    instance: Instance, event: DeclaredEvent, node: StateNode, outcome: Outcome
+) -> Outcome:
+    """No transition of a strict chart was enabled: raise ``TransitionNotAllowed``, except
+    for an internal event, which is dropped as python-statemachine drops it."""
+    pending = instance._pending
+    if pending is not _BUSY and pending is not None and pending.in_internal:
+        return outcome
+    _selection_failed(instance)
+    raise _not_allowed(event, node)
+
+
+def _failed(instance: Instance, error: Exception, handling_error: bool) -> None:
+    """A ``before`` (or, while handling ``error.execution``, an ``on``) or ``after`` callback
+    raised: queue ``error.execution``, unless this is already its handling."""
+    if isinstance(error, InvalidDefinition):
+        raise error
+    if not handling_error:
+        instance._queues().internal.append((ERROR_EXECUTION, (), {"error": error}))
+
+
+ERROR_EXECUTION = "error.execution"
 
 
 Fire = Callable[[Instance, tuple[Any, ...], dict[str, Any]], Outcome]
@@ -299,7 +477,7 @@ class Binding:
             for state in chart.states
         }
         self._groups: dict[tuple[str, str], tuple[Resolved, ...]] = {}
-        self._dynamic: dict[tuple[str, tuple[int, ...]], Callable[..., Outcome]] = {}
+        self._dynamic: dict[tuple[str, tuple[int, ...], bool], Callable[..., Outcome]] = {}
         self.initial_node = self.nodes[chart.initial.id]
         #: Whether instances must be checked for callback names in their own ``__dict__``.
         self._lock = threading.Lock()
@@ -366,6 +544,12 @@ class Binding:
         else:
             applied = Outcome(True, event, source, after, transition, None)
             outcome = module.const(applied, f"TOOK_{transition.id}")
+        if event is None:
+            source_def = module.const(source, f"DEF_{source.id}")
+            failed = f"_Outcome(False, ev, {source_def}, None, None, 'failed')"
+        else:
+            cancelled = Outcome(False, event, source, None, None, "failed")
+            failed = module.const(cancelled, f"FAILED_{transition.id}")
         return Step(
             validators=self._resolved(owner, Group.VALIDATORS, transition.validators),
             cond=self._resolved(owner, Group.COND, transition.cond),
@@ -377,18 +561,25 @@ class Binding:
             changes_node=target is not None and target.id != source.id,
             values=values,
             outcome=outcome,
+            failed=failed,
             label=describe_transition(transition),
         )
 
     def _write_fire(
-        self, name: str, state: StateDef, candidates: list[TransitionDef], event: str | None
+        self,
+        name: str,
+        state: StateDef,
+        candidates: list[TransitionDef],
+        event: str | None,
+        handling_error: bool = False,
     ) -> None:
         """Generate the function ``event`` runs from ``state``; with ``event`` None, a
-        function for any event name, passed as ``ev``."""
+        function for any event name, passed as ``ev`` (``handling_error``: for
+        ``error.execution``)."""
         module = self._module
-        module.namespace.update(
-            _Outcome=Outcome, _event_object=_event_object, _not_allowed=_not_allowed
-        )
+        module.namespace.update(_FIRE_HELPERS)
+        if event is not None:
+            handling_error = event == ERROR_EXECUTION
         node_from = module.const(self.nodes[state.id], f"NODE_{state.id}")
         if event is None:
             event_expr, parameters = "_event_object(ev)", "inst, args, kw, ev"
@@ -404,7 +595,13 @@ class Binding:
                 if writer.step(0, step, node_from, node_to):
                     return
             if self.strict:
-                writer.emit(0, f"raise _not_allowed({event_expr}, {node_from})")
+                if event is None:
+                    state_def = module.const(state, f"DEF_{state.id}")
+                    rejected = f"_Outcome(False, ev, {state_def}, None, None, 'guards_rejected')"
+                else:
+                    ignored = Outcome(False, event, state, None, None, "guards_rejected")
+                    rejected = module.const(ignored, f"REJECTED_{state.id}_{event}")
+                writer.emit(0, f"return _reject(inst, {event_expr}, {node_from}, {rejected})")
             elif event is None:
                 state_def = module.const(state, f"DEF_{state.id}")
                 writer.emit(
@@ -415,7 +612,17 @@ class Binding:
                 name = f"REJECTED_{state.id}_{event}"
                 writer.emit(0, f"return {module.const(ignored, name)}")
 
-        write_function(module, name, parameters, body, event_expr, event, positional_variant=True)
+        write_function(
+            module,
+            name,
+            parameters,
+            body,
+            event_expr,
+            event,
+            positional_variant=True,
+            catch=self.chart.flags.catch_errors_as_events,
+            handling_error=handling_error,
+        )
 
     def _generate(self) -> None:
         chart = self.chart
@@ -451,18 +658,26 @@ class Binding:
             transition = module.const(runtime.initial_transition, "TRANSITION___initial__")
             phase = writer.phase(transition, state, empty, state)
             writer.emit(0, f"# enter the initial state {initial.id}")
-            for line in writer.call_lines(enter, phase):
-                writer.emit(0, line)
+            writer.isolated(0, writer.call_lines(enter, phase))
 
         self._initial_name = module.unique(f"enter_{initial.id}")
+        module.namespace.update(_FIRE_HELPERS)
         write_function(
-            module, self._initial_name, "inst, args, kw", body, event, "__initial__", False
+            module,
+            self._initial_name,
+            "inst, args, kw",
+            body,
+            event,
+            "__initial__",
+            False,
+            catch=chart.flags.catch_errors_as_events,
         )
 
     # -- events the table does not hold ------------------------------------------------------
 
-    def unmatched(self, node: StateNode, event: str) -> Fire | Outcome:
-        """The function for an event the node's table lacks, or the outcome of ignoring it.
+    def unmatched(self, node: StateNode, event: str, strict: bool = True) -> Fire | Outcome:
+        """The function for an event the node's table lacks, or the outcome of ignoring it
+        (``TransitionNotAllowed`` for a strict chart, unless ``strict`` is false).
 
         Ignored outcomes are cached per node (undeclared names only up to a bound), so a
         stream of unknown events costs one lookup each.
@@ -479,7 +694,7 @@ class Binding:
                     if any(descriptor_matches(d, event) for d in t.events)
                 )
                 if candidates:
-                    dynamic = self._dynamic_fire(node, candidates)
+                    dynamic = self._dynamic_fire(node, candidates, event == ERROR_EXECUTION)
                     return lambda inst, args, kw: dynamic(inst, args, kw, event)
             reason: Reason
             if node.state.final:
@@ -491,14 +706,14 @@ class Binding:
             outcome = Outcome(False, event, node.state, None, None, reason)
             if len(node.ignored) < _IGNORED_CACHE_SIZE:
                 node.ignored[event] = outcome
-        if self.strict:
+        if self.strict and strict:
             raise _not_allowed(self.runtime.event_object(event), node)
         return outcome
 
     def _dynamic_fire(
-        self, node: StateNode, candidates: tuple[int, ...]
+        self, node: StateNode, candidates: tuple[int, ...], handling_error: bool
     ) -> Callable[..., Outcome]:
-        key = (node.state.id, candidates)
+        key = (node.state.id, candidates, handling_error)
         found = self._dynamic.get(key)
         if found is not None:
             return found
@@ -508,7 +723,7 @@ class Binding:
                 self._module = Module(self._label)
                 transitions = [self.chart.transitions[i] for i in candidates]
                 name = self._module.unique(f"{node.state.id}__any_event")
-                self._write_fire(name, node.state, transitions, None)
+                self._write_fire(name, node.state, transitions, None, handling_error)
                 found = self._module.build()[name]
                 self._dynamic[key] = found
         return found
@@ -527,10 +742,17 @@ class Binding:
         instance._pending = _BUSY
         try:
             self.initial(instance, (), kwargs)
-            if instance._pending is not _BUSY:
-                instance._drain()
-        finally:
+        except BaseException:
             instance._pending = None
+            raise
+        if instance._pending is _BUSY:
+            instance._pending = None
+        else:
+            initial = self.chart.initial
+            instance._run_queues(Outcome(True, "__initial__", initial, initial, None, None))
+
+
+_FIRE_HELPERS: dict[str, Any] = {}
 
 
 def describe_transition(transition: TransitionDef) -> str:
@@ -787,3 +1009,15 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
         object.__setattr__(chart, "_by_type", runtime.by_type)
         Chart._registry[cls] = chart
         return chart
+
+
+_FIRE_HELPERS.update(
+    _Outcome=Outcome,
+    _event_object=_event_object,
+    _not_allowed=_not_allowed,
+    _reject=_reject,
+    _caught=_caught,
+    _failed=_failed,
+    _guard_failed=_guard_failed,
+    _selection_failed=_selection_failed,
+)

@@ -67,7 +67,7 @@ def test_every_candidate_transition_gets_a_comment_line() -> None:
 
 def test_constants_are_named_after_what_they_hold() -> None:
     source = compile_chart(ToolCallChart).source(CallRecord)
-    assert "if arguments_parse(inst):" in source
+    assert "enabled = arguments_parse(inst)" in source
     assert "inst._node = NODE_running" in source
     assert "return TOOK_pending_ready_running" in source
     assert not re.search(r"\b_[a-zA-Z]+\d+\b", source), "no numbered constants like _f7"
