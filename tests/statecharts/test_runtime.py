@@ -526,3 +526,120 @@ def test_observers_see_events_sent_from_other_threads() -> None:
         for thread in threads:
             thread.join()
     assert len(seen) == 4 * 100
+
+
+# -- errors caught as events (python-statemachine's StateChart default) ------------------------
+
+
+class CaughtFlat(StateChart):
+    a = State(initial=True)
+    b = State(enter="greet")
+    c = State()
+    z = State(final=True)
+
+    go = a.to(b, on="boom_on")
+    pick = a.to(c, cond="boom_guard") | a.to(b)
+    later = a.to(b, before="boom_before")
+    error_execution = b.to(z) | c.to(z)
+
+    def boom_on(self) -> None:
+        raise ValueError("on")
+
+    def boom_guard(self) -> bool:
+        raise ValueError("guard")
+
+    def boom_before(self) -> None:
+        raise ValueError("before")
+
+    def greet(self) -> None:
+        raise ValueError("enter")
+
+
+@pytest.mark.parametrize(
+    ("event", "reason"),
+    [("go", None), ("pick", None), ("later", "failed")],
+)
+def test_a_raising_callback_becomes_error_execution_as_in_python_statemachine(
+    event: str, reason: str | None
+) -> None:
+    reference = CaughtFlat()
+    reference.send(event)
+    instance = compile_chart(CaughtFlat).create()
+    outcome = instance.send(event)
+    assert [s.id for s in instance.configuration] == [s.id for s in reference.configuration]
+    assert outcome.reason == reason
+    if reason is None:
+        # the transition completed, its raising callbacks skipped, then error.execution ran
+        assert outcome.transitions[-1].target == "z"
+        assert outcome.transitions[-1].events == ("error_execution", "error.execution")
+
+
+def test_a_raising_enter_of_the_initial_state_does_not_stop_create() -> None:
+    class Start(StateChart):
+        a = State(initial=True, enter="boom")
+        b = State(final=True)
+        go = a.to(b)
+        error_execution = a.to(b)
+
+        def boom(self) -> None:
+            raise ValueError("enter")
+
+    assert [s.id for s in Start().configuration] == ["b"]
+    assert compile_chart(Start).create().state.id == "b"
+
+
+def test_an_error_while_handling_error_execution_is_dropped() -> None:
+    class Loop(StateChart):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="boom")
+        error_execution = b.to(a, on="boom")
+
+        def boom(self) -> None:
+            raise ValueError("again")
+
+    reference = Loop()
+    reference.send("go")
+    instance = compile_chart(Loop).create()
+    instance.send("go")
+    # the handler's failing action cancels it: both stay in b, no error.execution loop
+    assert instance.state.id == reference.current_state_value == "b"
+
+
+def test_raise_from_outside_a_callback_is_a_send() -> None:
+    instance = compile_chart(Door).create(Recorder())
+    assert instance.raise_("open").applied
+    assert instance.state.id == "opened"
+
+
+def test_events_queued_behind_a_raising_guard_run_before_the_next_event() -> None:
+    class Feed(StateChart):
+        catch_errors_as_events = False
+
+        a = State(initial=True)
+        b = State()
+        c = State()
+
+        fan = a.to(b, on="fan_out")
+        check = b.to(c, cond="explode")
+        step = b.to(c) | c.to(a)
+
+        def fan_out(self) -> None:
+            self.send("check")
+            self.send("step")
+
+        def explode(self) -> bool:
+            raise ValueError("guard")
+
+    reference = Feed()
+    instance = compile_chart(Feed).create()
+    for machine in (reference, instance):
+        with pytest.raises(ValueError, match="guard"):
+            machine.send("fan")
+    assert reference.current_state_value == instance.state.id == "b"
+    reference.send("step")
+    outcome = instance.send("step")
+    # the left-over "step" ran first (b -> c), then this one (c -> a)
+    assert reference.current_state_value == instance.state.id == "a"
+    assert outcome.transition is not None
+    assert outcome.transition.id == "c:step:a"
