@@ -442,7 +442,12 @@ class FunctionWriter:
             self.block(indent, entering, restore, "except BaseException:")
         else:
             self.isolated(indent, entering)
-        after = self.call_lines(step.after, self.phase(t, after_state, src, tgt))
+        # python-statemachine hands a targetless transition's ``after`` callbacks the same
+        # arguments as its ``on`` callbacks, configurations included
+        after_phase = self.phase(
+            t, after_state, src, tgt, new_state=after_state if tgt == "None" else None
+        )
+        after = self.call_lines(step.after, after_phase)
         self.block(indent, after, failed[:1] if self.catch else None)
         self.emit(indent, f"return {step.outcome}")
         return always

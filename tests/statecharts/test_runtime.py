@@ -643,3 +643,35 @@ def test_events_queued_behind_a_raising_guard_run_before_the_next_event() -> Non
     assert reference.current_state_value == instance.state.id == "a"
     assert outcome.transition is not None
     assert outcome.transition.id == "c:step:a"
+
+
+class Seen:
+    """A model collecting the keyword names each ``after`` callback received."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[str]] = []
+
+
+class Ping(StateChart[Seen]):
+    a = State(initial=True)
+    b = State(final=True)
+
+    ping = a.to(None, after="log")
+    go = a.to(b, after="log")
+
+    def log(self, **kw: Any) -> None:
+        self.model.seen.append(sorted(kw))
+
+
+def test_after_of_a_targetless_transition_gets_the_configurations_as_in_python_statemachine() -> (
+    None
+):
+    reference_model, model = Seen(), Seen()
+    reference = Ping(reference_model)
+    instance = compile_chart(Ping).create(model)
+    for event in ("ping", "go"):
+        reference.send(event)
+        instance.send(event)
+    assert model.seen == reference_model.seen
+    assert "new_configuration" in model.seen[0]
+    assert "new_configuration" not in model.seen[1]
