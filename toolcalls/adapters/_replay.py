@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InvalidEvent, ToolCallsError
-from .._record import reject_constant
+from .._record import ToolCall, reject_constant
 from .._session import ToolCallSession
 from .._tools import Tool, ToolFunction
-from .._tracker import ToolCall, ToolCallTracker
+from .._tracker import ToolCallTracker
 from . import ADAPTERS
 from ._base import AdapterError, Event
 

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from .._execution import ToolCallState
-from .._tracker import ToolCall
+from .._record import ToolCall
 from ._base import AdapterError
 
 Settled = ToolCallState | ToolCall
