@@ -10,6 +10,7 @@
   is active; ``pytest --chart-coverage=FILE`` (the plugin) does it for a whole run.
 """
 
+from .._errors import Divergence
 from ._machine import ChartMachine, chart_machine, default_payloads, payload_parameters
 from ._paths import (
     Exploration,
@@ -23,7 +24,7 @@ from ._paths import (
     transition_cover,
 )
 from ._record import record_coverage
-from ._runner import Adapter, ChartRunner, Divergence, Step, configuration_of, replay
+from ._runner import Adapter, ChartRunner, Step, configuration_of, replay
 
 __all__ = [
     "Adapter",
