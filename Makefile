@@ -1,6 +1,6 @@
 # Two commands on a fresh machine (see README.md):
 #   make demo   set up and run the main job (replay an example tool call stream)
-#   make test   set up (Graphviz too) and run the tests
+#   make test   set up (Graphviz too, where apt-get can install it) and run the tests
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -14,7 +14,7 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,providers]'
 	touch $@
 
 demo: $(VENV)/.base
@@ -32,12 +32,13 @@ bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_tracker.py
 	$(BIN)/python benchmarks/bench_executor.py
+	$(BIN)/python benchmarks/bench_adapters.py
 
 diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams
 
 graphviz:
-	@command -v dot >/dev/null 2>&1 || scripts/install-graphviz
+	@scripts/install-graphviz --if-possible
 
 # Node.js for the JavaScript conformance example, and the AI SDK peer's locked packages.
 node: examples/ai-sdk/node_modules/.package-lock.json

@@ -16,9 +16,17 @@ path of one call (``trace_overlay``); ``python -m statecharts`` does both from t
 """
 
 from ._codegen import EventData
-from ._coverage import ChartCoverage, Coverage, CoverageError
-from ._diagram import Emphasis, GraphvizNotFound, Mark, Overlay, render, to_dot, to_mermaid
-from ._errors import UnsupportedChart
+from ._coverage import ChartCoverage, Coverage
+from ._diagram import Emphasis, Mark, Overlay, render, to_dot, to_mermaid
+from ._errors import (
+    CoverageError,
+    Divergence,
+    GraphvizNotFound,
+    ManifestError,
+    StatechartsError,
+    TraceError,
+    UnsupportedChart,
+)
 from ._ir import (
     CallbackDef,
     ChartDef,
@@ -30,8 +38,8 @@ from ._ir import (
     TransitionDef,
     run_order,
 )
-from ._overlay import TraceError, TraceStep, coverage_overlay, read_trace, trace_overlay
-from ._runtime import Chart, Instance, Outcome, compile_chart
+from ._overlay import TraceStep, coverage_overlay, read_trace, trace_overlay
+from ._runtime import Chart, Instance, Outcome, compile_chart, observe_outcomes
 
 __all__ = [
     "CallbackDef",
@@ -40,6 +48,7 @@ __all__ = [
     "ChartDef",
     "Coverage",
     "CoverageError",
+    "Divergence",
     "Emphasis",
     "EventData",
     "EventDef",
@@ -47,17 +56,20 @@ __all__ = [
     "GraphvizNotFound",
     "Group",
     "Instance",
+    "ManifestError",
     "Mark",
     "Outcome",
     "Overlay",
     "RefKind",
     "StateDef",
+    "StatechartsError",
     "TraceError",
     "TraceStep",
     "TransitionDef",
     "UnsupportedChart",
     "compile_chart",
     "coverage_overlay",
+    "observe_outcomes",
     "read_trace",
     "render",
     "run_order",

@@ -1,9 +1,12 @@
-"""The ``statecharts`` command line: draw a chart, or regenerate the committed diagrams.
+"""The ``statecharts`` command line: draw a chart, regenerate the committed diagrams, or print
+the Python source a chart compiles to.
 
 ::
 
     statecharts diagram MODULE:CLASS -o FILE [--format F] [--coverage FILE | --trace FILE]
     statecharts regenerate [DIRECTORY] [--check]
+    statecharts source MODULE:CLASS
+    statecharts --version
 
 ``MODULE`` is imported with the current directory on ``sys.path``, as ``python -m`` does.
 Exit status: 0 on success, 1 when ``regenerate --check`` finds stale files, 2 for usage errors
@@ -17,13 +20,15 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 
-from ._coverage import Coverage, CoverageError
-from ._diagram import SUFFIXES, Format, GraphvizNotFound, Overlay, render
+from ._coverage import Coverage
+from ._diagram import SUFFIXES, Format, Overlay, render
+from ._errors import CoverageError, GraphvizNotFound, ManifestError, TraceError
 from ._ir import ChartDef
-from ._manifest import ManifestError, describe_stale, load_chart, regenerate, stale_files
-from ._overlay import TraceError, coverage_overlay, read_trace, trace_overlay
+from ._manifest import describe_stale, load_chart, regenerate, stale_files
+from ._overlay import coverage_overlay, read_trace, trace_overlay
 
 #: Errors the user fixes (exit status 2), as opposed to bugs (a traceback).
 USER_ERRORS = (
@@ -42,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="statecharts", description="Diagrams of compiled python-statemachine charts."
     )
+    parser.add_argument("--version", action="version", version=f"statecharts {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     diagram = commands.add_parser("diagram", help="draw one chart")
@@ -65,7 +71,18 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if a file is stale"
     )
+
+    source = commands.add_parser("source", help="print the Python code a chart compiles to")
+    source.add_argument("chart", metavar="MODULE:CLASS", help="the StateChart class to compile")
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (``statecharts`` ships in ``toolcalls``)."""
+    try:
+        return metadata.version("toolcalls")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,6 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "diagram":
             return _diagram(args.usage, args)
+        if args.command == "source":
+            print(load_chart(args.chart).source(), end="")
+            return 0
         return _regenerate(Path(args.directory), check=args.check)
     except USER_ERRORS as error:
         print(f"statecharts: error: {error}", file=sys.stderr)

@@ -14,6 +14,7 @@ EXPORTS = {
         "ChartDef",
         "Coverage",
         "CoverageError",
+        "Divergence",
         "Emphasis",
         "EventData",
         "EventDef",
@@ -21,17 +22,20 @@ EXPORTS = {
         "GraphvizNotFound",
         "Group",
         "Instance",
+        "ManifestError",
         "Mark",
         "Outcome",
         "Overlay",
         "RefKind",
         "StateDef",
+        "StatechartsError",
         "TraceError",
         "TraceStep",
         "TransitionDef",
         "UnsupportedChart",
         "compile_chart",
         "coverage_overlay",
+        "observe_outcomes",
         "read_trace",
         "render",
         "run_order",
@@ -45,10 +49,12 @@ EXPORTS = {
         "ExecutionChart",
         "ExecutionStatus",
         "ExecutorClosed",
+        "ImplementationFailed",
         "InvalidEvent",
         "InvalidTool",
         "InvalidToolCall",
         "Outcome",
+        "ProtocolError",
         "SessionClosed",
         "SnapshotError",
         "Tool",
@@ -107,6 +113,23 @@ EXPORTS = {
         "ToolCallEvent",
         "parse_event",
     },
+    "toolcalls.adapters": {
+        "ADAPTERS",
+        "TRUNCATED",
+        "AISDKAdapter",
+        "AdapterError",
+        "AnthropicAdapter",
+        "Event",
+        "GeminiAdapter",
+        "OpenAIChatAdapter",
+        "OpenAIResponsesAdapter",
+        "StreamAdapter",
+        "ai_sdk_tool_output",
+        "anthropic_tool_result",
+        "gemini_function_response",
+        "openai_chat_tool_message",
+        "openai_responses_output",
+    },
 }
 
 
@@ -140,7 +163,14 @@ def test_error_types_say_whose_fault_it_was() -> None:
     import toolcalls
 
     assert issubclass(statecharts.UnsupportedChart, InvalidDefinition)
-    for error in (toolcalls.InvalidEvent, toolcalls.SnapshotError, toolcalls.InvalidToolCall):
+    from toolcalls.adapters import AdapterError
+
+    for error in (
+        toolcalls.InvalidEvent,
+        toolcalls.SnapshotError,
+        toolcalls.InvalidToolCall,
+        AdapterError,
+    ):
         assert issubclass(error, toolcalls.ToolCallsError)
         assert issubclass(error, ValueError)
     assert issubclass(toolcalls.SessionClosed, RuntimeError)

@@ -10,19 +10,24 @@ per call::
 """
 
 from ._chart import ToolCallChart
-from ._errors import InvalidEvent, SnapshotError, ToolCallsError
-from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
-from ._executor import (
-    CallbackFailure,
+from ._errors import (
     ExecutorClosed,
+    ImplementationFailed,
+    InvalidEvent,
+    InvalidTool,
     InvalidToolCall,
-    ToolCallReadyChunk,
-    ToolExecutor,
+    ProtocolError,
+    SessionClosed,
+    SnapshotError,
+    ToolAborted,
+    ToolCallsError,
 )
-from ._record import UNSET
-from ._session import SessionClosed, ToolCallSession
-from ._tools import AbortSignal, InvalidTool, Tool, ToolAborted
-from ._tracker import Outcome, ToolCall, ToolCallTracker, tool_call_streaming_state_machine
+from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
+from ._executor import CallbackFailure, ToolCallReadyChunk, ToolExecutor
+from ._record import UNSET, ToolCall
+from ._session import ToolCallSession
+from ._tools import AbortSignal, Tool
+from ._tracker import Outcome, ToolCallTracker, tool_call_streaming_state_machine
 
 __all__ = [
     "UNSET",
@@ -31,10 +36,12 @@ __all__ = [
     "ExecutionChart",
     "ExecutionStatus",
     "ExecutorClosed",
+    "ImplementationFailed",
     "InvalidEvent",
     "InvalidTool",
     "InvalidToolCall",
     "Outcome",
+    "ProtocolError",
     "SessionClosed",
     "SnapshotError",
     "Tool",

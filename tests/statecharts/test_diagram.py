@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -46,14 +45,6 @@ from statecharts._diagram import diagram_of, dot_digest, svg_dot_digest
 from .charts import DIFFERENTIAL, Door, Shop
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-#: Marks tests that run Graphviz's ``dot``: skipped where it is missing, except in CI (``CI``
-#: set), which installs it, so there they fail rather than pass unseen.
-needs_dot = pytest.mark.skipif(
-    shutil.which("dot") is None and not os.environ.get("CI"),
-    reason="Graphviz's 'dot' is not installed (apt-get install graphviz); CI installs it",
-)
 
 
 def callback(
@@ -231,7 +222,7 @@ class Turnstile(StateChart):
 COMPARED = {**{name: spec[0] for name, spec in DIFFERENTIAL.items()}, "turnstile": Turnstile}
 
 
-# -- renderers, on a hand-built chart -------------------------------------------------------
+# -- D1, D3: renderers, on a hand-built chart ----------------------------------------------
 
 ORDER_DOT = r"""// shop.Order: drawn by statecharts from the compiled chart; do not edit
 digraph Order {
@@ -295,6 +286,45 @@ def test_convention_callbacks_are_drawn_only_when_defined() -> None:
         ("send_receipt", "on_enter_paid"),
         ("before_pay", "charge"),
     )
+
+
+def test_convention_callbacks_the_ir_says_the_chart_defines_are_drawn() -> None:
+    chart = replace(order_chart(), attributes=frozenset({"on_enter_paid"}))
+    paid = diagram_of(chart).states[1]
+    assert paid.entry == ("send_receipt", "on_enter_paid")
+
+
+@pytest.mark.parametrize("name", sorted(COMPARED))
+def test_renderers_read_the_ir_only(name: str) -> None:
+    """D1: the same description as a plain ``ChartDef`` (no class behind it) draws the same."""
+    chart = compile_chart(COMPARED[name])
+    plain = ChartDef(
+        name=chart.name,
+        qualname=chart.qualname,
+        states=chart.states,
+        events=chart.events,
+        transitions=chart.transitions,
+        flags=chart.flags,
+        attributes=chart.attributes,
+    )
+    assert to_dot(plain) == to_dot(chart)
+    assert to_mermaid(plain) == to_mermaid(chart)
+
+
+def test_importing_the_packages_never_loads_graphviz() -> None:
+    """D2: ``graphviz`` is imported when a DOT diagram is drawn, not before."""
+    probe = (
+        "import sys, statecharts, toolcalls, statecharts.__main__, toolcalls.__main__; "
+        "before = 'graphviz' in sys.modules; "
+        "statecharts.to_mermaid(statecharts.compile_chart(toolcalls.ToolCallChart)); "
+        "mermaid = 'graphviz' in sys.modules; "
+        "statecharts.to_dot(statecharts.compile_chart(toolcalls.ToolCallChart)); "
+        "print(before, mermaid, 'graphviz' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "False", "True"]
 
 
 def test_compiled_chart_shows_the_conventions_its_class_defines() -> None:
@@ -400,7 +430,7 @@ def test_overlay_marks_colour_states_and_edges_and_add_notes() -> None:
     ]
 
 
-# -- determinism ----------------------------------------------------------------------------
+# -- D4: determinism -----------------------------------------------------------------------
 
 _PRINT_ALL = """
 import sys
@@ -428,7 +458,7 @@ def test_dot_and_mermaid_are_byte_identical_across_processes() -> None:
     assert b" at 0x" not in outputs[0]
 
 
-# -- agreement with python-statemachine -----------------------------------------------------
+# -- D1, C3: agreement with python-statemachine --------------------------------------------
 
 
 def _our_reading(cls: type[StateChart]) -> dict[str, object]:
@@ -476,7 +506,7 @@ def test_comparison_sees_duplicate_and_multi_event_transitions() -> None:
     assert transitions[("unlocked", "broken", "Kick hard")] == 1
 
 
-# -- SVG and PNG through Graphviz ------------------------------------------------------------
+# -- D2: SVG and PNG through Graphviz ------------------------------------------------------
 
 _SVG = "{http://www.w3.org/2000/svg}"
 
@@ -491,7 +521,7 @@ def _svg_texts(svg: bytes) -> dict[str, list[str]]:
     }
 
 
-@needs_dot
+@pytest.mark.graphviz
 @pytest.mark.parametrize("name", sorted(COMPARED))
 def test_svg_shows_every_state_and_transition_label(name: str) -> None:
     chart = compile_chart(COMPARED[name])
@@ -508,7 +538,7 @@ def test_svg_shows_every_state_and_transition_label(name: str) -> None:
     assert svg_dot_digest(svg) == dot_digest(to_dot(chart))
 
 
-@needs_dot
+@pytest.mark.graphviz
 def test_png_is_rendered_by_graphviz() -> None:
     assert render(order_chart(), "png").startswith(b"\x89PNG\r\n\x1a\n")
 

@@ -1,4 +1,4 @@
-"""The committed diagrams and the ``statecharts`` command line.
+"""D5, L3-L5: the committed diagrams and the ``statecharts`` command line.
 
 ``test_committed_diagrams_are_current`` fails when a file in ``diagrams/`` no longer matches
 the charts its manifest lists, naming the file and the command that regenerates it. The other
@@ -15,11 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from statecharts import Coverage, GraphvizNotFound, compile_chart, to_dot, to_mermaid
+from statecharts import (
+    Coverage,
+    GraphvizNotFound,
+    ManifestError,
+    compile_chart,
+    to_dot,
+    to_mermaid,
+)
 from statecharts.__main__ import main
 from statecharts._diagram import dot_digest, svg_dot_digest
 from statecharts._manifest import (
-    ManifestError,
     Stale,
     describe_stale,
     read_manifest,
@@ -28,7 +34,7 @@ from statecharts._manifest import (
 )
 
 from .charts import Door, Recorder, Ticker
-from .test_diagram import ROOT, needs_dot
+from .test_diagram import ROOT
 
 
 def test_committed_diagrams_are_current(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -37,7 +43,7 @@ def test_committed_diagrams_are_current(monkeypatch: pytest.MonkeyPatch) -> None
     assert not stale, describe_stale(stale, "diagrams")
 
 
-# -- a scratch diagrams directory -----------------------------------------------------------
+# -- D5: a scratch diagrams directory ------------------------------------------------------
 
 CHARTS = {"door": "tests.statecharts.charts:Door", "ticker": "tests.statecharts.charts:Ticker"}
 
@@ -65,7 +71,7 @@ def test_manifest_entries_are_read_in_name_order(scratch: Path) -> None:
     assert [(e.name, e.target) for e in entries] == sorted(CHARTS.items())
 
 
-@needs_dot
+@pytest.mark.graphviz
 def test_regenerate_writes_dot_mermaid_and_svg_for_every_entry(scratch: Path) -> None:
     written = regenerate(scratch)
     assert sorted(map(str, written)) == [
@@ -167,7 +173,7 @@ def test_bad_manifest_is_reported_with_what_to_fix(
     assert str(raised.value).startswith(message)
 
 
-# -- the command line -----------------------------------------------------------------------
+# -- L3, L4, L5: the command line ----------------------------------------------------------
 
 
 def test_diagram_command_picks_the_format_from_the_suffix(
@@ -311,7 +317,7 @@ def test_missing_dot_fails_with_one_line_and_status_2_but_dot_output_works(
     )
 
 
-@needs_dot
+@pytest.mark.graphviz
 def test_command_line_renders_svg_and_png(tmp_path: Path) -> None:
     for name in ("order.svg", "order.png"):
         done = _run(["diagram", "tests.statecharts.test_diagram:Turnstile", "-o", name], tmp_path)
@@ -367,3 +373,15 @@ def test_broken_inputs_are_one_line_with_status_2(
     assert error.startswith("statecharts: error: ")
     assert message in error
     assert error.count("\n") == 1
+
+
+def test_version_names_the_command_and_the_installed_version(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """L5: ``statecharts --version``."""
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"statecharts {version('toolcalls')}\n"

@@ -48,8 +48,6 @@ MALFORMED: list[Any] = [
     {"type": "delta", "id": "b", "argsTextDelta": 1},
     {"type": "nope", "id": "c"},
     {"type": "ready", "id": ""},
-    {"type": "result", "id": "a"},
-    {"type": "error", "id": "a", "error": None},
     ["not", "an", "event"],
 ]
 
