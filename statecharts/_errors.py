@@ -10,13 +10,13 @@
     ├── TraceError (ValueError)                  a trace does not fit the chart (D6)
     ├── ManifestError (ValueError)               a diagrams manifest is malformed, or a chart it
     │                                            names cannot be imported or compiled (D5)
-    └── Divergence (AssertionError)              statecharts.testing: the system under test
-                                                 disagreed with the chart (M4)
+    └── Divergence (AssertionError)              a system under test disagreed with its chart
+                                                 in a derived test (statecharts.testing)
 
 Whose fault: ``UnsupportedChart`` and python-statemachine's own ``InvalidDefinition`` (which it
-subclasses) are the chart author's; ``GraphvizNotFound`` is the machine's; the other three are
+subclasses) are the chart author's; ``GraphvizNotFound`` is the machine's; the next three are
 a file's, and their message names the file and what is wrong in it; ``Divergence`` is the
-system under test's, and fails the test that found it.
+system under test's, and carries the steps that show it.
 
 Raised as python-statemachine raises them, and not wrapped (C12, C7):
 
@@ -36,12 +36,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from statemachine.exceptions import InvalidDefinition
-
-if TYPE_CHECKING:
-    from .testing._runner import Step
 
 
 class StatechartsError(Exception):
@@ -97,14 +94,15 @@ class ManifestError(StatechartsError, ValueError):
 
 
 class Divergence(StatechartsError, AssertionError):
-    """The SUT disagreed with the chart. ``steps`` is the run up to the disagreement (paste
-    it into a test and call ``replay``), ``expected``/``actual`` what each side showed, and
-    ``transcript`` what the adapter sent to the SUT in its own terms (if it keeps one)."""
+    """The system under test disagreed with the chart. ``steps`` is the run up to the
+    disagreement (paste it into a test and call ``statecharts.testing.replay``),
+    ``expected``/``actual`` what each side showed, and ``transcript`` what the adapter sent to
+    the SUT in its own terms (if it keeps one)."""
 
     def __init__(
         self,
         problem: str,
-        steps: Sequence[Step],
+        steps: Sequence[object],
         expected: Any = None,
         actual: Any = None,
         transcript: Sequence[Any] = (),
@@ -132,6 +130,6 @@ class Divergence(StatechartsError, AssertionError):
 
 def _line(item: Any) -> str:
     try:
-        return json.dumps(item, sort_keys=False)
+        return json.dumps(item)
     except (TypeError, ValueError):
         return repr(item)

@@ -15,17 +15,18 @@
     │                                     or wait() for a call dropped by reset()/aclose() (X13)
     ├── AdapterError (ValueError)         toolcalls.adapters: a provider chunk the protocol does
     │                                     not allow; ``where`` and ``reason`` say what (A1)
-    ├── ProtocolError                     toolcalls.conformance: the implementation under test
-    │                                     broke the JSON-lines protocol (no answer, bad JSON...)
-    └── ImplementationFailed              toolcalls.conformance: the implementation answered a
-                                          request with a failure, or raised
+    ├── ProtocolError (RuntimeError)      an implementation under the conformance suite broke
+    │                                     the JSON-lines protocol (no answer, not JSON, died)
+    └── ImplementationFailed              an implementation under the conformance suite
+                                          answered a request with a failure, or raised
 
 Whose fault: the three field errors are the input's (the stream, the caller's chunk, a stored
 snapshot), and name the field and the reason as attributes, so a caller can log them or map
 them to a response without parsing the message; ``InvalidTool`` is the developer's;
 ``ExecutorClosed`` and ``SessionClosed`` are a use after the end; ``AdapterError`` is the
-provider stream's; the conformance errors are the implementation's under test. Raising any of
-them leaves the tracker, executor or session exactly as it was.
+provider stream's; the conformance errors are those of the implementation that ``toolcalls
+conformance`` checks. Raising any of them leaves the tracker, executor or session exactly as it
+was.
 
 How a *tool* failed is not an exception but data: a call ends in ``error`` with a ``ToolError``
 whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``timeout`` or
@@ -107,10 +108,11 @@ class AdapterError(ToolCallsError, ValueError):
         super().__init__(f"{where}: {reason}")
 
 
-class ProtocolError(ToolCallsError):
-    """The implementation broke the protocol: no answer, not JSON, a wrong shape, or it died.
-    The message says which request and what came back."""
+class ProtocolError(ToolCallsError, RuntimeError):
+    """An implementation under the conformance suite broke the protocol: no answer, not JSON,
+    a wrong shape, or it died. The message says which request and what came back."""
 
 
 class ImplementationFailed(ToolCallsError):
-    """The implementation answered a request with a failure (``{"ok": false}``) or raised."""
+    """An implementation under the conformance suite answered a request with a failure
+    (``{"ok": false}``) or raised."""

@@ -11,7 +11,7 @@
 """
 
 from .._errors import Divergence
-from ._machine import ChartMachine, chart_machine, default_payloads, payload_parameters
+from ._machine import ChartMachine, chart_machine
 from ._paths import (
     Exploration,
     Path,
@@ -23,6 +23,7 @@ from ._paths import (
     shortest_paths,
     transition_cover,
 )
+from ._payloads import default_payloads, payload_parameters
 from ._record import record_coverage
 from ._runner import Adapter, ChartRunner, Step, configuration_of, replay
 
