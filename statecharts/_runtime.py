@@ -411,6 +411,11 @@ class StatechartInstance(Instance):
                         self._pending = None
                         return outcome
                     return self._loop(None, outcome)
+                ignored = node.ignored.get(event)
+                if ignored is not None and not node.binding.strict:
+                    if _observers:
+                        _notify(self, ignored)
+                    return ignored  # type: ignore[no-any-return]
             self._pending = _BUSY
         elif pending is _BUSY or pending.busy:
             return self._send_busy(event, args, kwargs)
