@@ -20,6 +20,7 @@ from ._executor import (
     ToolExecutor,
 )
 from ._record import UNSET
+from ._runner import LocalRunner, Runner, ToolFailure
 from ._session import SessionClosed, ToolCallSession
 from ._tools import AbortSignal, InvalidTool, Tool, ToolAborted
 from ._tracker import Outcome, ToolCall, ToolCallTracker, tool_call_streaming_state_machine
@@ -34,7 +35,9 @@ __all__ = [
     "InvalidEvent",
     "InvalidTool",
     "InvalidToolCall",
+    "LocalRunner",
     "Outcome",
+    "Runner",
     "SessionClosed",
     "SnapshotError",
     "Tool",
@@ -49,5 +52,6 @@ __all__ = [
     "ToolError",
     "ToolErrorKind",
     "ToolExecutor",
+    "ToolFailure",
     "tool_call_streaming_state_machine",
 ]

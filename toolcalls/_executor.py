@@ -23,7 +23,6 @@ whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``ti
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import logging
 from collections import deque
@@ -36,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._errors import ToolCallsError
 from ._execution import Call, CallBook, Effects, ToolCallState, ToolError
+from ._runner import LOCAL_RUNNER, Runner, ToolFailure
 from ._tools import AbortSignal, Tool, ToolAborted, ToolFunction, prepare_tool
 
 logger = logging.getLogger("toolcalls")
@@ -88,7 +88,8 @@ class ToolExecutor:
     the oldest settled ones are evicted first, never an in-flight one. ``max_concurrency``
     bounds the tools executing at once; later calls wait in ``pending``, in arrival order (a
     plain ``def`` tool that timed out or was aborted frees its slot when its call settles, while
-    its thread runs on until it returns: threads cannot be killed).
+    its thread runs on until it returns: threads cannot be killed). ``runner`` decides where
+    tools run: ``LocalRunner`` (the default: this process) or ``toolcalls.ray.RayRunner``.
 
     Use it on one event loop, from that loop's thread, as ``async with`` (``aclose()`` on
     exit aborts in-flight calls, the counterpart of the seed's unmount).
@@ -101,6 +102,7 @@ class ToolExecutor:
         on_call_settled: SettledCallback | None = None,
         max_history: int = 50,
         max_concurrency: int | None = None,
+        runner: Runner | None = None,
     ) -> None:
         if isinstance(max_history, bool) or not isinstance(max_history, int) or max_history < 0:
             raise ValueError(f"max_history must be an int >= 0, not {max_history!r}")
@@ -113,6 +115,12 @@ class ToolExecutor:
                 f"max_concurrency must be None or an int >= 1, not {max_concurrency!r}"
             )
         prepared = {name: prepare_tool(name, spec) for name, spec in tools.items()}
+        if runner is None:
+            runner = LOCAL_RUNNER
+        elif not isinstance(runner, Runner):
+            raise TypeError(f"runner must have check() and run() (a Runner), not {runner!r}")
+        runner.check(prepared)
+        self._runner = runner
         self._book = CallBook(prepared, max_history, max_concurrency)
         self._on_call_settled = on_call_settled
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -198,6 +206,11 @@ class ToolExecutor:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._idle.append(waiter)
             await waiter
+
+    @property
+    def runner(self) -> Runner:
+        """Where this executor runs its tools."""
+        return self._runner
 
     @property
     def in_flight(self) -> int:
@@ -297,18 +310,13 @@ class ToolExecutor:
         tool = call.tool
         assert tool is not None
         try:
-            if tool.is_async:
-                result = await tool.invoke(call.bound, signal)
-            else:
-                loop = self._loop or self._bind_loop()
-                run = contextvars.copy_context().run
-                result = await loop.run_in_executor(None, run, tool.invoke, call.bound, signal)
-                if inspect.isawaitable(result):
-                    result = await result
+            result = await self._runner.run(tool, call.args, call.bound, signal)
         except asyncio.CancelledError:
             if not signal.aborted:  # cancelled by someone else: the call must still settle
                 self._apply(self._book.fail(call, ToolError.aborted(tool.name, "cancelled")))
             raise
+        except ToolFailure as exc:  # the runner failed the call, not the tool
+            self._apply(self._book.fail(call, exc.error))
         except ToolAborted as exc:
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, exc.reason)))
         except BaseException as exc:

@@ -27,6 +27,7 @@ from typing import Any, Self
 from ._errors import InvalidEvent, ToolCallsError
 from ._execution import ToolCallState, ToolError
 from ._executor import ToolExecutor
+from ._runner import Runner
 from ._tools import Tool, ToolFunction
 from ._tracker import Outcome, ToolCallTracker
 from .events import ToolCallEvent
@@ -41,7 +42,8 @@ class ToolCallSession:
 
     ``max_history`` bounds both the tracker and the executor (oldest finished calls are
     forgotten first, never an in-flight one); ``max_concurrency`` bounds tools running at
-    once. Use it on one event loop, with one consumer of ``settled()``/``run()``.
+    once; ``runner`` decides where they run (see ``ToolExecutor``). Use it on one event loop,
+    with one consumer of ``settled()``/``run()``.
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class ToolCallSession:
         *,
         max_history: int = 50,
         max_concurrency: int | None = None,
+        runner: Runner | None = None,
     ) -> None:
         self._tracker = ToolCallTracker(max_history=max_history)
         self._executor = ToolExecutor(
@@ -57,6 +60,7 @@ class ToolCallSession:
             on_call_settled=self._on_settled,
             max_history=max_history,
             max_concurrency=max_concurrency,
+            runner=runner,
         )
         self._running: set[str] = set()  # ids this session registered that have not settled
         self._silenced: set[str] = set()  # ids the stream ended while their tool still ran
