@@ -10,20 +10,24 @@ per call::
 """
 
 from ._chart import ToolCallChart
-from ._errors import InvalidEvent, SnapshotError, ToolCallsError
-from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
-from ._executor import (
-    CallbackFailure,
+from ._errors import (
     ExecutorClosed,
+    InvalidEvent,
+    InvalidTool,
     InvalidToolCall,
-    ToolCallReadyChunk,
-    ToolExecutor,
+    SessionClosed,
+    SnapshotError,
+    ToolAborted,
+    ToolCallsError,
+    ToolFailure,
 )
-from ._record import UNSET
-from ._runner import LocalRunner, Runner, ToolFailure
-from ._session import SessionClosed, ToolCallSession
-from ._tools import AbortSignal, InvalidTool, Tool, ToolAborted
-from ._tracker import Outcome, ToolCall, ToolCallTracker, tool_call_streaming_state_machine
+from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
+from ._executor import CallbackFailure, ToolCallReadyChunk, ToolExecutor
+from ._record import UNSET, ToolCall
+from ._runner import LocalRunner, Runner
+from ._session import ToolCallSession
+from ._tools import AbortSignal, Tool
+from ._tracker import Outcome, ToolCallTracker, tool_call_streaming_state_machine
 
 __all__ = [
     "UNSET",

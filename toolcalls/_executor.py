@@ -1,23 +1,17 @@
 """The tool executor: runs ready tool calls and tracks them (seed 001, an asyncio component).
 
 The bookkeeping lives in ``CallBook`` (sans-I/O, see ``_execution``); this module is the shell
-that carries out its effects: it starts tasks and worker threads, arms timeouts, aborts
-signals, wakes waiters and calls ``on_call_settled``. A tool's outcome goes back to the book as
+that carries out its effects: it hands calls to its runner (``_runner``: tasks and worker
+threads here, or a cluster), arms timeouts, aborts signals, wakes waiters and calls
+``on_call_settled``. A tool's outcome goes back to the book as
 an event for the call's chart; the shell never sets a status.
 
-Errors::
-
-    ToolCallsError
-    ├── InvalidToolCall (ValueError)   register_call() got a malformed chunk; nothing changed
-    ├── InvalidTool (TypeError)        ToolExecutor() got a tool it cannot call
-    ├── ExecutorClosed (RuntimeError)  register_call() after aclose()
-    └── ToolAborted                    AbortSignal.raise_if_aborted(); wait() for a call
-                                       dropped by reset() or aclose()
-    KeyError                           wait() for an id that is not tracked
-
+Errors: ``InvalidToolCall``, ``InvalidTool``, ``ExecutorClosed`` and ``ToolAborted``, drawn with
+the rest of the tree in ``_errors``; ``KeyError`` from ``wait()`` for an id that is not tracked.
 How a call failed is not an exception but data: ``ToolCallState.error`` is a ``ToolError``
 whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``timeout`` or
-``aborted``.
+``aborted`` (or one a runner adds: ``worker_died``, ``result_unserializable``,
+``cluster_unreachable``).
 """
 
 from __future__ import annotations
@@ -25,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from asyncio.events import _get_running_loop as _running_loop
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -33,10 +28,19 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._errors import ToolCallsError
+from ._errors import ExecutorClosed, InvalidToolCall, ToolAborted, ToolFailure
 from ._execution import Call, CallBook, Effects, ToolCallState, ToolError
-from ._runner import LOCAL_RUNNER, Runner, ToolFailure
-from ._tools import AbortSignal, Tool, ToolAborted, ToolFunction, prepare_tool
+from ._runner import LOCAL_RUNNER, LocalRunner, Runner
+from ._tools import SCALARS as _SCALARS
+from ._tools import (
+    AbortSignal,
+    PreparedTool,
+    Tool,
+    ToolFunction,
+    copy_args,
+    is_async,
+    prepare_tool,
+)
 
 logger = logging.getLogger("toolcalls")
 
@@ -44,19 +48,6 @@ SettledCallback = Callable[[ToolCallState], object]
 #: How many failures of ``on_call_settled`` an executor remembers (the oldest are forgotten).
 CALLBACK_ERRORS_KEPT = 100
 _MISSING: Any = object()
-
-
-class InvalidToolCall(ToolCallsError, ValueError):
-    """A chunk ``register_call`` cannot read; ``field`` and ``reason`` say what is wrong."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"invalid tool call chunk: {field}: {reason}")
-        self.field = field
-        self.reason = reason
-
-
-class ExecutorClosed(ToolCallsError, RuntimeError):
-    """``register_call`` after ``aclose()``: a closed executor runs nothing."""
 
 
 class ToolCallReadyChunk(BaseModel):
@@ -121,8 +112,11 @@ class ToolExecutor:
             raise TypeError(f"runner must have check() and run() (a Runner), not {runner!r}")
         runner.check(prepared)
         self._runner = runner
+        self._local = isinstance(runner, LocalRunner)
         self._book = CallBook(prepared, max_history, max_concurrency)
         self._on_call_settled = on_call_settled
+        # An async callback's coroutine needs a loop: every call needs one then.
+        self._callback_needs_loop = on_call_settled is not None and is_async(on_call_settled)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._draining: set[asyncio.Task[Any]] = set()  # stopped tools and callback tasks
@@ -138,20 +132,55 @@ class ToolExecutor:
         Accepts a mapping with ``toolCallId``/``toolName``/``args`` (or snake_case keys), a
         ``ToolCallReadyChunk``, or any object with ``tool_call_id``, ``tool_name``, ``args``
         attributes. Raises ``InvalidToolCall`` for a malformed chunk and ``ExecutorClosed``
-        after ``aclose()``, and ``RuntimeError`` for a registered tool when called without a
-        running event loop (or from another loop than the one it runs on); in every case
-        nothing changes.
+        after ``aclose()``, and ``RuntimeError`` when called without a running event loop (or
+        from another loop than the one it runs on) for a call that may need one (a registered
+        tool, or an ``async`` ``on_call_settled``); in every case nothing changes.
         """
         tool_call_id, tool_name, args = _read_chunk(chunk)
+        book = self._book
+        if self._closed or (
+            (tool_name in book.tools or self._callback_needs_loop)
+            and (self._loop is None or _running_loop() is not self._loop)
+        ):
+            self.check_open(tool_call_id, tool_name)  # raises, or binds the running loop
+        if tool_call_id in book.calls:
+            return False
+        flat = _SCALARS.issuperset(map(type, args.values()))  # is_flat, inlined
+        effects = book.admit(tool_call_id, tool_name, copy_args(args, flat), flat)
+        if effects:
+            self._apply(effects)
+        return True
+
+    # -- the typed entry points a session uses (arguments copied once, at the edge) ----------
+
+    def check_open(self, tool_call_id: str, tool_name: str) -> None:
+        """Raise, before anything changes, what ``register_call`` raises for a call that
+        cannot be taken now: ``ExecutorClosed``, or ``RuntimeError`` without a usable loop."""
         if self._closed:
             raise ExecutorClosed(f"cannot register call {tool_call_id!r}: the executor is closed")
-        if tool_name in self._book.tools:
-            self._bind_loop()  # the call may start a tool: fail now, before anything changes
-        effects = self._book.admit(tool_call_id, tool_name, args)
+        if tool_name in self._book.tools or self._callback_needs_loop:
+            self._bind_loop()  # the call may start a tool or a callback task: fail now
+
+    def admit(self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool) -> bool:
+        """Register a call whose arguments the executor now owns (nobody changes them after);
+        ``flat`` says whether ``is_flat(args)``. Return whether it is new. Call
+        ``check_open`` first."""
+        effects = self._book.admit(tool_call_id, tool_name, args, flat)
         if effects is None:
             return False
         if effects:
             self._apply(effects)
+        return True
+
+    def reject(
+        self, tool_call_id: str, tool_name: str, args: dict[str, Any], error: ToolError
+    ) -> bool:
+        """Track a call that cannot run, settled in ``error`` at once (``on_call_settled``
+        runs); return whether it is new. Call ``check_open`` first."""
+        effects = self._book.reject(tool_call_id, tool_name, args, error)
+        if effects is None:
+            return False
+        self._apply(effects)
         return True
 
     @property
@@ -296,32 +325,50 @@ class ToolExecutor:
         if not self._book.in_flight and self._idle:
             self._wake_idle()
 
+    # -- running a tool: the one place that knows where and how a tool runs ---------------
+    #
+    # ``_run`` launches a call's tool as a task that hands it to the runner (where tools run:
+    # the local runner awaits an ``async def`` tool here directly and runs any other in a
+    # worker thread). However it ends, ``_execute`` reports it to the book as one event for the
+    # call's chart (``succeed`` or ``fail``), and ``_stop`` abandons it. Nothing else touches
+    # tasks or threads of tools.
+
     def _run(self, call: Call) -> None:
         tool = call.tool
         assert tool is not None
         loop = self._loop or self._bind_loop()
         signal = call.signal = AbortSignal()
-        call.handle = loop.create_task(self._execute(call, signal))
+        call.handle = loop.create_task(self._execute(call, tool, signal))
         if tool.timeout is not None:
             call.timer = loop.call_later(tool.timeout, self._time_out, call)
 
-    async def _execute(self, call: Call, signal: AbortSignal) -> None:
-        """Run the tool and report how it ended to the book, as an event for its chart."""
-        tool = call.tool
-        assert tool is not None
+    async def _execute(self, call: Call, tool: PreparedTool, signal: AbortSignal) -> None:
+        """Run the tool and report how it ended to the book, as an event for its chart.
+
+        Whatever the tool raises is data (kind ``tool_raised``), ``SystemExit`` included: a
+        tool cannot end the host. A ``KeyboardInterrupt`` raised on the loop thread settles the
+        call and goes on, so Ctrl-C still stops the program."""
         try:
-            result = await self._runner.run(tool, call.args, call.bound, signal)
+            if tool.is_async and self._local:  # the usual case, without a hop
+                result = await tool.invoke(call.bound, signal)
+            else:
+                result = await self._runner.run(tool, call.args, call.bound, signal)
         except asyncio.CancelledError:
-            if not signal.aborted:  # cancelled by someone else: the call must still settle
-                self._apply(self._book.fail(call, ToolError.aborted(tool.name, "cancelled")))
-            raise
+            if signal.aborted:  # we stopped it: the book already settled or dropped the call
+                raise
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # someone else cancelled the task
+                self._apply(self._book.cancelled(call))
+                raise
+            # The tool raised CancelledError itself (it awaited something cancelled).
+            self._apply(self._book.fail(call, ToolError.aborted(tool.name, "cancelled")))
         except ToolFailure as exc:  # the runner failed the call, not the tool
             self._apply(self._book.fail(call, exc.error))
         except ToolAborted as exc:
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, exc.reason)))
         except BaseException as exc:
             self._apply(self._book.fail(call, ToolError.tool_raised(tool.name, exc)))
-            if not isinstance(exc, Exception):
+            if isinstance(exc, KeyboardInterrupt) and tool.is_async:
                 raise
         else:
             self._apply(self._book.succeed(call, result))
@@ -383,7 +430,13 @@ class ToolExecutor:
             self._callback_failed(state, exc)
             return
         if inspect.isawaitable(outcome):
-            loop = self._loop or self._bind_loop()
+            try:
+                loop = self._bind_loop()
+            except RuntimeError as exc:  # a plain callback returned an awaitable, off any loop
+                if inspect.iscoroutine(outcome):
+                    outcome.close()
+                self._callback_failed(state, exc)
+                return
             task = loop.create_task(_await(outcome))
             self._draining.add(task)
             task.add_done_callback(lambda done: self._callback_done(state, done))

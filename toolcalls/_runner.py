@@ -16,20 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ._execution import ToolError
 from ._tools import AbortSignal, PreparedTool
-
-
-class ToolFailure(Exception):
-    """Raised by a runner when a call failed for a reason outside the tool; ``error`` is what
-    the call records (its ``kind`` says what happened)."""
-
-    def __init__(self, error: ToolError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 @runtime_checkable
@@ -66,18 +57,44 @@ class LocalRunner:
     async def run(
         self, tool: PreparedTool, args: Mapping[str, Any], bound: Any, signal: AbortSignal
     ) -> Any:
-        """Run the tool here and return its result."""
+        """Run the tool here and return its result. A plain tool runs in a worker thread (with
+        the caller's context variables); what it raises there, ``SystemExit`` included, comes
+        back here as an exception."""
         if tool.is_async:
             return await tool.invoke(bound, signal)
         loop = asyncio.get_running_loop()
         run = contextvars.copy_context().run
-        result = await loop.run_in_executor(None, run, tool.invoke, bound, signal)
+        outcome: _ThreadOutcome = await loop.run_in_executor(
+            None, _call_catching, run, tool.invoke, bound, signal
+        )
+        if outcome.raised is not None:
+            raise outcome.raised
+        result = outcome.value
         if inspect.isawaitable(result):
             result = await result
         return result
 
     def __repr__(self) -> str:
         return "LocalRunner()"
+
+
+@dataclass(frozen=True, slots=True)
+class _ThreadOutcome:
+    """How a tool ended in its worker thread: its return value, or what it raised."""
+
+    value: Any = None
+    raised: BaseException | None = None
+
+
+def _call_catching(
+    run: Callable[..., Any], invoke: Callable[[Any, AbortSignal], Any], bound: Any, signal: Any
+) -> _ThreadOutcome:
+    """Call the tool in the worker thread, catching everything it raises there: the thread
+    pool would hand a ``SystemExit`` to the loop as-is, and it would end the host."""
+    try:
+        return _ThreadOutcome(run(invoke, bound, signal))
+    except BaseException as exc:
+        return _ThreadOutcome(raised=exc)
 
 
 #: The runner an executor uses when none is given (it holds no state, so one is shared).

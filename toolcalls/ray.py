@@ -39,9 +39,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "toolcalls.ray needs Ray: install the extra with pip install 'toolcalls[ray]'"
     ) from exc
 
+from ._errors import InvalidTool, ToolAborted, ToolFailure
 from ._execution import ToolError, _exception_type
-from ._runner import ToolFailure
-from ._tools import AbortSignal, InvalidTool, PreparedTool, ToolAborted, prepare_tool
+from ._tools import AbortSignal, PreparedTool, prepare_tool
 
 __all__ = ["RayOptions", "RayRunner", "ray_tool"]
 
@@ -146,7 +146,7 @@ def _raised(exc: BaseException) -> Outcome:
 
 def _call_sync(tool: PreparedTool, args: Mapping[str, Any], signal: AbortSignal) -> Outcome:
     try:
-        result = tool.invoke(tool.validate(args), signal)
+        result = tool.invoke(tool.validate(args, True), signal)
         if inspect.isawaitable(result):
             result = asyncio.run(_awaited(result))
     except BaseException as exc:
@@ -202,7 +202,7 @@ async def _async_in_worker(
     signal: AbortSignal,
     started: concurrent.futures.Future[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]],
 ) -> Outcome:
-    task = asyncio.ensure_future(_awaited(tool.invoke(tool.validate(args), signal)))
+    task = asyncio.ensure_future(_awaited(tool.invoke(tool.validate(args, True), signal)))
     started.set_result((asyncio.get_running_loop(), task))
     try:
         return ("ok", await task)
@@ -224,7 +224,7 @@ class _ToolActor:
         tool, signal = self.tool, AbortSignal()
         if tool.is_async:
             try:
-                return ("ok", await tool.invoke(tool.validate(args), signal))
+                return ("ok", await tool.invoke(tool.validate(args, True), signal))
             except asyncio.CancelledError:
                 signal.abort("cancelled")
                 raise
