@@ -44,6 +44,7 @@ EXPORTS = {
     "toolcalls": {
         "AbortSignal",
         "CallbackFailure",
+        "CheckpointConflict",
         "ExecutionChart",
         "ExecutionStatus",
         "ExecutorClosed",
@@ -71,6 +72,7 @@ EXPORTS = {
         "UNSET",
         "tool_call_streaming_state_machine",
     },
+    "toolcalls.checkpoint": {"CheckpointStore", "Checkpoints", "MemoryStore", "RedisStore"},
     "toolcalls.events": {
         "DeltaEvent",
         "ErrorEvent",

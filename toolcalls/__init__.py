@@ -11,6 +11,7 @@ per call::
 
 from ._chart import ToolCallChart
 from ._errors import (
+    CheckpointConflict,
     ExecutorClosed,
     InvalidEvent,
     InvalidTool,
@@ -33,6 +34,7 @@ __all__ = [
     "UNSET",
     "AbortSignal",
     "CallbackFailure",
+    "CheckpointConflict",
     "ExecutionChart",
     "ExecutionStatus",
     "ExecutorClosed",

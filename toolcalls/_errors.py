@@ -11,6 +11,8 @@
     ├── InvalidTool (TypeError)           ToolExecutor() got a tool it cannot call (X7)
     ├── ExecutorClosed (RuntimeError)     register_call() after aclose() (X14)
     ├── SessionClosed (RuntimeError)      an event applied after finish() or aclose() (S5)
+    ├── CheckpointConflict (RuntimeError) another process saved or resumed the checkpoint
+    │                                     since: this one no longer owns the stream
     ├── ToolAborted                       the call was aborted: AbortSignal.raise_if_aborted(),
     │                                     or wait() for a call dropped by reset()/aclose() (X13)
     └── ToolFailure                       a runner failed a call outside its tool (a worker
@@ -106,3 +108,18 @@ class ToolFailure(ToolCallsError):
     def __init__(self, error: Any) -> None:
         super().__init__(error.message)
         self.error = error
+
+
+class CheckpointConflict(ToolCallsError, RuntimeError):
+    """A checkpoint was saved or resumed elsewhere since this process read it: it no longer
+    owns the stream, and nothing was written. ``key``, ``expected`` and ``found`` (versions)
+    say which checkpoint and how far it moved."""
+
+    def __init__(self, key: str, expected: int, found: int) -> None:
+        super().__init__(
+            f"checkpoint {key!r} is at version {found}, not {expected}: another process "
+            "saved or resumed it since"
+        )
+        self.key = key
+        self.expected = expected
+        self.found = found
