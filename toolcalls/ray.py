@@ -125,11 +125,12 @@ _worker_lock = threading.Lock()
 Outcome = tuple[Any, ...]
 
 
-def _worker_tool(key: str, name: str, holder: list[Any]) -> PreparedTool:
-    """The tool, prepared once per worker process (its function fetched from the store)."""
+def _worker_tool(key: str, name: str, function: bytes) -> PreparedTool:
+    """The tool, prepared once per worker process (its function unpickled on first use: for
+    a module-level function the bytes are only its module and name)."""
     tool = _worker_tools.get(key)
     if tool is None:
-        tool = _worker_tools[key] = prepare_tool(name, ray.get(holder[0]))
+        tool = _worker_tools[key] = prepare_tool(name, _loads(function))
     return tool
 
 
@@ -158,13 +159,13 @@ async def _awaited(awaitable: Any) -> Any:
     return await awaitable
 
 
-def _run_task(key: str, name: str, holder: list[Any], args: Mapping[str, Any]) -> Outcome:
+def _run_task(key: str, name: str, function: bytes, args: Mapping[str, Any]) -> Outcome:
     """A Ray task running one call: the tool runs in a thread (on an event loop of its own if
     it is ``async def``) while this thread waits; ``ray.cancel`` interrupts the wait, and the
     tool's signal is aborted (and its task cancelled). The task returns when the tool does."""
     global _worker_pool
     try:
-        tool = _worker_tool(key, name, holder)
+        tool = _worker_tool(key, name, function)
     except Exception as exc:  # the tool cannot be loaded here (a module missing on the worker)
         return _raised(exc)
     signal = AbortSignal()
@@ -217,7 +218,7 @@ class _ToolActor:
     ``ray.cancel``), plain ``def`` tools in its threads (their signal aborted)."""
 
     def __init__(self, key: str, name: str, function: bytes, concurrency: int) -> None:
-        self.tool = _worker_tools.get(key) or prepare_tool(name, _loads(function))
+        self.tool = _worker_tool(key, name, function)
         self.pool = concurrent.futures.ThreadPoolExecutor(concurrency, "toolcalls-tool")
 
     async def call(self, args: Mapping[str, Any]) -> Outcome:
@@ -255,7 +256,7 @@ class _Entry:
     function: Any
     options: RayOptions
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
-    holder: list[Any] | None = None
+    pickled: bytes = b""
     remote: Any = None
     actors: list[Any] = field(default_factory=list)
     load: list[int] = field(default_factory=list)
@@ -316,7 +317,7 @@ class RayRunner:
         entry = self._entry(tool)
         try:
             if entry.options.actors is None:
-                ref = entry.remote.remote(entry.key, entry.name, entry.holder, dict(args))
+                ref = entry.remote.remote(entry.key, entry.name, entry.pickled, dict(args))
                 actor = -1
             else:
                 actor = min(range(len(entry.actors)), key=entry.load.__getitem__)
@@ -422,8 +423,8 @@ class RayRunner:
         entry = _Entry(tool.name, tool.function, options)
         try:
             kwargs = options.ray_kwargs()
+            entry.pickled = _dumps(tool.function)
             if options.actors is None:
-                entry.holder = [ray.put(tool.function)]
                 name = f"toolcalls:{tool.name}"
                 entry.remote = _task.options(max_retries=0, name=name, **kwargs)
             else:
@@ -433,7 +434,7 @@ class RayRunner:
                     max_concurrency=options.actor_concurrency,
                     **kwargs,
                 )
-                start = (entry.key, tool.name, _dumps(tool.function), options.actor_concurrency)
+                start = (entry.key, tool.name, entry.pickled, options.actor_concurrency)
                 entry.actors = [actor_class.remote(*start) for _ in range(options.actors)]
                 entry.load = [0] * options.actors
         except Exception as exc:

@@ -8,6 +8,11 @@ run never silently drops them. Every test here carries the ``ray`` marker.
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +23,7 @@ HAVE_RAY = importlib.util.find_spec("ray") is not None
 HERE = Path(__file__).parent
 
 if not HAVE_RAY:
-    collect_ignore_glob = ["test_ray_*.py", "test_checkpoint_*.py"]
+    collect_ignore_glob = ["test_ray_*.py", "test_checkpoint_*.py", "resume_worker.py"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -50,3 +55,57 @@ def ray_runner(ray_cluster: Any) -> Iterator[Any]:
         yield runner
     finally:
         runner.close()
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Redis server of its own on 127.0.0.1 (a free port, nothing saved to disk), stopped
+    after the session. Debian's ``redis-server`` must be installed (``.ci/run`` does it)."""
+    server = shutil.which("redis-server")
+    if server is None:
+        message = "redis-server is not installed (apt-get install redis-server)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    folder = tmp_path_factory.mktemp("redis")
+    process = subprocess.Popen(
+        [
+            server,
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as connection:
+                    connection.sendall(b"PING\r\n")
+                    if connection.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start on port {port}")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
