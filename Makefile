@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check bench diagrams graphviz clean
+.PHONY: demo test check bench bench-ray ray diagrams graphviz clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,15 @@ $(VENV)/.base: pyproject.toml
 $(VENV)/.dev: $(VENV)/.base
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
+
+# The Ray tests' extra (ray, redis client) and Debian's redis-server; without them `make test`
+# skips tests/ray with one line.
+$(VENV)/.ray: $(VENV)/.dev
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
+	touch $@
+
+ray: $(VENV)/.ray
+	scripts/install-redis
 
 demo: $(VENV)/.base
 	$(BIN)/toolcalls replay examples/interleaved-calls.jsonl
@@ -32,6 +41,9 @@ bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_tracker.py
 	$(BIN)/python benchmarks/bench_executor.py
+
+bench-ray: $(VENV)/.ray
+	$(BIN)/python benchmarks/bench_ray.py
 
 diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams
