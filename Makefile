@@ -14,13 +14,13 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,providers]'
 	touch $@
 
 # The Ray tests' extra (ray, redis client) and Debian's redis-server; without them `make test`
 # skips tests/ray with one line.
 $(VENV)/.ray: $(VENV)/.dev
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,providers,ray]'
 	touch $@
 
 ray: $(VENV)/.ray
@@ -41,6 +41,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_tracker.py
 	$(BIN)/python benchmarks/bench_executor.py
+	$(BIN)/python benchmarks/bench_adapters.py
 
 bench-ray: $(VENV)/.ray
 	$(BIN)/python benchmarks/bench_ray.py

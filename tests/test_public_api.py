@@ -34,6 +34,7 @@ EXPORTS = {
         "UnsupportedChart",
         "compile_chart",
         "coverage_overlay",
+        "observe_outcomes",
         "read_trace",
         "render",
         "run_order",
@@ -83,6 +84,23 @@ EXPORTS = {
         "ToolCallEvent",
         "parse_event",
     },
+    "toolcalls.adapters": {
+        "ADAPTERS",
+        "TRUNCATED",
+        "AISDKAdapter",
+        "AdapterError",
+        "AnthropicAdapter",
+        "Event",
+        "GeminiAdapter",
+        "OpenAIChatAdapter",
+        "OpenAIResponsesAdapter",
+        "StreamAdapter",
+        "ai_sdk_tool_output",
+        "anthropic_tool_result",
+        "gemini_function_response",
+        "openai_chat_tool_message",
+        "openai_responses_output",
+    },
 }
 
 
@@ -107,6 +125,27 @@ def test_statecharts_never_imports_toolcalls() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+def test_error_types_say_whose_fault_it_was() -> None:
+    from statemachine.exceptions import InvalidDefinition
+
+    import statecharts
+    import toolcalls
+
+    assert issubclass(statecharts.UnsupportedChart, InvalidDefinition)
+    from toolcalls.adapters import AdapterError
+
+    for error in (
+        toolcalls.InvalidEvent,
+        toolcalls.SnapshotError,
+        toolcalls.InvalidToolCall,
+        AdapterError,
+    ):
+        assert issubclass(error, toolcalls.ToolCallsError)
+        assert issubclass(error, ValueError)
+    assert issubclass(toolcalls.SessionClosed, RuntimeError)
+    assert issubclass(toolcalls.ExecutorClosed, RuntimeError)
 
 
 @pytest.mark.parametrize("name", ["ToolExecutor", "ToolCallSession"])
