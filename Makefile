@@ -56,7 +56,7 @@ graphviz:
 node: examples/ai-sdk/node_modules/.package-lock.json
 
 examples/ai-sdk/node_modules/.package-lock.json: examples/ai-sdk/package-lock.json
-	scripts/install-node
+	@scripts/install-node --if-possible
 
 mutation: $(VENV)/.dev
 	$(BIN)/python benchmarks/mutation_score.py
