@@ -1,5 +1,7 @@
 """The benchmark scripts keep running (a smoke run each; times are never asserted here)."""
 
+# Rules checked here (docs/spec.md): C13, P5.
+
 from __future__ import annotations
 
 import subprocess

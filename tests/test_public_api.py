@@ -148,6 +148,7 @@ def test_exported_names_are_exactly_the_public_api(module_name: str) -> None:
 
 
 def test_statecharts_never_imports_toolcalls() -> None:
+    """C14."""
     import subprocess
     import sys
 

@@ -1,6 +1,6 @@
 """Streaming tool calls, tracked and run as declared statecharts.
 
-The tracker (seed 000) routes interleaved stream events by id to one compiled chart instance
+The tracker (spec section T) routes interleaved stream events by id to one compiled chart instance
 per call::
 
     m = tool_call_streaming_state_machine()

@@ -1,6 +1,6 @@
 """One tool call's execution, declared as a chart, and the executor's sans-I/O bookkeeping.
 
-The chart (seed 001: pending -> executing -> success | error)::
+The chart (X2: pending -> executing -> success | error)::
 
     pending --start--> executing --succeed--> success
        |                   |
@@ -231,7 +231,7 @@ class ToolCallState:
         return self.status == "success" or self.status == "error"
 
     def to_dict(self) -> dict[str, Any]:
-        """The seed's shape with camelCase keys; ``result``/``error`` only when set."""
+        """The wire shape with camelCase keys (X12); ``result``/``error`` only when set."""
         data: dict[str, Any] = {
             "toolCallId": self.tool_call_id,
             "toolName": self.tool_name,

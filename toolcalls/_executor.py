@@ -1,4 +1,4 @@
-"""The tool executor: runs ready tool calls and tracks them (seed 001, an asyncio component).
+"""The tool executor: runs ready tool calls and tracks them (spec section X; asyncio).
 
 The bookkeeping lives in ``CallBook`` (sans-I/O, see ``_execution``); this module is the shell
 that carries out its effects: it hands calls to its runner (``_runner``: tasks and worker
@@ -83,7 +83,7 @@ class ToolExecutor:
     tools run: ``LocalRunner`` (the default: this process) or ``toolcalls.ray.RayRunner``.
 
     Use it on one event loop, from that loop's thread, as ``async with`` (``aclose()`` on
-    exit aborts in-flight calls, the counterpart of the seed's unmount).
+    exit aborts in-flight calls, the counterpart of a component unmounting, X14).
     """
 
     def __init__(
@@ -123,7 +123,7 @@ class ToolExecutor:
         self._idle: list[asyncio.Future[None]] = []
         self._callback_errors: deque[CallbackFailure] = deque(maxlen=CALLBACK_ERRORS_KEPT)
 
-    # -- the seed's API ----------------------------------------------------------------------
+    # -- the API of section X (X3, X12, X13) -------------------------------------------------
 
     def register_call(self, chunk: Mapping[str, Any] | ToolCallReadyChunk | Any) -> bool:
         """Register a ready call; return whether it is new (re-delivery of a tracked id is a
@@ -213,7 +213,7 @@ class ToolExecutor:
         call.waiters.append(waiter)
         return await waiter
 
-    # -- beyond the seed ---------------------------------------------------------------------
+    # -- beyond the original API (X19) -------------------------------------------------------
 
     def forget(self, tool_call_id: str) -> bool:
         """Forget one settled call (as eviction would), so its id can be registered again;

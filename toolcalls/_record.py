@@ -1,6 +1,6 @@
 """What the tracker records for one call: the chart instance's model.
 
-Fields hold ``UNSET`` until the seed says they exist: ``args`` after a successful ``ready``,
+Fields hold ``UNSET`` until they exist (T14): ``args`` after a successful ``ready``,
 ``result`` once a result arrived (``None`` is a result), ``error`` once the call failed.
 Argument fragments are kept as a list and joined once, when the text is needed, so streaming
 N bytes costs time linear in N.
@@ -112,7 +112,7 @@ def utf16_text(text: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
-    """An immutable snapshot of one call, as the seed defines it.
+    """An immutable snapshot of one call (T2, T16).
 
     ``args``, ``result`` and ``error`` are ``UNSET`` until the call has them (``None`` is a
     real value). The snapshot holds its own copies: changing them never changes the tracker.
@@ -139,7 +139,7 @@ class ToolCall:
         return self.error is not UNSET
 
     def to_dict(self) -> dict[str, Any]:
-        """The seed's wire shape: camelCase keys, keys that are not set left out."""
+        """The wire shape (T15): camelCase keys, keys that are not set left out."""
         data: dict[str, Any] = {"id": self.id, "name": self.name, "argsText": self.args_text}
         if self.args is not UNSET:
             data["args"] = copy.deepcopy(self.args)

@@ -1,8 +1,8 @@
 """Tracker checkpoints: a versioned JSON picture of every call, and its exact restore.
 
 The picture is ``{"format": "toolcalls.tracker", "version": 1, "maxHistory": n | null,
-"calls": [...]}`` where each call is ``ToolCall.to_dict()`` (the seed's wire shape), in start
-order. Restoring checks the structure with pydantic and then the seed's rules across fields
+"calls": [...]}`` where each call is ``ToolCall.to_dict()`` (the wire shape, T15), in start
+order (T22). Restoring checks the structure with pydantic and then the rules across fields
 (a pending call has no args, a done call has a result, args are what argsText parses to...), so
 a damaged or hand-edited snapshot fails with the path of the first bad field, not later.
 """
@@ -126,13 +126,13 @@ def read_snapshot(data: Mapping[str, Any]) -> tuple[int | None, list[ToolCall]]:
 
 
 def _call(picture: _CallPicture, index: int) -> ToolCall:
-    """One call, checked against the seed's rules for its status."""
+    """One call, checked against the rules for its status (T3, T14, T26)."""
     given = picture.model_fields_set
     where = f"calls.{index}"
     status: Status = picture.status
     present = {key: key in given for key in ("args", "result", "error")}
     # True: required, False: must be absent; a key not listed may be either (result and
-    # error are optional in the seed).
+    # error are optional, T26).
     rules = {
         "pending": {"args": False, "result": False, "error": False},
         "running": {"args": True, "result": False, "error": False},

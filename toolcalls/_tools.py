@@ -6,7 +6,7 @@ annotated ``AbortSignal``, else the one named ``signal`` (a tool may have none).
 parameters:
 
 1. exactly one, unannotated or annotated ``Any``, ``dict`` or ``Mapping`` -> **raw**: it gets a
-   copy of the arguments mapping, unvalidated (the seed's ``(args, signal)``);
+   copy of the arguments mapping, unvalidated (``(args, signal)``, X6);
 2. exactly one, annotated with a pydantic model, a dataclass or a ``TypedDict`` -> **structured**:
    the arguments are validated into that type, which the tool receives;
 3. anything else -> **keywords**: each parameter is an argument taken by name, validated
@@ -53,7 +53,7 @@ _signal_lock = threading.Lock()
 
 
 class AbortSignal:
-    """Tells a running tool that its call was aborted (the AbortSignal of the seed).
+    """Tells a running tool that its call was aborted (X6).
 
     ``async def`` tools are also cancelled; a thread cannot be, so plain ``def`` tools watch
     the signal: poll ``aborted`` or ``raise_if_aborted()``, block on ``wait_sync(timeout)``, or

@@ -1,4 +1,4 @@
-"""The streaming tool call tracker of seed 000: a dispatcher over compiled chart instances.
+"""The streaming tool call tracker (spec section T): a dispatcher over compiled chart instances.
 
 ``apply`` validates an event, routes it by id to that call's instance of ``ToolCallChart`` and
 reports an ``Outcome``. The tracker is sans-I/O: events in, outcomes and snapshots out; it never
@@ -35,7 +35,7 @@ Reason = Literal["unknown_id", "duplicate_start", "not_allowed"]
 
 _CHART = compile_chart(ToolCallChart)
 _MISSING: Any = object()
-#: The chart event each wire event type sends (the chart calls the seed's ``error`` ``fail``).
+#: The chart event each wire event type sends (the chart calls the wire's ``error`` ``fail``, T24).
 CHART_EVENTS: Final = {"delta": "delta", "ready": "ready", "result": "result", "error": "fail"}
 _IMMUTABLE: Final = (str, int, float, bool, type(None))
 
@@ -133,7 +133,7 @@ class ToolCallTracker:
 
         Accepts a wire mapping (camelCase or snake_case keys) or a model from
         ``toolcalls.events``. Raises ``InvalidEvent`` (a ``ValueError``) naming the field for a
-        malformed event, and then nothing has changed. An event the seed says to ignore is not
+        malformed event, and then nothing has changed. An event the rules ignore (T9-T12) is not
         an error: it returns an outcome with ``applied`` false and a ``reason``.
         """
         if type(event) is not dict:
@@ -195,12 +195,12 @@ class ToolCallTracker:
         return self._send(call_id, "ready", _MISSING)
 
     def _result(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
-        # Optional, as in the seed: a result event without one ends the call done, no result.
+        # Optional (T26): a result event without one ends the call done, no result.
         value = event.get("result", UNSET)
         return self._end(call_id, "result", copied(value, "result"))
 
     def _error(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
-        # Optional, as in the seed; null is kept as a value (like a null result).
+        # Optional (T26); null is kept as a value (like a null result).
         value = event.get("error", UNSET)
         return self._end(call_id, "error", copied(value, "error"))
 
@@ -355,5 +355,5 @@ def _string_reason(value: Any, what: str, allow_empty: bool = False) -> str:
 
 
 def tool_call_streaming_state_machine(*, max_history: int | None = None) -> ToolCallTracker:
-    """The seed's constructor: a new, empty ``ToolCallTracker``."""
+    """The original API's constructor (T1): a new, empty ``ToolCallTracker``."""
     return ToolCallTracker(max_history=max_history)

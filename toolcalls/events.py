@@ -1,7 +1,7 @@
 """The five stream events of a tool call, as frozen pydantic models.
 
-On the wire (seed 000) an event is a JSON object with a ``type`` tag and the seed's camelCase
-keys; snake_case keys are accepted too::
+On the wire (T4) an event is a JSON object with a ``type`` tag and camelCase keys;
+snake_case keys are accepted too (T18)::
 
     {"type": "start", "id": "t1", "name": "search"}
     {"type": "delta", "id": "t1", "argsTextDelta": "{\\"q\\":"}
@@ -47,7 +47,7 @@ class _Event(BaseModel):
     )
 
     def to_wire(self) -> dict[str, Any]:
-        """The event as the seed's JSON object, camelCase keys (an absent value left out)."""
+        """The event as its wire JSON object, camelCase keys (an absent value left out)."""
         wire = self.model_dump(by_alias=True)
         return {key: value for key, value in wire.items() if value is not UNSET}
 
@@ -76,8 +76,8 @@ class ReadyEvent(_Event):
 
 
 class ResultEvent(_Event):
-    """The tool returned ``result`` (``None`` is a result: JSON null). Optional, as in the
-    seed: without it the call ends ``done`` with no result."""
+    """The tool returned ``result`` (``None`` is a result: JSON null). Optional (T26):
+    without it the call ends ``done`` with no result."""
 
     type: Literal["result"] = "result"
     id: NonEmpty
@@ -85,8 +85,8 @@ class ResultEvent(_Event):
 
 
 class ErrorEvent(_Event):
-    """The call failed with ``error`` (``None`` is kept as a value). Optional, as in the
-    seed: without it the call ends in ``error`` with no error value."""
+    """The call failed with ``error`` (``None`` is kept as a value). Optional (T26):
+    without it the call ends in ``error`` with no error value."""
 
     type: Literal["error"] = "error"
     id: NonEmpty

@@ -1,6 +1,8 @@
 """RayRunner's rules, each on the session's local cluster: results and errors come back as data,
 every call settles exactly once, aborts reach the tool inside the worker."""
 
+# Rules checked here (docs/spec.md): R4, R5.
+
 from __future__ import annotations
 
 import asyncio

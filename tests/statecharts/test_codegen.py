@@ -6,6 +6,8 @@ Regenerate the golden file after an intended change with
 ``STATECHARTS_UPDATE_GOLDEN=1 pytest tests/statecharts/test_codegen.py``.
 """
 
+# Rules checked here (docs/spec.md): C16, L8.
+
 from __future__ import annotations
 
 import os

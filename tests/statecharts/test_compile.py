@@ -1,5 +1,7 @@
 """What ``compile_chart`` reads from a declaration, and what it refuses."""
 
+# Rules checked here (docs/spec.md): C2, C6, C12.
+
 from __future__ import annotations
 
 import dataclasses

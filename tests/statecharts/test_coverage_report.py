@@ -1,6 +1,8 @@
 """Coverage with teeth: the threshold, the terminal table, and the HTML report as a person
 sees it in a real headless browser (Debian's chromium, installed by .ci/run)."""
 
+# Rules checked here (docs/spec.md): M3.
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,7 @@
 """Derived stateful tests: ``chart_machine`` against correct and broken systems under test."""
 
+# Rules checked here (docs/spec.md): M4.
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping

@@ -6,6 +6,8 @@ coverage it records always fits the chart. A whole run writes its coverage with
 ``statecharts diagram --coverage FILE``.
 """
 
+# Rules checked here (docs/spec.md): D6.
+
 from __future__ import annotations
 
 from pathlib import Path

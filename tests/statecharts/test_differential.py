@@ -7,6 +7,8 @@ the test asserts the same state, the same applied/ignored decision, the same exc
 message) and the same callbacks called in the same order with the same arguments.
 """
 
+# Rules checked here (docs/spec.md): C3, M1.
+
 from __future__ import annotations
 
 from typing import Any

@@ -2,6 +2,8 @@
 events run as python-statemachine's StateChart runs them (the differential test compares every
 callback; these tests name each rule)."""
 
+# Rules checked here (docs/spec.md): C15.
+
 from __future__ import annotations
 
 from typing import Any

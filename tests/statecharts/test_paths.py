@@ -1,5 +1,7 @@
 """Paths by construction: shortest paths to states, a transition-covering set, pytest cases."""
 
+# Rules checked here (docs/spec.md): M5.
+
 from __future__ import annotations
 
 from types import SimpleNamespace

@@ -1,5 +1,7 @@
 """How instances of a compiled chart run: outcomes, failures, queued events, models."""
 
+# Rules checked here (docs/spec.md): C4, C5, C7, C8, C9, C10, C11.
+
 from __future__ import annotations
 
 import sys

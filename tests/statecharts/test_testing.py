@@ -1,5 +1,7 @@
 """Recording transition coverage from tests: the context manager and the pytest option."""
 
+# Rules checked here (docs/spec.md): M3.
+
 from __future__ import annotations
 
 import subprocess

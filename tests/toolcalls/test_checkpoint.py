@@ -1,5 +1,7 @@
 """Session checkpoints: what is saved, the resume rule for in-flight calls, and store fencing."""
 
+# Rules checked here (docs/spec.md): R2, R6, R7.
+
 from __future__ import annotations
 
 import asyncio

@@ -1,6 +1,8 @@
 """The seed 000 conformance suite: it passes correct implementations (ours, a plain one, the
 JavaScript example) and catches each deliberately broken one with a short counterexample."""
 
+# Rules checked here (docs/spec.md): M6, L7.
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,8 @@
 """X2, C3: the execution chart: declared with python-statemachine, compiled by ``statecharts``, and
 run by the compiled runtime exactly as python-statemachine's own engine runs it."""
 
+# Rules checked here (docs/spec.md): C1.
+
 from __future__ import annotations
 
 import itertools

@@ -1,4 +1,4 @@
-"""The executor against the execution chart and a plain-Python model of seed 001.
+"""The executor against the execution chart and a plain-Python model of section X.
 
 ``DerivedExecutorMachine`` is derived from ``ExecutionChart`` by
 ``statecharts.testing.chart_machine``: each chart event becomes an operation on a real executor
@@ -18,6 +18,8 @@ in any order, abort one call, reset, and advance the loop. After every step the 
 agree with the model: the calls tracked (ids, status, error kind, arrival order), the
 ``on_call_settled`` log, the number in flight.
 """
+
+# Rules checked here (docs/spec.md): M2, X2, X4, X10, X11, X13, X18.
 
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ class ModelCall:
 
 
 class SeedModel:
-    """The seed's rules, written as plainly as possible."""
+    """Section X's rules, written as plainly as possible."""
 
     def __init__(self, max_history: int, max_concurrency: int | None) -> None:
         self.max_history = max_history

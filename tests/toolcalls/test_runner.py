@@ -1,5 +1,7 @@
 """The runner seam: the executor hands each call to its runner and records what comes back."""
 
+# Rules checked here (docs/spec.md): R1, R3.
+
 from __future__ import annotations
 
 import asyncio

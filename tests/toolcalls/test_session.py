@@ -1,5 +1,7 @@
 """``ToolCallSession``: the stream's ready calls run, and their results flow back."""
 
+# Rules checked here (docs/spec.md): S1, S2, S3, S4, S5, S6, S7, S10.
+
 from __future__ import annotations
 
 import asyncio

@@ -10,6 +10,8 @@ executor settled, a call is running in the tracker exactly when its tool is in f
 settled call is reported exactly once, and nothing from before a reset is reported after it.
 """
 
+# Rules checked here (docs/spec.md): M2, S1, S2, S3, S5, S7.
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
-"""Every rule of seed 000 and every decision of DESIGN §2, one test each, named after it."""
+"""Every rule of section T of docs/spec.md (the tracker), one test each, named after it; each
+section below names the rules it checks (T22, checkpoints, is in test_tracker_snapshot.py)."""
 
 from __future__ import annotations
 
@@ -59,10 +60,10 @@ def call_in(status: str, call_id: str = "c") -> ToolCallTracker:
     return tracker
 
 
-# -- the seed's examples -----------------------------------------------------------------------
+# -- T1, T2, T15: the worked examples -------------------------------------------------------------
 
 
-def test_seed_example_streams_a_call_to_running_and_round_trips_exactly() -> None:
+def test_worked_example_streams_a_call_to_running_and_round_trips_exactly() -> None:
     m = tool_call_streaming_state_machine()
     m.apply({"type": "start", "id": "t1", "name": "search"})
     m.apply({"type": "delta", "id": "t1", "argsTextDelta": '{"q":'})
@@ -80,7 +81,7 @@ def test_seed_example_streams_a_call_to_running_and_round_trips_exactly() -> Non
     assert list(call.to_dict()) == ["id", "name", "argsText", "args", "status"]
 
 
-def test_seed_example_out_of_order_result_is_ignored_not_fatal() -> None:
+def test_worked_example_out_of_order_result_is_ignored_not_fatal() -> None:
     m = tool_call_streaming_state_machine()
     m.apply({"type": "start", "id": "t2", "name": "now"})
     outcome = m.apply({"type": "result", "id": "t2", "result": 42})
@@ -88,7 +89,7 @@ def test_seed_example_out_of_order_result_is_ignored_not_fatal() -> None:
     assert outcome == Outcome(False, "result", "pending", "not_allowed")
 
 
-# -- route by id ------------------------------------------------------------------------------
+# -- T5: route by id ---------------------------------------------------------------------------
 
 
 def test_route_by_id_keeps_interleaved_calls_apart() -> None:
@@ -112,7 +113,7 @@ def test_route_by_id_keeps_interleaved_calls_apart() -> None:
     assert (b.args_text, b.status, b.has_args) == ('{"city":', "error", False)
 
 
-# -- accumulate then parse --------------------------------------------------------------------
+# -- T6, T7, T20: accumulate, then parse -------------------------------------------------------
 
 
 def test_accumulate_then_parse_keeps_raw_text_while_pending() -> None:
@@ -146,9 +147,9 @@ def test_ready_with_no_deltas_parses_the_empty_text_and_fails() -> None:
     assert call.error["message"] == "arguments are not valid JSON: Expecting value"
 
 
-# -- guard every transition -------------------------------------------------------------------
+# -- T3, T4, T9, T10: guard every transition ---------------------------------------------------
 
-#: (status, event) -> status after, for every event the seed allows; all others are ignored.
+#: (status, event) -> status after, for every event T3 and T4 allow; all others are ignored.
 ALLOWED = {
     ("pending", "delta"): "pending",
     ("pending", "ready"): "running",
@@ -219,7 +220,7 @@ def test_error_while_running_records_the_error_and_keeps_the_args() -> None:
     }
 
 
-# -- parse failure is an error (JSON.parse semantics) -----------------------------------------
+# -- T8, T13: parse failure is an error (JSON.parse semantics) ---------------------------------
 
 
 @pytest.mark.parametrize(
@@ -273,7 +274,7 @@ def test_arguments_parse_as_json_parse_accepts(text: str, args: Any) -> None:
     assert (call.status, call.args) == ("running", args)
 
 
-# -- numbers: integers kept exact, every number within a double's range ------------------------
+# -- T13: numbers: integers kept exact, every number within a double's range -------------------
 
 #: The largest double; an integer literal at it is in range, the next digits past it are not.
 MAX_DOUBLE_INT = int(1.7976931348623157e308)
@@ -322,7 +323,7 @@ def test_integers_are_kept_exact_within_a_doubles_range(text: str, value: int | 
     assert ToolCallTracker.restore(tracker.snapshot()).get("c") == call
 
 
-# -- text as JavaScript holds it ---------------------------------------------------------------
+# -- T27, T13, T18: text as JavaScript holds it; nesting; string subclasses --------------------
 
 
 def test_a_surrogate_pair_split_across_deltas_is_one_character() -> None:
@@ -401,7 +402,7 @@ def test_string_subclasses_are_accepted_as_strings() -> None:
     )
 
 
-# -- duplicate start, unknown ids --------------------------------------------------------------
+# -- T11, T12: duplicate start, unknown ids ----------------------------------------------------
 
 
 def test_second_start_for_a_tracked_id_is_ignored_and_the_first_wins() -> None:
@@ -422,7 +423,7 @@ def test_events_for_unknown_ids_are_ignored(event: dict[str, Any]) -> None:
     assert len(tracker) == 1
 
 
-# -- unset keys are absent; None is a result ---------------------------------------------------
+# -- T14, T26: unset keys are absent; None is a result -----------------------------------------
 
 
 def test_none_result_is_a_result() -> None:
@@ -510,7 +511,7 @@ def test_unset_is_a_falsy_singleton_distinct_from_none() -> None:
     assert pickle.loads(pickle.dumps(UNSET)) is UNSET
 
 
-# -- immutable snapshots, start order ----------------------------------------------------------
+# -- T16: immutable snapshots, start order -----------------------------------------------------
 
 
 def test_get_returns_an_immutable_snapshot_or_none() -> None:
@@ -548,7 +549,7 @@ def test_list_returns_snapshots_in_start_order() -> None:
     assert "q" not in tracker
 
 
-# -- outcomes with reasons ---------------------------------------------------------------------
+# -- T19: outcomes with reasons ----------------------------------------------------------------
 
 
 def test_outcome_says_why_an_event_was_ignored() -> None:
@@ -567,7 +568,7 @@ def test_outcome_says_why_an_event_was_ignored() -> None:
     assert bool(tracker.apply(ready("x"))) is False
 
 
-# -- malformed events -------------------------------------------------------------------------
+# -- T17, T18: malformed events ----------------------------------------------------------------
 
 MALFORMED = [
     (["start", "c"], "event", "expected a JSON object or an event model, got list"),
@@ -650,7 +651,7 @@ def test_unknown_extra_keys_are_ignored() -> None:
     assert tracker.get("c") is not None
 
 
-# -- long sessions: max_history ----------------------------------------------------------------
+# -- T21: long sessions: max_history -----------------------------------------------------------
 
 
 def test_max_history_evicts_the_oldest_finished_calls_first() -> None:
@@ -701,6 +702,7 @@ def test_max_history_must_be_a_positive_int(bad: Any) -> None:
 
 
 def test_tracker_declares_its_chart_once() -> None:
+    """T9, T24: the rules live in the chart (the wire's error is its fail); the tracker routes."""
     from statecharts import compile_chart
 
     chart = compile_chart(ToolCallChart)
@@ -716,3 +718,22 @@ def test_tracker_declares_its_chart_once() -> None:
             "running:fail:error",
         ]
     )
+
+
+def test_tracker_is_sans_io_no_event_loop_no_threads() -> None:
+    """T23: events in, outcomes out; nothing is started and no loop is needed."""
+    import asyncio
+    import threading
+
+    threads = threading.active_count()
+    tracker = ToolCallTracker()
+    for event in (
+        {"type": "start", "id": "a", "name": "search"},
+        {"type": "delta", "id": "a", "argsTextDelta": "{}"},
+        {"type": "ready", "id": "a"},
+        {"type": "result", "id": "a", "result": 1},
+    ):
+        assert tracker.apply(event).applied
+    assert threading.active_count() == threads
+    with pytest.raises(RuntimeError):
+        asyncio.get_running_loop()

@@ -1,5 +1,7 @@
 """Checkpoints: ``snapshot()`` is versioned JSON and ``restore`` rebuilds the tracker exactly."""
 
+# Rules checked here (docs/spec.md): T22.
+
 from __future__ import annotations
 
 import copy

@@ -1,4 +1,4 @@
-"""The tracker against the tool call chart and a plain-Python model of seed 000.
+"""The tracker against the tool call chart and a plain-Python model of section T.
 
 ``TrackerMachine`` is derived from ``ToolCallChart`` by ``statecharts.testing.chart_machine``
 (one rule per chart event, calls interleaved by id, the tracker's status checked against the
@@ -11,6 +11,8 @@ restored copy. After every step the tracker must equal the model, and the
 invariants hold: statuses only move forward, ``args`` exists exactly when the call got past a
 successful ``ready``, and nothing recorded changes through an ignored or invalid event.
 """
+
+# Rules checked here (docs/spec.md): M2, T3, T5, T9, T11, T12, T21, T22.
 
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ def reject_constant(name: str) -> Any:
 
 
 class SeedModel:
-    """Seed 000 written as plainly as possible, with DESIGN §2's decisions."""
+    """Section T of docs/spec.md written as plainly as possible, decisions included."""
 
     def __init__(self, max_history: int | None) -> None:
         self.max_history = max_history
@@ -236,7 +238,7 @@ TestBoundedTrackerMatchesSeedModel.settings = settings(stateful_step_count=60)
 
 # -- the derived machine: the tool call chart against the tracker -----------------------------
 
-#: The wire type each chart event is sent as (the chart calls the seed's ``error`` ``fail``).
+#: The wire type each chart event is sent as (the chart calls the wire's ``error`` ``fail``, T24).
 WIRE = {"delta": "delta", "ready": "ready", "result": "result", "fail": "error"}
 #: Mostly whole JSON values, so ``ready`` often parses and calls go on to ``running``.
 whole_values = json_values.map(json.dumps)

@@ -1,4 +1,4 @@
-"""A conformance suite for implementations of seed 000 (tool call streaming).
+"""A conformance suite for implementations of seed 000 (tool call streaming, spec section T).
 
 ``check(implementation)`` runs the tool call chart's derived stateful test and its
 transition-covering paths against an implementation beside this package's tracker, and returns

@@ -37,7 +37,7 @@ from .._tracker import CHART_EVENTS, ToolCallTracker
 from ._protocol import Implementation
 
 CHART = compile_chart(ToolCallChart)
-#: The wire type of each chart event (the chart calls the seed's ``error`` ``fail``).
+#: The wire type of each chart event (the chart calls the wire's ``error`` ``fail``, T24).
 WIRE_TYPES = {chart: wire for wire, chart in CHART_EVENTS.items()}
 #: What replaces the content of a parse failure's ``error`` on both sides of a comparison.
 ANY_ERROR = "<any error: the arguments did not parse>"

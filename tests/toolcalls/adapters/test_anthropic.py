@@ -1,5 +1,7 @@
 """Anthropic Messages events: blocks by index, whole inputs, empty inputs, max_tokens."""
 
+# Rules checked here (docs/spec.md): A1, A2, A3.
+
 from __future__ import annotations
 
 from typing import Any

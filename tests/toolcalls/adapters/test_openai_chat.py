@@ -1,5 +1,7 @@
 """OpenAI Chat Completions chunks: routing by index and the quirks of compatible servers."""
 
+# Rules checked here (docs/spec.md): A1, A2, A3, A4.
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,7 @@
 """Replaying recorded provider streams (the shipped examples), with and without tools."""
 
+# Rules checked here (docs/spec.md): L6.
+
 from __future__ import annotations
 
 from pathlib import Path

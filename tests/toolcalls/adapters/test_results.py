@@ -1,5 +1,7 @@
 """Results back: each provider's message or item for a settled call, success and error."""
 
+# Rules checked here (docs/spec.md): A5.
+
 from __future__ import annotations
 
 import asyncio
