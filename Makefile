@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check bench diagrams graphviz clean
+.PHONY: demo test soak check bench diagrams graphviz clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ demo: $(VENV)/.base
 test: $(VENV)/.dev graphviz
 	$(BIN)/python -m pytest
 
+# The soak test (left out of `make test`): TOOLCALLS_SOAK_CALLS calls, 100,000 by default.
+soak: $(VENV)/.dev
+	$(BIN)/python -m pytest -m soak -q -s tests/toolcalls/test_session_soak.py
+
 check: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -32,6 +36,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_tracker.py
 	$(BIN)/python benchmarks/bench_executor.py
+	$(BIN)/python benchmarks/bench_session.py
 
 diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams
