@@ -735,3 +735,32 @@ async def test_a_timed_out_tool_is_reported_with_its_timeout() -> None:
         settled = await drain(session)
     assert [s.error for s in settled] == [ToolError.timeout("sleeps", 0.01)]
     assert session.tracker.get("c").error == ToolError.timeout("sleeps", 0.01).to_dict()  # type: ignore[union-attr]
+
+
+@run_async
+async def test_seed_valid_result_and_error_events_without_values_never_stop_run() -> None:
+    gates = Gates()
+    events = [
+        *stream_call("a", '{"key": "a"}'),
+        {"type": "result", "id": "a"},  # the provider ran it: no result value
+        start("b"),
+        {"type": "error", "id": "b"},  # the provider gave up on it: no error value
+        start("c"),
+        {"type": "error", "id": "c", "error": None},
+        *stream_call("d", '{"key": "d"}'),
+    ]
+    async with ToolCallSession({"gate": gates.tool}) as session:
+
+        async def consume() -> list[ToolCallState]:
+            return [state async for state in session.run(events)]
+
+        consumer = asyncio.ensure_future(consume())
+        await settle()
+        gates.open("d", "d")
+        settled = await asyncio.wait_for(consumer, 1)
+    assert [(s.tool_call_id, s.result) for s in settled] == [("d", "d")]
+    calls = {call.id: call for call in session.tracker.list()}
+    assert (calls["a"].status, calls["a"].has_result) == ("done", False)
+    assert (calls["b"].status, calls["b"].has_error) == ("error", False)
+    assert (calls["c"].status, calls["c"].error) == ("error", None)
+    assert gates.started == ["d"]  # a was ended before its task ever ran
