@@ -43,8 +43,7 @@ TESTS = {
         "tests/toolcalls/test_executor_defects.py",
         "tests/toolcalls/test_executor_errors.py",
         "tests/toolcalls/test_executor_tools.py",
-        "tests/toolcalls/test_executor_stateful.py",
-        "tests/toolcalls/test_executor_chart.py",
+        "tests/toolcalls/test_executor_edges.py",
         "tests/toolcalls/test_session.py",
     ],
 }
@@ -130,12 +129,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("module", choices=sorted(TESTS), help="the module to mutate")
     parser.add_argument("--children", type=int, default=1, help="mutants run at once")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
+    parser.add_argument(
+        "--resume", type=Path, metavar="DIR", help="go on with a copy kept by --keep"
+    )
     args = parser.parse_args(argv)
     tests = TESTS[args.module]
-    work = Path(tempfile.mkdtemp(prefix="mutation-"))
-    try:
+    if args.resume is not None:
+        work, args.keep = args.resume, True
+    else:
+        work = Path(tempfile.mkdtemp(prefix="mutation-"))
         copy_tree(work)
         configure(work, args.module, tests)
+    try:
         done = run(
             [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.children)], work
         )

@@ -573,6 +573,8 @@ async def test_a_call_that_cannot_run_is_reported_with_what_was_wrong(
     assert gates.started == []
     [state] = settled
     assert (state.tool_call_id, state.status, state.result) == ("c", "error", None)
+    assert state.tool_name == error.details["tool_name"]
+    assert dict(state.args) == ({"q": 3} if label == "arguments the tool refuses" else {})
     assert state.error == error
     assert state.to_dict()["error"] == error.to_dict()
     call = session.tracker.get("c")
