@@ -20,6 +20,7 @@ from ._coverage import ChartCoverage, Coverage
 from ._diagram import Emphasis, Mark, Overlay, render, to_dot, to_mermaid
 from ._errors import (
     CoverageError,
+    Divergence,
     GraphvizNotFound,
     ManifestError,
     StatechartsError,
@@ -38,7 +39,7 @@ from ._ir import (
     run_order,
 )
 from ._overlay import TraceStep, coverage_overlay, read_trace, trace_overlay
-from ._runtime import Chart, Instance, Outcome, compile_chart
+from ._runtime import Chart, Instance, Outcome, compile_chart, observe_outcomes
 
 __all__ = [
     "CallbackDef",
@@ -47,6 +48,7 @@ __all__ = [
     "ChartDef",
     "Coverage",
     "CoverageError",
+    "Divergence",
     "Emphasis",
     "EventData",
     "EventDef",
@@ -67,6 +69,7 @@ __all__ = [
     "UnsupportedChart",
     "compile_chart",
     "coverage_overlay",
+    "observe_outcomes",
     "read_trace",
     "render",
     "run_order",

@@ -9,23 +9,29 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from statemachine import StateChart
 from statemachine.event import Event as DeclaredEvent
-from statemachine.exceptions import InvalidStateValue, TransitionNotAllowed
+from statemachine.exceptions import InvalidDefinition, InvalidStateValue, TransitionNotAllowed
+from statemachine.model import Model
 from statemachine.orderedset import OrderedSet
 from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
 from ._codegen import FunctionWriter, Module, Step, write_function
-from ._compiler import chart_attributes, descriptor_matches, read_chart
+from ._compiler import chart_attributes, declared_states, descriptor_matches, read_chart
+from ._compiler import declared_transitions as all_declared_transitions
+from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
 
-Reason = Literal["unknown_event", "no_transition", "guards_rejected", "terminated", "queued"]
+Reason = Literal[
+    "unknown_event", "no_transition", "guards_rejected", "terminated", "queued", "failed"
+]
 
 
 class Outcome:
@@ -35,18 +41,22 @@ class Outcome:
     ``target`` the state the instance is in now. Otherwise ``reason`` says why the event was
     ignored: ``"unknown_event"`` (the chart declares no such event), ``"no_transition"`` (none
     from this state), ``"guards_rejected"`` (transitions exist but no guard allowed one),
-    ``"terminated"`` (the instance is in a final state) or ``"queued"`` (sent from inside a
-    callback: it runs once the current event is done, as python-statemachine runs it).
-    An outcome is true exactly when it was applied.
+    ``"terminated"`` (the instance is in a final state), ``"queued"`` (sent from inside a
+    callback: it runs once the current event is done, as python-statemachine runs it) or
+    ``"failed"`` (a ``before`` callback raised in a chart that catches errors as events: the
+    transition was cancelled and ``error.execution`` raised).
+    ``transitions`` lists every transition the event's macrostep took, in order (for a flat
+    chart, just ``transition``). An outcome is true exactly when it was applied.
     """
 
-    __slots__ = ("applied", "event", "reason", "source", "target", "transition")
+    __slots__ = ("applied", "event", "reason", "source", "target", "transition", "transitions")
 
     applied: bool
     event: str
     source: StateDef
     target: StateDef | None
     transition: TransitionDef | None
+    transitions: tuple[TransitionDef, ...]
     reason: Reason | None
 
     def __init__(
@@ -57,7 +67,11 @@ class Outcome:
         target: StateDef | None,
         transition: TransitionDef | None,
         reason: Reason | None,
+        transitions: tuple[TransitionDef, ...] | None = None,
     ) -> None:
+        if transitions is None:
+            transitions = () if transition is None else (transition,)
+        object.__setattr__(self, "transitions", transitions)
         object.__setattr__(self, "applied", applied)
         object.__setattr__(self, "event", event)
         object.__setattr__(self, "source", source)
@@ -80,7 +94,15 @@ class Outcome:
         return hash(self._key())
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.applied, self.event, self.source, self.target, self.transition, self.reason)
+        return (
+            self.applied,
+            self.event,
+            self.source,
+            self.target,
+            self.transition,
+            self.reason,
+            self.transitions,
+        )
 
     def __repr__(self) -> str:
         if self.applied:
@@ -91,7 +113,56 @@ class Outcome:
 
 _BUSY: Any = ()
 _IGNORED_CACHE_SIZE = 256
-_new = object.__new__
+
+#: Called with every outcome while registered (see ``observe_outcomes``).
+Observer = Callable[["Instance", Outcome], None]
+_observers: tuple[Observer, ...] = ()
+_observers_lock = threading.Lock()
+
+
+@contextmanager
+def observe_outcomes(observer: Observer) -> Iterator[Observer]:
+    """Call ``observer(instance, outcome)`` for every outcome of every compiled instance, from
+    any thread, until the block ends: each ``send`` and each event queued by a callback when it
+    runs. Several observers may be active at once; each sees everything sent while it is.
+
+    This is the runtime's hook for test tooling (``statecharts.testing.record_coverage``); the
+    cost when nothing observes is one global read per event. The observer runs on the thread
+    that sent the event, so it must be thread-safe if instances run on several threads; an
+    exception it raises reaches the sender.
+    """
+    global _observers
+    with _observers_lock:
+        _observers = (*_observers, observer)
+    try:
+        yield observer
+    finally:
+        with _observers_lock:
+            remaining = list(_observers)
+            remaining.remove(observer)
+            _observers = tuple(remaining)
+
+
+def _notify(instance: Instance, outcome: Outcome) -> None:
+    for observer in _observers:
+        observer(instance, outcome)
+
+
+class _Queues:
+    """Events waiting on an instance: ``internal`` ones (``raise_``, ``error.execution``, run
+    within the current macrostep) and ``external`` ones (``send`` from a callback, each run as
+    a macrostep of its own afterwards). ``busy`` is false while the instance is idle with
+    events left over from an event whose guards raised; they run first at the next ``send``.
+    """
+
+    __slots__ = ("busy", "external", "in_internal", "internal", "keep")
+
+    def __init__(self) -> None:
+        self.external: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] = deque()
+        self.internal: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] = deque()
+        self.busy = True
+        self.in_internal = False
+        self.keep = False
 
 
 class Instance:
@@ -104,10 +175,12 @@ class Instance:
     __slots__ = ("_node", "_pending", "model")
 
     _node: StateNode
-    _pending: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] | None
+    _pending: _Queues | None
     model: Any
 
     def __init__(self, node: StateNode, model: Any) -> None:
+        """Set up an instance in ``node`` (the one place an instance's slots are set; use
+        ``Chart.create`` or ``Chart.resume``)."""
         self._node = node
         self.model = model
         self._pending = None
@@ -118,69 +191,449 @@ class Instance:
         return self._node.state
 
     @property
+    def configuration(self) -> tuple[StateDef, ...]:
+        """The active states, ancestors included, in document order (python-statemachine's
+        ``configuration``)."""
+        return self._node.configuration
+
+    @property
     def chart(self) -> Chart:
         """The compiled chart this instance runs."""
         return self._node.binding.chart
 
     @property
     def is_terminated(self) -> bool:
-        """Whether the instance reached a final state (every later event is ignored)."""
-        return self._node.state.final
+        """Whether the instance reached a top-level final state (every later event is
+        ignored)."""
+        return self._node.terminated
 
     def send(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
         """Send ``event`` with a payload; return the outcome. Never raises for an ignored event
         (unless the chart sets ``allow_event_without_transition = False``).
 
-        Exceptions from guards and actions reach the caller unchanged. If a guard, ``before``,
-        ``exit``, ``on`` or ``enter`` callback raised, the instance is still in the source state;
-        if an ``after`` callback raised, the transition had been taken. Events queued by
-        callbacks during a failed event are dropped. This is python-statemachine's behaviour.
+        Exceptions from guards and actions follow the chart's ``catch_errors_as_events``, as
+        in python-statemachine: when set (a ``StateChart``'s default) they become
+        ``error.execution`` events; otherwise they reach the caller, the instance is in the
+        source state if a guard, ``before``, ``exit``, ``on`` or ``enter`` callback raised,
+        and events queued meanwhile are dropped (kept, to run before the next event, when a
+        guard or validator raised). Sent from a callback, the event is queued and runs once
+        the current one is done (outcome ``"queued"``).
         """
         if self._pending is not None:
-            return self._enqueue(event, args, kwargs)
+            return self._send_busy(event, args, kwargs)
         fire = self._node.table.get(event)
         if fire is None:
             found = self._node.binding.unmatched(self._node, event)
             if isinstance(found, Outcome):
+                if _observers:
+                    _notify(self, found)
                 return found
             fire = found
         self._pending = _BUSY
         try:
             outcome: Outcome = fire(self, args, kwargs)
-            if self._pending is not _BUSY:
-                self._drain()
-        finally:
-            self._pending = None
-        return outcome
-
-    def _enqueue(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        except BaseException:
+            self._settle_failure()
+            raise
+        if _observers:
+            _notify(self, outcome)
         if self._pending is _BUSY:
-            self._pending = deque()
-        assert self._pending is not None
-        self._pending.append((event, args, kwargs))
+            self._pending = None
+            return outcome
+        return self._run_queues(outcome)
+
+    def raise_(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
+        """Raise an internal event from a callback: it runs within the current macrostep,
+        before events sent with ``send``. Outside a callback it is the same as ``send``."""
+        pending = self._pending
+        if pending is None or (pending is not _BUSY and not pending.busy):
+            return self.send(event, *args, **kwargs)
+        queues = self._queues()
+        queues.internal.append((event, args, kwargs))
         return Outcome(False, event, self._node.state, None, None, "queued")
 
-    def _drain(self) -> None:
-        """Run the events callbacks queued, in order (more may be queued meanwhile)."""
-        queue = self._pending
-        assert queue is not None
-        assert queue is not _BUSY
-        while queue:
-            event, args, kwargs = queue.popleft()
-            fire = self._node.table.get(event)
-            if fire is None:
-                found = self._node.binding.unmatched(self._node, event)
-                if isinstance(found, Outcome):
-                    self._ran_queued(found)
-                    continue
-                fire = found
-            self._ran_queued(fire(self, args, kwargs))
+    # -- queues ------------------------------------------------------------------------------
 
-    def _ran_queued(self, outcome: Outcome) -> None:
-        """Called with the outcome of each queued event; a hook for ``statecharts.testing``."""
+    def _queues(self) -> _Queues:
+        pending = self._pending
+        if pending is _BUSY or pending is None:
+            pending = self._pending = _Queues()
+        return pending
+
+    def _send_busy(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        pending = self._pending
+        assert pending is not None
+        if pending is not _BUSY and not pending.busy:
+            return self._send_after_leftovers(event, args, kwargs)
+        self._queues().external.append((event, args, kwargs))
+        outcome = Outcome(False, event, self._node.state, None, None, "queued")
+        if _observers:
+            _notify(self, outcome)
+        return outcome
+
+    def _send_after_leftovers(
+        self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Outcome:
+        """Run the events an earlier failure left queued, then this one (python-statemachine
+        appends it to the same queue)."""
+        queues = self._pending
+        assert isinstance(queues, _Queues)
+        queues.busy = True
+        mine_item = (event, args, kwargs)
+        queues.external.append(mine_item)
+        mine: Outcome | None = None
+        try:
+            self._run_internal(queues, [])
+            while queues.external:
+                item = queues.external.popleft()
+                outcome = self._run_external(queues, *item)
+                if item is mine_item:
+                    mine = outcome
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._pending = None
+        assert mine is not None
+        return mine
+
+    def _run_queues(self, outcome: Outcome) -> Outcome:
+        """Finish the macrostep of ``outcome`` (internal events), then run each event sent
+        meanwhile as a macrostep of its own."""
+        queues = self._pending
+        assert isinstance(queues, _Queues)
+        try:
+            taken = list(outcome.transitions)
+            self._run_internal(queues, taken)
+            if len(taken) != len(outcome.transitions):
+                outcome = Outcome(
+                    outcome.applied,
+                    outcome.event,
+                    outcome.source,
+                    self._node.state if outcome.applied else None,
+                    outcome.transition,
+                    outcome.reason,
+                    tuple(taken),
+                )
+            while queues.external:
+                self._run_external(queues, *queues.external.popleft())
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._pending = None
+        return outcome
+
+    def _run_external(
+        self, queues: _Queues, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Outcome:
+        fire = self._node.table.get(event)
+        if fire is None:
+            try:
+                found = self._node.binding.unmatched(self._node, event)
+            except TransitionNotAllowed:
+                _selection_failed(self)
+                raise
+            if isinstance(found, Outcome):
+                if _observers:
+                    _notify(self, found)
+                return found
+            fire = found
+        outcome = fire(self, args, kwargs)
+        if _observers:
+            _notify(self, outcome)
+        taken = list(outcome.transitions)
+        self._run_internal(queues, taken)
+        return outcome
+
+    def _run_internal(self, queues: _Queues, taken: list[TransitionDef]) -> None:
+        """Run the internal events, in order, until none is left (more may be raised)."""
+        queues.in_internal = True
+        try:
+            while queues.internal:
+                event, args, kwargs = queues.internal.popleft()
+                fire = self._node.table.get(event)
+                if fire is None:
+                    found = self._node.binding.unmatched(self._node, event, strict=False)
+                    if isinstance(found, Outcome):
+                        if _observers:
+                            _notify(self, found)
+                        continue
+                    fire = found
+                outcome = fire(self, args, kwargs)
+                if _observers:
+                    _notify(self, outcome)
+                taken.extend(outcome.transitions)
+        finally:
+            queues.in_internal = False
+
+    def _settle_failure(self) -> None:
+        """After an exception: drop the queues, unless a guard or validator of an event taken
+        from the external queue raised (python-statemachine then keeps them)."""
+        pending = self._pending
+        if pending is _BUSY or pending is None or not pending.keep:
+            self._pending = None
+        else:
+            pending.keep = False
+            pending.busy = False
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"
+
+
+class StatechartInstance(Instance):
+    """An instance of a chart with compound, parallel or history states or eventless
+    transitions. ``send`` runs python-statemachine's processing loop: a macrostep (eventless
+    transitions and internal events until neither enables one), the event, and macrosteps
+    again, taking events queued by callbacks one at a time, until a macrostep takes nothing.
+    """
+
+    __slots__ = ()
+
+    def send(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
+        """Send ``event`` with a payload; return its outcome (``transitions`` lists every
+        transition its macrostep took: its own, then eventless ones and internal events')."""
+        pending = self._pending
+        mine = (event, args, kwargs)
+        if pending is None:
+            node: Any = self._node
+            if node.eventless is None and not node.terminated:
+                fire = node.table.get(event)
+                if fire is not None:  # the usual case: no eventless transition, nothing queued
+                    self._pending = _BUSY
+                    try:
+                        outcome: Outcome = fire(self, args, kwargs)
+                    except BaseException:
+                        self._settle_failure()
+                        raise
+                    if _observers:
+                        _notify(self, outcome)
+                    after: Any = self._node
+                    if self._pending is _BUSY and after.eventless is None:
+                        self._pending = None
+                        return outcome
+                    return self._loop(None, outcome)
+                ignored = node.ignored.get(event)
+                if ignored is not None and not node.binding.strict:
+                    if _observers:
+                        _notify(self, ignored)
+                    return ignored  # type: ignore[no-any-return]
+            self._pending = _BUSY
+        elif pending is _BUSY or pending.busy:
+            return self._send_busy(event, args, kwargs)
+        else:  # events an earlier failure left queued run first
+            pending.busy = True
+            pending.external.append(mine)
+        return self._loop(mine, None)
+
+    def _loop(self, mine: Any, outcome: Outcome | None) -> Outcome:
+        try:
+            outcome = self._processing_loop(mine, outcome)
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._pending = None
+        return outcome
+
+    def _processing_loop(self, mine: Any, outcome: Outcome | None) -> Outcome:
+        """python-statemachine's ``processing_loop``; ``mine`` is the event sent (taken first
+        unless events were left queued, then it is in the queue), ``outcome`` its outcome if
+        already taken."""
+        pending = self._pending
+        queued = isinstance(pending, _Queues) and any(item is mine for item in pending.external)
+        took = True
+        collecting: list[TransitionDef] | None = None
+        if outcome is not None:
+            collecting = list(outcome.transitions)
+        while took:  # python-statemachine stops once a macrostep ends in a final configuration
+            taken: list[TransitionDef] = []
+            took = self._macrostep(taken)
+            if collecting is not None and outcome is not None:
+                collecting.extend(taken)
+                outcome = _with_transitions(outcome, self._node.state, collecting)
+                collecting = None
+            if self._node.terminated:
+                break
+            pending = self._pending
+            if outcome is None and not queued:
+                item = mine  # the event sent is first in python-statemachine's queue
+            elif isinstance(pending, _Queues) and pending.external:
+                item = pending.external.popleft()
+            else:
+                continue
+            result = self._take(*item)
+            if item is mine:
+                outcome = result
+                collecting = list(result.transitions)
+            took = True
+        pending = self._pending
+        if isinstance(pending, _Queues):
+            pending.external.clear()
+        if outcome is None:
+            outcome = self._terminated(self._node, mine[0])
+        elif collecting is not None:
+            outcome = _with_transitions(outcome, self._node.state, collecting)
+        return outcome
+
+    def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        """Run one external event (a microstep, or an ignored outcome)."""
+        node = self._node
+        fire = node.table.get(event)
+        if fire is None:
+            try:
+                found = node.binding.unmatched(node, event)
+            except TransitionNotAllowed:
+                _selection_failed(self)
+                raise
+            if isinstance(found, Outcome):
+                if _observers:
+                    _notify(self, found)
+                return found
+            fire = found
+        outcome: Outcome = fire(self, args, kwargs)
+        if _observers:
+            _notify(self, outcome)
+        return outcome
+
+    def _run_queues(self, outcome: Outcome) -> Outcome:
+        """After entering the initial configuration: macrosteps until one takes nothing."""
+        try:
+            while self._macrostep([]) and not self._node.terminated:
+                pass
+            pending = self._pending
+            while isinstance(pending, _Queues) and pending.external:
+                if self._node.terminated:
+                    pending.external.clear()
+                    break
+                self._take(*pending.external.popleft())
+                while self._macrostep([]) and not self._node.terminated:
+                    pass
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._pending = None
+        return outcome
+
+    def _macrostep(self, taken: list[TransitionDef]) -> bool:
+        """Take eventless transitions and internal events until neither enables one; return
+        whether any transition was taken."""
+        took = False
+        while True:
+            node = self._node
+            binding = node.binding
+            if self._eventless(node, taken):
+                took = True
+                continue
+            pending = self._pending
+            if not isinstance(pending, _Queues) or not pending.internal:
+                return took
+            event, args, kwargs = pending.internal.popleft()
+            pending.in_internal = True
+            try:
+                fire = node.table.get(event)
+                if fire is None:
+                    found = binding.unmatched(node, event, strict=False)
+                    if isinstance(found, Outcome):
+                        if _observers:
+                            _notify(self, found)
+                        continue
+                    fire = found
+                outcome = fire(self, args, kwargs)
+            finally:
+                pending.in_internal = False
+            if _observers:
+                _notify(self, outcome)
+            if outcome.applied:
+                took = True
+            taken.extend(outcome.transitions)
+
+    def _eventless(self, node: Any, taken: list[TransitionDef]) -> bool:
+        """Take the node's eventless transitions once, if any is enabled."""
+        eventless = node.binding.eventless(node)
+        if eventless is None:
+            return False
+        pending = self._pending
+        if isinstance(pending, _Queues):
+            pending.in_internal = True
+        try:
+            outcome: Outcome = eventless(self, (), {})
+        finally:
+            if isinstance(pending, _Queues):
+                pending.in_internal = False
+        if not outcome.applied:
+            return False
+        if _observers:
+            _notify(self, outcome)
+        taken.extend(outcome.transitions)
+        return True
+
+    def _terminated(self, node: Any, event: str) -> Outcome:
+        outcome: Outcome = node.binding.terminated(node, event)
+        if _observers:
+            _notify(self, outcome)
+        return outcome
+
+
+def _with_transitions(
+    outcome: Outcome, state: StateDef, transitions: list[TransitionDef]
+) -> Outcome:
+    if len(transitions) == len(outcome.transitions):
+        return outcome
+    return Outcome(
+        outcome.applied,
+        outcome.event,
+        outcome.source,
+        state if outcome.applied else None,
+        outcome.transition,
+        outcome.reason,
+        tuple(transitions),
+    )
+
+
+def _selection_failed(instance: Instance) -> None:
+    """A guard or validator raised: python-statemachine keeps the queued events then (unless
+    an internal event was being selected)."""
+    pending = instance._pending
+    if pending is not _BUSY and pending is not None and not pending.in_internal:
+        pending.keep = True
+
+
+def _caught(instance: Instance, error: Exception) -> None:
+    """An action raised, with errors caught as events: queue ``error.execution``."""
+    if isinstance(error, InvalidDefinition):
+        raise error
+    instance._queues().internal.append((ERROR_EXECUTION, (), {"error": error}))
+
+
+def _guard_failed(instance: Instance, error: Exception) -> bool:
+    """A guard raised, with errors caught as events: it counts as false."""
+    if isinstance(error, InvalidDefinition):
+        _selection_failed(instance)
+        raise error
+    _caught(instance, error)
+    return False
+
+
+def _reject(
+    instance: Instance, event: DeclaredEvent, node: StateNode, outcome: Outcome
+) -> Outcome:
+    """No transition of a strict chart was enabled: raise ``TransitionNotAllowed``, except
+    for an internal event, which is dropped as python-statemachine drops it."""
+    pending = instance._pending
+    if pending is not _BUSY and pending is not None and pending.in_internal:
+        return outcome
+    _selection_failed(instance)
+    raise _not_allowed(event, node)
+
+
+def _failed(instance: Instance, error: Exception, handling_error: bool) -> None:
+    """A ``before`` (or, while handling ``error.execution``, an ``on``) or ``after`` callback
+    raised: queue ``error.execution``, unless this is already its handling."""
+    if isinstance(error, InvalidDefinition):
+        raise error
+    if not handling_error:
+        instance._queues().internal.append((ERROR_EXECUTION, (), {"error": error}))
+
+
+ERROR_EXECUTION = "error.execution"
 
 
 Fire = Callable[[Instance, tuple[Any, ...], dict[str, Any]], Outcome]
@@ -189,12 +642,26 @@ Fire = Callable[[Instance, tuple[Any, ...], dict[str, Any]], Outcome]
 class StateNode:
     """A state as the runtime holds it: the event table and what it was compiled from."""
 
-    __slots__ = ("binding", "declared", "ignored", "state", "table")
+    __slots__ = (
+        "active_ids",
+        "binding",
+        "configuration",
+        "declared",
+        "declared_configuration",
+        "ignored",
+        "state",
+        "table",
+        "terminated",
+    )
 
     def __init__(self, binding: Binding, state: StateDef, declared: DeclaredState) -> None:
         self.binding = binding
         self.state = state
+        self.configuration = (state,)
+        self.active_ids = frozenset({state.id})
         self.declared = declared
+        self.declared_configuration = (declared,)
+        self.terminated = state.final
         self.table: dict[str, Fire] = {}
         self.ignored: dict[str, Outcome] = {}
 
@@ -206,6 +673,8 @@ class Binding:
     __slots__ = (
         "_dynamic",
         "_groups",
+        "_initial_name",
+        "_label",
         "_lock",
         "_module",
         "chart",
@@ -216,6 +685,7 @@ class Binding:
         "nodes",
         "resolver",
         "runtime",
+        "source",
         "strict",
     )
 
@@ -232,12 +702,18 @@ class Binding:
             for state in chart.states
         }
         self._groups: dict[tuple[str, str], tuple[Resolved, ...]] = {}
-        self._dynamic: dict[tuple[str, tuple[int, ...]], Callable[..., Outcome]] = {}
+        self._dynamic: dict[tuple[str, tuple[int, ...], bool], Callable[..., Outcome]] = {}
         self.initial_node = self.nodes[chart.initial.id]
         #: Whether instances must be checked for callback names in their own ``__dict__``.
         self._lock = threading.Lock()
-        self._module = Module(chart.name)
+        model_type = resolver.model_type
+        self._label = chart.name
+        if model_type is not None:
+            self._label = f"{chart.name}, model {model_type.__name__}"
+        self._module = Module(self._label)
         self._generate()
+        #: The generated source of the per-(state, event) functions.
+        self.source = self._module.source
         #: Declared names the model's class lacks: each instance must provide them.
         self.instance_names = tuple(resolver.instance_names.items())
 
@@ -269,17 +745,36 @@ class Binding:
             not transition.internal or chart.flags.enable_self_transition_entries
         )
         after = target or source
+        declared = runtime.declared_states
         values = {
-            "transition": module.const(runtime.declared_transitions[transition.id], "T"),
-            "source": module.const(runtime.declared_states[source.id], "S"),
-            "target": module.const(runtime.declared_states[target.id] if target else None, "S"),
-            "state_after": module.const(runtime.declared_states[after.id], "S"),
+            "transition": module.const(
+                runtime.declared_transitions[transition.id], f"TRANSITION_{transition.id}"
+            ),
+            "source": module.const(declared[source.id], f"STATE_{source.id}"),
+            "target": (
+                module.const(declared[target.id], f"STATE_{target.id}") if target else "None"
+            ),
+            "state_after": module.const(declared[after.id], f"STATE_{after.id}"),
         }
         if event is None:
-            parts = ", ".join(module.const(v, "D") for v in (source, after, transition))
+            parts = ", ".join(
+                module.const(value, f"{kind}_{name}")
+                for value, kind, name in (
+                    (source, "DEF", source.id),
+                    (after, "DEF", after.id),
+                    (transition, "DEF", transition.id),
+                )
+            )
             outcome = f"_Outcome(True, ev, {parts}, None)"
         else:
-            outcome = module.const(Outcome(True, event, source, after, transition, None), "O")
+            applied = Outcome(True, event, source, after, transition, None)
+            outcome = module.const(applied, f"TOOK_{transition.id}")
+        if event is None:
+            source_def = module.const(source, f"DEF_{source.id}")
+            failed = f"_Outcome(False, ev, {source_def}, None, None, 'failed')"
+        else:
+            cancelled = Outcome(False, event, source, None, None, "failed")
+            failed = module.const(cancelled, f"FAILED_{transition.id}")
         return Step(
             validators=self._resolved(owner, Group.VALIDATORS, transition.validators),
             cond=self._resolved(owner, Group.COND, transition.cond),
@@ -291,84 +786,123 @@ class Binding:
             changes_node=target is not None and target.id != source.id,
             values=values,
             outcome=outcome,
+            failed=failed,
+            label=describe_transition(transition),
         )
 
     def _write_fire(
-        self, name: str, state: StateDef, candidates: list[TransitionDef], event: str | None
+        self,
+        name: str,
+        state: StateDef,
+        candidates: list[TransitionDef],
+        event: str | None,
+        handling_error: bool = False,
     ) -> None:
         """Generate the function ``event`` runs from ``state``; with ``event`` None, a
-        function for any event name, passed as ``ev``."""
+        function for any event name, passed as ``ev`` (``handling_error``: for
+        ``error.execution``)."""
         module = self._module
-        module.namespace.update(
-            _Outcome=Outcome, _event_object=_event_object, _not_allowed=_not_allowed
-        )
-        node_from = module.const(self.nodes[state.id], "N")
+        module.namespace.update(_FIRE_HELPERS)
+        if event is not None:
+            handling_error = event == ERROR_EXECUTION
+        node_from = module.const(self.nodes[state.id], f"NODE_{state.id}")
         if event is None:
             event_expr, parameters = "_event_object(ev)", "inst, args, kw, ev"
         else:
-            event_expr = module.const(self.runtime.event_object(event), "E")
+            event_expr = module.const(self.runtime.event_object(event), f"EVENT_{event}")
             parameters = "inst, args, kw"
         steps = [self._step(transition, event) for transition in candidates]
 
         def body(writer: FunctionWriter) -> None:
             for transition, step in zip(candidates, steps, strict=True):
-                node_to = module.const(self.nodes[transition.target or state.id], "N")
+                target = transition.target or state.id
+                node_to = module.const(self.nodes[target], f"NODE_{target}")
                 if writer.step(0, step, node_from, node_to):
                     return
             if self.strict:
-                writer.emit(0, f"raise _not_allowed({event_expr}, {node_from})")
+                if event is None:
+                    state_def = module.const(state, f"DEF_{state.id}")
+                    rejected = f"_Outcome(False, ev, {state_def}, None, None, 'guards_rejected')"
+                else:
+                    ignored = Outcome(False, event, state, None, None, "guards_rejected")
+                    rejected = module.const(ignored, f"REJECTED_{state.id}_{event}")
+                writer.emit(0, f"return _reject(inst, {event_expr}, {node_from}, {rejected})")
             elif event is None:
-                state_def = module.const(state, "D")
+                state_def = module.const(state, f"DEF_{state.id}")
                 writer.emit(
                     0, f"return _Outcome(False, ev, {state_def}, None, None, 'guards_rejected')"
                 )
             else:
                 ignored = Outcome(False, event, state, None, None, "guards_rejected")
-                writer.emit(0, f"return {module.const(ignored, 'O')}")
+                name = f"REJECTED_{state.id}_{event}"
+                writer.emit(0, f"return {module.const(ignored, name)}")
 
-        write_function(module, name, parameters, body, event_expr, event, positional_variant=True)
+        write_function(
+            module,
+            name,
+            parameters,
+            body,
+            event_expr,
+            event,
+            positional_variant=True,
+            catch=self.chart.flags.catch_errors_as_events,
+            handling_error=handling_error,
+        )
 
     def _generate(self) -> None:
         chart = self.chart
         names: dict[tuple[str, str], str] = {}
         for state in chart.states:
             transitions = chart.transitions_from(state.id)
-            for event in self.runtime.event_ids:
+            for event in self.runtime.event_order:
                 candidates = [
                     t for t in transitions if any(descriptor_matches(d, event) for d in t.events)
                 ]
                 if candidates:
-                    name = f"fire_{len(names)}"
+                    name = self._module.unique(f"{state.id}__{event}")
                     names[state.id, event] = name
                     self._write_fire(name, state, candidates, event)
         self._write_initial()
         namespace = self._module.build()
         for (state_id, event), name in names.items():
             self.nodes[state_id].table[event] = namespace[name]
-        self.initial = namespace.get("initial")
+        self.initial = namespace.get(self._initial_name)
 
     def _write_initial(self) -> None:
         chart, runtime, module = self.chart, self.runtime, self._module
         initial = chart.initial
         enter = self._state_group(initial, Group.ENTER)
+        self._initial_name = ""
         if not enter:
             return
-        state = module.const(runtime.declared_states[initial.id], "S")
-        event = module.const(runtime.initial_event, "E")
+        state = module.const(runtime.declared_states[initial.id], f"STATE_{initial.id}")
+        event = module.const(runtime.initial_event, "EVENT___initial__")
 
         def body(writer: FunctionWriter) -> None:
-            empty = module.const(runtime.initial_source, "S")
-            transition = module.const(runtime.initial_transition, "T")
+            empty = module.const(runtime.initial_source, "STATE_none")
+            transition = module.const(runtime.initial_transition, "TRANSITION___initial__")
             phase = writer.phase(transition, state, empty, state)
-            for line in writer.call_lines(enter, phase):
-                writer.emit(0, line)
+            writer.emit(0, f"# enter the initial state {initial.id}")
+            writer.isolated(0, writer.call_lines(enter, phase))
 
-        write_function(module, "initial", "inst, args, kw", body, event, "__initial__", False)
+        self._initial_name = module.unique(f"enter_{initial.id}")
+        module.namespace.update(_FIRE_HELPERS)
+        write_function(
+            module,
+            self._initial_name,
+            "inst, args, kw",
+            body,
+            event,
+            "__initial__",
+            False,
+            catch=chart.flags.catch_errors_as_events,
+        )
 
     # -- events the table does not hold ------------------------------------------------------
 
-    def unmatched(self, node: StateNode, event: str) -> Fire | Outcome:
-        """The function for an event the node's table lacks, or the outcome of ignoring it.
+    def unmatched(self, node: StateNode, event: str, strict: bool = True) -> Fire | Outcome:
+        """The function for an event the node's table lacks, or the outcome of ignoring it
+        (``TransitionNotAllowed`` for a strict chart, unless ``strict`` is false).
 
         Ignored outcomes are cached per node (undeclared names only up to a bound), so a
         stream of unknown events costs one lookup each.
@@ -385,7 +919,7 @@ class Binding:
                     if any(descriptor_matches(d, event) for d in t.events)
                 )
                 if candidates:
-                    dynamic = self._dynamic_fire(node, candidates)
+                    dynamic = self._dynamic_fire(node, candidates, event == ERROR_EXECUTION)
                     return lambda inst, args, kw: dynamic(inst, args, kw, event)
             reason: Reason
             if node.state.final:
@@ -397,24 +931,25 @@ class Binding:
             outcome = Outcome(False, event, node.state, None, None, reason)
             if len(node.ignored) < _IGNORED_CACHE_SIZE:
                 node.ignored[event] = outcome
-        if self.strict:
+        if self.strict and strict:
             raise _not_allowed(self.runtime.event_object(event), node)
         return outcome
 
     def _dynamic_fire(
-        self, node: StateNode, candidates: tuple[int, ...]
+        self, node: StateNode, candidates: tuple[int, ...], handling_error: bool
     ) -> Callable[..., Outcome]:
-        key = (node.state.id, candidates)
+        key = (node.state.id, candidates, handling_error)
         found = self._dynamic.get(key)
         if found is not None:
             return found
         with self._lock:
             found = self._dynamic.get(key)
             if found is None:
-                self._module = Module(self.chart.name)
+                self._module = Module(self._label)
                 transitions = [self.chart.transitions[i] for i in candidates]
-                self._write_fire("fire_dynamic", node.state, transitions, None)
-                found = self._module.build()["fire_dynamic"]
+                name = self._module.unique(f"{node.state.id}__any_event")
+                self._write_fire(name, node.state, transitions, None, handling_error)
+                found = self._module.build()[name]
                 self._dynamic[key] = found
         return found
 
@@ -432,10 +967,17 @@ class Binding:
         instance._pending = _BUSY
         try:
             self.initial(instance, (), kwargs)
-            if instance._pending is not _BUSY:
-                instance._drain()
-        finally:
+        except BaseException:
             instance._pending = None
+            raise
+        if instance._pending is _BUSY:
+            instance._pending = None
+        else:
+            initial = self.chart.initial
+            instance._run_queues(Outcome(True, "__initial__", initial, initial, None, None))
+
+
+_FIRE_HELPERS: dict[str, Any] = {}
 
 
 def _event_object(name: str) -> DeclaredEvent:
@@ -443,8 +985,8 @@ def _event_object(name: str) -> DeclaredEvent:
     return DeclaredEvent(id=name, name=name)
 
 
-def _not_allowed(event: DeclaredEvent, node: StateNode) -> TransitionNotAllowed:
-    return TransitionNotAllowed(event, OrderedSet([node.declared]))
+def _not_allowed(event: DeclaredEvent, node: Any) -> TransitionNotAllowed:
+    return TransitionNotAllowed(event, OrderedSet(node.declared_configuration))
 
 
 class Runtime:
@@ -454,24 +996,28 @@ class Runtime:
         self.chart = chart
         self.declared = declared
         self.attributes = chart_attributes(declared)
-        self.declared_states: dict[str, DeclaredState] = {s.id: s for s in declared.states}
-        declared_transitions: list[DeclaredTransition] = [
-            t for state in declared.states for t in state.transitions
-        ]
+        all_states = declared_states(declared)
+        self.declared_states: dict[str, DeclaredState] = {s.id: s for s in all_states}
+        declared_transitions = all_declared_transitions(declared)
+        self.declared_transition_list = declared_transitions
         self.declared_transitions = {
             definition.id: transition
             for definition, transition in zip(chart.transitions, declared_transitions, strict=True)
         }
         #: How python-statemachine names each state and transition in its error messages.
         self.where = {
-            f"state:{s.id}": str(d) for s, d in zip(chart.states, declared.states, strict=True)
+            f"state:{s.id}": str(d) for s, d in zip(chart.states, all_states, strict=True)
         }
         self.where.update(
             (f"transition:{t.id}", str(d))
             for t, d in zip(chart.transitions, declared_transitions, strict=True)
         )
         self.events = {str(event.id): event for event in declared._events}
-        self.event_ids = frozenset(self.events) | {e for t in chart.transitions for e in t.events}
+        #: Every event name the chart knows, declared events first, in declaration order.
+        self.event_order = tuple(
+            dict.fromkeys([*self.events, *(e for t in chart.transitions for e in t.events)])
+        )
+        self.event_ids = frozenset(self.event_order)
         descriptors = {e for t in chart.transitions for e in t.events}
         self.has_wildcard = "*" in descriptors
         self.prefix_matching = bool(descriptors)
@@ -482,7 +1028,7 @@ class Runtime:
         )
         self.instance_class: type[Instance] = type(
             f"{declared.__name__}Instance",
-            (Instance,),
+            (StatechartInstance if chart.is_hierarchical else Instance,),
             {
                 **{k: v for k, v in self.attributes.items()},
                 "__slots__": (),
@@ -501,7 +1047,10 @@ class Runtime:
 
     def binding(self, model: Any) -> Binding:
         """The generated code for this model's type (compiled on first use of the type)."""
-        model_type = type(model)
+        return self.binding_for_type(type(model))
+
+    def binding_for_type(self, model_type: type) -> Binding:
+        """The generated code for a model type (compiled on first use of the type)."""
         binding = self.by_type.get(model_type)
         if binding is None:
             with self._lock:
@@ -519,6 +1068,9 @@ class Runtime:
             self.event_ids,
             None if model_type is type(None) else model_type,
         )
+        if self.chart.is_hierarchical:
+            support = Support(Outcome, _BUSY, _FIRE_HELPERS, _not_allowed, _reject)
+            return HBinding(self, resolver, support)  # type: ignore[return-value]
         return Binding(self, resolver)
 
 
@@ -553,7 +1105,7 @@ def _collect(names: set[str], name: str) -> Any:
     return Const(True)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Chart(ChartDef):
     """A compiled chart: the immutable description (see ``ChartDef``) plus the means to run it.
 
@@ -576,20 +1128,39 @@ class Chart(ChartDef):
         keeps its state itself: unlike python-statemachine it neither starts from nor writes
         ``model.state`` (``resume`` starts elsewhere). Raises
         python-statemachine's ``InvalidDefinition`` if a declared name resolves nowhere, and
-        whatever an initial ``enter`` callback raises.
+        whatever an initial ``enter`` callback raises. Without a model, the instance gets a
+        fresh python-statemachine ``Model()``, as a python-statemachine chart does.
         """
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
         binding = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
         if binding.instance_names:
             binding.check_instance(model)
-        instance = _new(binding.cls)
-        instance._node = binding.initial_node
-        instance.model = model
-        instance._pending = None
+        instance = binding.cls(binding.initial_node, model)
         if binding.initial is not None:
             binding.enter_initial(instance, kwargs)
         return instance
+
+    def source(self, model_type: type | None = None) -> str:
+        """The Python source generated for this chart and a model type (``None``: instances
+        created without a model), one function per (state, event), named ``state__event``.
+
+        ``statecharts source MODULE:CLASS`` prints it. Tracebacks through a running chart show
+        these lines, in a file named ``<statecharts CHART>``.
+        """
+        runtime = self._runtime
+        assert runtime is not None
+        if model_type is None:
+            model_type = Model
+        return runtime.binding_for_type(model_type).source
+
+    def __repr__(self) -> str:
+        return (
+            f"<Chart {self.qualname}: {len(self.states)} states, {len(self.events)} events, "
+            f"{len(self.transitions)} transitions>"
+        )
 
     def _binding(self, model: Any) -> Binding:
         runtime = self._runtime
@@ -601,6 +1172,8 @@ class Chart(ChartDef):
 
         Raises python-statemachine's ``InvalidStateValue`` for an unknown state.
         """
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
         runtime = self._runtime
         assert runtime is not None
         binding = runtime.binding(model)
@@ -651,3 +1224,15 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
         object.__setattr__(chart, "_by_type", runtime.by_type)
         Chart._registry[cls] = chart
         return chart
+
+
+_FIRE_HELPERS.update(
+    _Outcome=Outcome,
+    _event_object=_event_object,
+    _not_allowed=_not_allowed,
+    _reject=_reject,
+    _caught=_caught,
+    _failed=_failed,
+    _guard_failed=_guard_failed,
+    _selection_failed=_selection_failed,
+)

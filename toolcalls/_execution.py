@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from statemachine import State, StateChart
 
-from statecharts import Instance, compile_chart
+from statecharts import Instance, _runtime, compile_chart
 
 from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool
 
@@ -33,7 +33,17 @@ if TYPE_CHECKING:
     import asyncio
 
 ExecutionStatus = Literal["pending", "executing", "success", "error"]
-ToolErrorKind = Literal["unknown_tool", "invalid_arguments", "tool_raised", "timeout", "aborted"]
+ToolErrorKind = Literal[
+    "unknown_tool",
+    "invalid_arguments",
+    "tool_raised",
+    "timeout",
+    "aborted",
+    "worker_died",
+    "result_unserializable",
+    "cluster_unreachable",
+    "interrupted",
+]
 
 
 class ExecutionChart(StateChart["Call"]):
@@ -85,10 +95,14 @@ class ToolError:
 
     ``kind`` says whose fault it was: ``"unknown_tool"`` and ``"invalid_arguments"`` (the model
     asked for something the registry cannot run; the tool was never called), ``"tool_raised"``,
-    ``"timeout"``, ``"aborted"``. ``message`` is one readable sentence; ``details`` holds the
-    facts as JSON-friendly values (``tool_name`` always, then ``available``, ``errors`` (pydantic's
-    ``loc``/``msg``/``type``), ``exception_type``/``exception_message``, ``timeout`` or
-    ``reason``). ``exception`` is the exception a tool raised, for logging (not compared).
+    ``"timeout"``, ``"aborted"``; where tools run on a cluster, ``"worker_died"`` (the process
+    running the tool ended mid-call), ``"result_unserializable"`` (the result could not be sent
+    back) and ``"cluster_unreachable"``; after a resume, ``"interrupted"`` (the call was
+    executing when its process died and was not run again). ``message`` is one readable
+    sentence; ``details`` holds the facts as JSON-friendly values (``tool_name`` always, then
+    ``available``, ``errors`` (pydantic's ``loc``/``msg``/``type``),
+    ``exception_type``/``exception_message``, ``timeout`` or ``reason``; ``detail`` for the
+    cluster's kinds). ``exception`` is the exception a tool raised, for logging (not compared).
     """
 
     kind: ToolErrorKind
@@ -157,6 +171,42 @@ class ToolError:
             "aborted",
             f"tool {tool_name!r} was aborted{because}",
             {"tool_name": tool_name, "reason": reason},
+        )
+
+    @classmethod
+    def worker_died(cls, tool_name: str, detail: str) -> ToolError:
+        """The process running the tool ended before the tool returned."""
+        return cls(
+            "worker_died",
+            f"the worker running tool {tool_name!r} died: {detail}",
+            {"tool_name": tool_name, "detail": detail},
+        )
+
+    @classmethod
+    def result_unserializable(cls, tool_name: str, detail: str) -> ToolError:
+        """The tool returned, but its result could not be sent back."""
+        return cls(
+            "result_unserializable",
+            f"the result of tool {tool_name!r} could not be sent back: {detail}",
+            {"tool_name": tool_name, "detail": detail},
+        )
+
+    @classmethod
+    def cluster_unreachable(cls, tool_name: str, detail: str) -> ToolError:
+        """The cluster that runs the tool could not be reached."""
+        return cls(
+            "cluster_unreachable",
+            f"cannot run tool {tool_name!r}: the cluster is unreachable: {detail}",
+            {"tool_name": tool_name, "detail": detail},
+        )
+
+    @classmethod
+    def interrupted(cls, tool_name: str) -> ToolError:
+        """The call was executing when the process holding it died; it was not run again."""
+        return cls(
+            "interrupted",
+            f"tool {tool_name!r} was executing when its process stopped; it was not run again",
+            {"tool_name": tool_name},
         )
 
 
@@ -278,8 +328,8 @@ Effects = list[Effect]
 
 
 #: The chart's nodes and compiled transitions for the hot path (a call starting, a tool
-#: returning): run directly when that is what send() would do (not re-entrant, and send() not
-#: patched to record chart coverage).
+#: returning): run directly when that is what send() would do (not re-entrant, and nothing
+#: observes outcomes, as chart coverage does).
 _PENDING = EXECUTION.create(Call("", "", {}, 0))._node
 _EXECUTING_NODE = _PENDING.binding.nodes["executing"]
 _FIRE_START = _PENDING.table["start"]
@@ -438,6 +488,7 @@ class CallBook:
             instance._node is _PENDING
             and instance._pending is None
             and type(instance).send is _SEND
+            and not _runtime._observers
         ):
             _FIRE_START(instance, (), {})  # the compiled transition, without send()'s dispatch
         else:
@@ -459,6 +510,7 @@ class CallBook:
                 instance._node is _EXECUTING_NODE
                 and instance._pending is None
                 and type(instance).send is _SEND
+                and not _runtime._observers
             ):
                 outcome = _FIRE_SUCCEED(instance, (), {"result": value})
             else:

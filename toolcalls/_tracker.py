@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
-from statecharts import Instance, compile_chart
+from statecharts import Instance, _runtime, compile_chart
 
 from ._chart import ToolCallChart
 from ._errors import InvalidEvent
@@ -165,9 +165,10 @@ class ToolCallTracker:
                     instance._node is _PENDING
                     and instance._pending is None
                     and type(instance).send is _SEND
+                    and not _runtime._observers
                 ):
                     # The chart's own compiled transition, without send()'s dispatch: not
-                    # re-entrant, and send() is not being recorded (chart coverage patches it).
+                    # re-entrant, and nothing observes outcomes (as chart coverage does).
                     _APPEND(instance, (), {"text": text})
                     return _DELTA_APPLIED
                 if instance.send("delta", text=text).applied:

@@ -154,72 +154,6 @@ def refusal(cls_body: dict[str, Any]) -> UnsupportedChart:
     return caught.value
 
 
-def test_compound_state_is_refused_naming_the_state() -> None:
-    class Outer(StateChart):
-        class busy(State.Compound):
-            working = State(initial=True)
-            resting = State(final=True)
-            pause = working.to(resting)
-
-        idle = State(initial=True)
-        start = idle.to(busy)
-
-    with pytest.raises(UnsupportedChart, match=r"a compound state.*state 'busy'") as caught:
-        compile_chart(Outer)
-    assert caught.value.construct == "a compound state"
-    assert caught.value.where == "state 'busy'"
-    assert isinstance(caught.value, InvalidDefinition)
-
-
-def test_parallel_state_is_refused_naming_the_state() -> None:
-    class Split(StateChart):
-        class both(State.Parallel):
-            class left(State.Compound):
-                l1 = State(initial=True)
-                l2 = State(final=True)
-                go_left = l1.to(l2)
-
-            class right(State.Compound):
-                r1 = State(initial=True)
-                r2 = State(final=True)
-                go_right = r1.to(r2)
-
-        idle = State(initial=True)
-        start = idle.to(both)
-
-    with pytest.raises(UnsupportedChart, match=r"a parallel state.*state 'both'"):
-        compile_chart(Split)
-
-
-def test_history_state_is_refused() -> None:
-    from statemachine.state import HistoryState
-
-    class Remember(StateChart):
-        class busy(State.Compound):
-            one = State(initial=True)
-            two = State()
-            h = HistoryState()
-            flip = one.to(two) | two.to(one)
-
-        idle = State(initial=True)
-        enter_busy = idle.to(busy.h)
-        leave = busy.to(idle)
-
-    with pytest.raises(UnsupportedChart, match=r"state 'busy'"):
-        compile_chart(Remember)
-
-
-def test_eventless_transition_is_refused_naming_the_states() -> None:
-    class Auto(StateChart):
-        a = State(initial=True)
-        b = State(final=True)
-        a.to(b, cond="ready")
-        ready = True
-
-    with pytest.raises(UnsupportedChart, match=r"an eventless transition.*from 'a' to 'b'"):
-        compile_chart(Auto)
-
-
 def test_delayed_event_is_refused() -> None:
     class Later(StateChart):
         a = State(initial=True)
@@ -240,14 +174,15 @@ def test_invoke_is_refused_naming_the_state() -> None:
         compile_chart(Invoking)
 
 
-def test_error_execution_handler_is_refused_when_errors_are_caught_as_events() -> None:
+def test_error_execution_transitions_compile_and_record_the_flag() -> None:
     class Catching(StateChart):
         a = State(initial=True)
         b = State(final=True)
         error_execution = a.to(b)
 
-    with pytest.raises(UnsupportedChart, match=r"error.execution.*exceptions reach the caller"):
-        compile_chart(Catching)
+    chart = compile_chart(Catching)
+    assert chart.flags.catch_errors_as_events is True
+    assert chart.transitions[0].events == ("error_execution", "error.execution")
 
 
 def test_custom_init_is_refused_because_per_instance_data_belongs_on_the_model() -> None:

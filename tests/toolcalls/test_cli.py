@@ -1,4 +1,5 @@
-"""``toolcalls replay``: events in as JSON lines, calls out as a table or JSON lines."""
+"""L1, L2: ``toolcalls replay``: events in as JSON lines, calls out as a table or JSON lines,
+or the trace of one call."""
 
 from __future__ import annotations
 
