@@ -83,8 +83,8 @@ class RedisStore:
         try:
             import redis.asyncio
         except ImportError as exc:  # pragma: no cover - exercised only without the extra
-            raise ImportError(
-                "RedisStore needs the redis client: pip install 'toolcalls[ray]'"
+            raise ModuleNotFoundError(
+                "RedisStore needs the redis client: pip install 'toolcalls[ray]'", name=exc.name
             ) from exc
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 1):
             raise ValueError(f"ttl must be None or an int >= 1 (seconds), not {ttl!r}")

@@ -35,8 +35,9 @@ try:
     import ray.exceptions
     from ray import cloudpickle
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "toolcalls.ray needs Ray: install the extra with pip install 'toolcalls[ray]'"
+    raise ModuleNotFoundError(
+        "toolcalls.ray needs Ray: install the extra with pip install 'toolcalls[ray]'",
+        name=exc.name,
     ) from exc
 
 from ._errors import InvalidTool, ToolAborted, ToolFailure
