@@ -58,6 +58,24 @@ def ignores_its_signal(path: str) -> None:
     time.sleep(60)
 
 
+async def awaits_cancellation(path: str, signal: AbortSignal) -> str:
+    """An async tool: records that it started, then how its cancellation reached it."""
+    Path(path).write_text("started")
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        Path(path).write_text(f"cancelled aborted={signal.aborted} reason={signal.reason}")
+        raise
+    return "done"
+
+
+def resources_and_environment() -> tuple[dict[str, float], str | None]:
+    import ray
+
+    assigned = ray.get_runtime_context().get_assigned_resources()
+    return assigned, os.environ.get("TOOLCALLS_PROBE")
+
+
 @ray_tool(actors=2, num_cpus=0)
 def pooled_pid() -> int:
     return os.getpid()
@@ -233,6 +251,37 @@ def test_a_tool_that_ignores_the_abort_is_killed_after_the_grace_period(
         asyncio.run(main())
     finally:
         runner.close()
+
+
+def test_abort_cancels_an_async_tool_inside_the_worker_and_aborts_its_signal(
+    ray_runner: RayRunner, tmp_path: Path
+) -> None:
+    marker = tmp_path / "cancelled.txt"
+
+    async def main() -> None:
+        async with ToolExecutor({"a": awaits_cancellation}, runner=ray_runner) as ex:
+            ex.register_call(chunk("a", "a", path=str(marker)))
+            await wait_for_file(marker, "started")
+            assert ex.abort("a")
+            await wait_for_file(marker, "cancelled")
+
+    asyncio.run(main())
+    assert marker.read_text() == "cancelled aborted=True reason=cancelled"
+
+
+def test_each_tool_runs_with_its_resource_options_and_runtime_env(ray_cluster: Any) -> None:
+    options = RayOptions(num_cpus=0.5, runtime_env={"env_vars": {"TOOLCALLS_PROBE": "yes"}})
+    runner = RayRunner(options={"probe": options})
+    tools = {"probe": resources_and_environment, "plain": resources_and_environment}
+    try:
+        states, _ = asyncio.run(
+            run_calls(runner, tools, [chunk("p", "probe"), chunk("q", "plain")])
+        )
+    finally:
+        runner.close()
+    assert [s.error for s in states] == [None, None]
+    assert states[0].result == ({"CPU": 0.5}, "yes")
+    assert states[1].result == ({"CPU": 1.0}, None)
 
 
 def test_a_tool_declaring_an_actor_pool_runs_on_its_actors(ray_runner: RayRunner) -> None:
