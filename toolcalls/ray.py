@@ -160,11 +160,13 @@ async def _awaited(awaitable: Any) -> Any:
     return await awaitable
 
 
-def _run_task(key: str, name: str, function: bytes, args: Mapping[str, Any]) -> Outcome:
+def _run_task(call: tuple[str, str, bytes, Mapping[str, Any]]) -> Outcome:
     """A Ray task running one call: the tool runs in a thread (on an event loop of its own if
     it is ``async def``) while this thread waits; ``ray.cancel`` interrupts the wait, and the
-    tool's signal is aborted (and its task cancelled). The task returns when the tool does."""
+    tool's signal is aborted (and its task cancelled). The task returns when the tool does.
+    ``call`` is ``(key, name, pickled function, args)``: one argument, serialised once."""
     global _worker_pool
+    key, name, function, args = call
     try:
         tool = _worker_tool(key, name, function)
     except Exception as exc:  # the tool cannot be loaded here (a module missing on the worker)
@@ -318,7 +320,7 @@ class RayRunner:
         entry = self._entry(tool)
         try:
             if entry.options.actors is None:
-                ref = entry.remote.remote(entry.key, entry.name, entry.pickled, dict(args))
+                ref = entry.remote.remote((entry.key, entry.name, entry.pickled, dict(args)))
                 actor = -1
             else:
                 actor = min(range(len(entry.actors)), key=entry.load.__getitem__)
