@@ -343,3 +343,34 @@ def test_toolcalls_ray_exports_the_runner_its_options_and_the_decorator() -> Non
     import toolcalls.ray
 
     assert set(toolcalls.ray.__all__) == {"RayOptions", "RayRunner", "ray_tool"}
+
+
+LOCAL_CLUSTER = """
+import asyncio, ray
+from toolcalls import ToolExecutor
+from toolcalls.ray import RayRunner
+
+def add(a: int, b: int = 2) -> int:
+    return a + b
+
+async def main():
+    async with RayRunner(init={"num_cpus": 1}) as runner:
+        assert ray.is_initialized()
+        async with ToolExecutor({"add": add}, runner=runner) as executor:
+            executor.register_call({"toolCallId": "x", "toolName": "add", "args": {"a": 1}})
+            print((await executor.wait("x")).result)
+    print(ray.is_initialized())
+
+asyncio.run(main())
+"""
+
+
+def test_without_an_address_the_runner_starts_a_local_cluster_and_stops_it() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", LOCAL_CLUSTER], capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3", "False"]
