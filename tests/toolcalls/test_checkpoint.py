@@ -186,3 +186,20 @@ async def test_the_store_claims_a_checkpoint_so_only_one_process_resumes_it() ->
 @run_async
 async def test_resuming_a_key_never_saved_gives_none() -> None:
     assert await Checkpoints(MemoryStore(), "nothing").resume({}) is None
+
+
+@run_async
+async def test_a_checkpoint_refuses_a_value_json_cannot_hold_naming_where_it_is() -> None:
+    gates = Gates()
+    async with ToolCallSession({"gate": gates.tool}) as session:
+        with pytest.raises(SnapshotError) as raised:
+            session.checkpoint(position={1, 2})
+        assert raised.value.field == "position"
+        for event in stream_call("c1", "k1"):
+            session.apply(event)
+        await settle()
+        gates.open("k1", {"when": object()})
+        await settle()
+        with pytest.raises(SnapshotError) as raised:
+            session.checkpoint()
+        assert raised.value.field == "calls.0.result"  # the tracker's snapshot says it first
