@@ -448,7 +448,9 @@ class RayRunner:
     def _cancel(self, ref: Any, is_task: bool) -> None:
         """``ray.cancel`` the call; a task still running after ``cancel_grace`` is killed."""
         try:
-            ray.cancel(ref)
+            # On an actor, concurrent calls share one worker, and Ray may count a Ray call one
+            # of them made as a child of another: a recursive cancel would reach it.
+            ray.cancel(ref, recursive=is_task)
         except Exception:  # already finished, or the cluster is gone: nothing left to stop
             return
         if not is_task:
