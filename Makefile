@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check bench bench-ray ray diagrams graphviz clean
+.PHONY: demo test check bench bench-ray ray diagrams graphviz node mutation clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ ray: $(VENV)/.ray
 demo: $(VENV)/.base
 	$(BIN)/toolcalls replay examples/interleaved-calls.jsonl
 
-test: $(VENV)/.dev graphviz
+test: $(VENV)/.dev graphviz node
 	$(BIN)/python -m pytest
 
 check: $(VENV)/.dev
@@ -52,5 +52,14 @@ diagrams: $(VENV)/.base graphviz
 graphviz:
 	@scripts/install-graphviz --if-possible
 
+# Node.js for the JavaScript conformance example, and the AI SDK peer's locked packages.
+node: examples/ai-sdk/node_modules/.package-lock.json
+
+examples/ai-sdk/node_modules/.package-lock.json: examples/ai-sdk/package-lock.json
+	scripts/install-node
+
+mutation: $(VENV)/.dev
+	$(BIN)/python benchmarks/mutation_score.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis examples/ai-sdk/node_modules
