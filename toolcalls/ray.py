@@ -41,7 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from ._errors import InvalidTool, ToolAborted, ToolFailure
-from ._execution import ToolError, _exception_type
+from ._execution import ToolError, _exception_type, exception_text
 from ._tools import AbortSignal, PreparedTool, prepare_tool
 
 __all__ = ["RayOptions", "RayRunner", "ray_tool"]
@@ -143,7 +143,7 @@ def _raised(exc: BaseException) -> Outcome:
         pickled: bytes | None = _dumps(exc)
     except Exception:
         pickled = None
-    return ("raised", _exception_type(exc), str(exc), pickled)
+    return ("raised", _exception_type(exc), exception_text(exc), pickled)
 
 
 def _call_sync(tool: PreparedTool, args: Mapping[str, Any], signal: AbortSignal) -> Outcome:
@@ -206,12 +206,21 @@ async def _async_in_worker(
     signal: AbortSignal,
     started: concurrent.futures.Future[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]],
 ) -> Outcome:
-    task = asyncio.ensure_future(_awaited(tool.invoke(tool.validate(args, True), signal)))
+    task = asyncio.ensure_future(_guarded(tool, args, signal))
     started.set_result((asyncio.get_running_loop(), task))
     try:
-        return ("ok", await task)
+        return await task
     except asyncio.CancelledError:
         return ("aborted", signal.reason)
+
+
+async def _guarded(tool: PreparedTool, args: Mapping[str, Any], signal: AbortSignal) -> Outcome:
+    """Run an ``async def`` tool, catching what it raises inside its own task: asyncio would
+    let a ``SystemExit`` out of the loop and end the worker."""
+    try:
+        return ("ok", await tool.invoke(tool.validate(args, True), signal))
+    except asyncio.CancelledError:
+        raise
     except BaseException as exc:
         return _raised(exc)
 
