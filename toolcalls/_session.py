@@ -81,6 +81,7 @@ class ToolCallSession:
         self._finished = False
         self._closed = False
         self._stopped = False  # finished or closed: no more events
+        self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
         #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
         self.position: Any = None
 
@@ -322,7 +323,9 @@ class ToolCallSession:
         executor = self._executor
         in_flight: list[tuple[str, str, str]] = []
         for call in self._tracker.list():
-            if call.id in self._running:
+            if call.id in self._deferred:  # claimed for this process, about to run
+                in_flight.append((call.id, call.name, "executing"))
+            elif call.id in self._running:
                 state = executor.get_call(call.id)
                 status = "executing" if state is None else state.status
                 in_flight.append((call.id, call.name, status))
@@ -350,12 +353,43 @@ class ToolCallSession:
         loop the session will run on when calls are to run. Raises ``SnapshotError`` for a
         damaged checkpoint (nothing is started then).
         """
+        session = cls._prepare_resume(
+            checkpoint, tools, rerun=rerun, max_concurrency=max_concurrency, runner=runner
+        )
+        session._start_resumed()
+        return session
+
+    @classmethod
+    def _prepare_resume(
+        cls,
+        checkpoint: Mapping[str, Any],
+        tools: Mapping[str, ToolFunction | Tool],
+        *,
+        rerun: Collection[str],
+        max_concurrency: int | None,
+        runner: Runner | None,
+    ) -> ToolCallSession:
+        """``resume`` up to starting calls: everything checked, interrupted calls recorded,
+        the calls to run kept aside (``checkpoint()`` lists them as ``executing``, so a claim
+        saved now already says they run here)."""
         picture = _checkpoint.read(checkpoint)
         tracker = ToolCallTracker.restore(picture.tracker)
-        for index, (call_id, _name, _state) in enumerate(picture.in_flight):
+        listed: set[str] = set()
+        for index, (call_id, name, _state) in enumerate(picture.in_flight):
             restored = tracker.get(call_id)
+            where = f"inFlight.{index}"
+            if call_id in listed:
+                raise SnapshotError(where, f"call {call_id!r} is listed twice")
             if restored is None or restored.status != "running":
-                raise SnapshotError(f"inFlight.{index}", f"call {call_id!r} is not running")
+                raise SnapshotError(where, f"call {call_id!r} is not running")
+            if restored.name != name:
+                raise SnapshotError(where, f"names {name!r}, the tracker {restored.name!r}")
+            listed.add(call_id)
+        for index, call in enumerate(tracker.list()):
+            if call.status == "running" and call.id not in listed:
+                raise SnapshotError(
+                    f"tracker.calls.{index}", f"call {call.id!r} is running but not in flight"
+                )
         max_history = tracker.max_history if tracker.max_history is not None else 50
         session = cls(
             tools, max_history=max_history, max_concurrency=max_concurrency, runner=runner
@@ -367,8 +401,7 @@ class ToolCallSession:
         session.position = picture.position
         for call_id, name, state in picture.in_flight:
             if state == "pending" or name in rerun:
-                session._before_ready()  # the loop the tools run on (RuntimeError without)
-                session._hand_over(call_id)
+                session._deferred[call_id] = None
             else:
                 error = ToolError.interrupted(name)
                 tracker._send(call_id, "error", error.to_dict())
@@ -376,6 +409,12 @@ class ToolCallSession:
                 view = MappingProxyType(dict(args) if isinstance(args, dict) else {})
                 session._ready.append(ToolCallState(call_id, name, view, "error", None, error))
         return session
+
+    def _start_resumed(self) -> None:
+        """Hand over the calls ``_prepare_resume`` kept aside, in arrival order."""
+        deferred, self._deferred = self._deferred, {}
+        for call_id in deferred:
+            self._hand_over(call_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
