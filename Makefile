@@ -1,6 +1,6 @@
 # Two commands on a fresh machine (see README.md):
 #   make demo   set up and run the main job (replay an example tool call stream)
-#   make test   set up (Graphviz too) and run the tests
+#   make test   set up (Graphviz too, where apt-get can install it) and run the tests
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -38,7 +38,7 @@ diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams
 
 graphviz:
-	@command -v dot >/dev/null 2>&1 || scripts/install-graphviz
+	@scripts/install-graphviz --if-possible
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -16,9 +16,16 @@ path of one call (``trace_overlay``); ``python -m statecharts`` does both from t
 """
 
 from ._codegen import EventData
-from ._coverage import ChartCoverage, Coverage, CoverageError
-from ._diagram import Emphasis, GraphvizNotFound, Mark, Overlay, render, to_dot, to_mermaid
-from ._errors import UnsupportedChart
+from ._coverage import ChartCoverage, Coverage
+from ._diagram import Emphasis, Mark, Overlay, render, to_dot, to_mermaid
+from ._errors import (
+    CoverageError,
+    GraphvizNotFound,
+    ManifestError,
+    StatechartsError,
+    TraceError,
+    UnsupportedChart,
+)
 from ._ir import (
     CallbackDef,
     ChartDef,
@@ -30,7 +37,7 @@ from ._ir import (
     TransitionDef,
     run_order,
 )
-from ._overlay import TraceError, TraceStep, coverage_overlay, read_trace, trace_overlay
+from ._overlay import TraceStep, coverage_overlay, read_trace, trace_overlay
 from ._runtime import Chart, Instance, Outcome, compile_chart
 
 __all__ = [
@@ -47,11 +54,13 @@ __all__ = [
     "GraphvizNotFound",
     "Group",
     "Instance",
+    "ManifestError",
     "Mark",
     "Outcome",
     "Overlay",
     "RefKind",
     "StateDef",
+    "StatechartsError",
     "TraceError",
     "TraceStep",
     "TransitionDef",

@@ -4,6 +4,7 @@
 
     statecharts diagram MODULE:CLASS -o FILE [--format F] [--coverage FILE | --trace FILE]
     statecharts regenerate [DIRECTORY] [--check]
+    statecharts --version
 
 ``MODULE`` is imported with the current directory on ``sys.path``, as ``python -m`` does.
 Exit status: 0 on success, 1 when ``regenerate --check`` finds stale files, 2 for usage errors
@@ -17,13 +18,15 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 
-from ._coverage import Coverage, CoverageError
-from ._diagram import SUFFIXES, Format, GraphvizNotFound, Overlay, render
+from ._coverage import Coverage
+from ._diagram import SUFFIXES, Format, Overlay, render
+from ._errors import CoverageError, GraphvizNotFound, ManifestError, TraceError
 from ._ir import ChartDef
-from ._manifest import ManifestError, describe_stale, load_chart, regenerate, stale_files
-from ._overlay import TraceError, coverage_overlay, read_trace, trace_overlay
+from ._manifest import describe_stale, load_chart, regenerate, stale_files
+from ._overlay import coverage_overlay, read_trace, trace_overlay
 
 #: Errors the user fixes (exit status 2), as opposed to bugs (a traceback).
 USER_ERRORS = (
@@ -42,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="statecharts", description="Diagrams of compiled python-statemachine charts."
     )
+    parser.add_argument("--version", action="version", version=f"statecharts {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     diagram = commands.add_parser("diagram", help="draw one chart")
@@ -66,6 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="write nothing; exit 1 if a file is stale"
     )
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (``statecharts`` ships in ``toolcalls``)."""
+    try:
+        return metadata.version("toolcalls")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

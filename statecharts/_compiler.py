@@ -107,6 +107,7 @@ class _Reader:
             events=events,
             transitions=transitions,
             flags=flags,
+            attributes=frozenset(self.attributes),
         )
 
     def _check_class(self) -> None:

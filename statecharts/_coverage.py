@@ -31,16 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._errors import CoverageError
 from ._ir import ChartDef
 from ._runtime import Outcome
 
 FORMAT = "statecharts-coverage"
 VERSION = 1
-
-
-class CoverageError(ValueError):
-    """A coverage file is malformed, of another version, or does not fit the chart it is
-    drawn over; the message names the file and what is wrong."""
 
 
 @dataclass(slots=True)

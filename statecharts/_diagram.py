@@ -1,7 +1,8 @@
 """Diagrams of compiled charts: DOT and Mermaid text, SVG and PNG through Graphviz's ``dot``.
 
-Extract, then render: ``diagram_of`` reads a ``ChartDef`` into a small render model (what a
-reader sees: names, roles, guard and action labels), and each renderer turns that model, with an
+Extract, then render: ``diagram_of`` reads a ``ChartDef`` (the IR, never the declared class, D1)
+into a small render model (what a reader sees: names, roles, guard and action labels), and each
+renderer turns that model, with an
 optional ``Overlay`` (coverage or a trace, see ``_overlay``), into text. The text is
 deterministic: states and transitions in declaration order, no object ids, the same escaping on
 every run, so committed diagrams diff cleanly and a test can tell when they are stale.
@@ -16,7 +17,8 @@ How a chart is drawn:
   self-loop in DOT, and a line inside the state marked ``(internal)`` in Mermaid.
 
 Naming-convention callbacks (``on_enter_<state>``, ``before_<event>``, ``after_transition`` ...)
-are shown only when the chart class defines them; other callbacks always are.
+are shown only when the chart class defines them (``ChartDef.attributes``); other callbacks
+always are. The ``graphviz`` package is imported only when DOT is drawn (D2).
 """
 
 from __future__ import annotations
@@ -29,9 +31,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
-import graphviz
-
-from ._compiler import chart_attributes
+from ._errors import GraphvizNotFound
 from ._ir import CallbackDef, ChartDef, TransitionDef, run_order
 
 Format = Literal["dot", "mermaid", "svg", "png"]
@@ -53,22 +53,6 @@ INITIAL_NODE = "[*]"
 FONT = "Helvetica"
 GENERATED = "drawn by statecharts from the compiled chart; do not edit"
 SVG_STAMP = "statecharts-dot-sha256"
-
-
-class GraphvizNotFound(RuntimeError):
-    """Graphviz's ``dot`` program, needed for SVG and PNG, is not installed (not on ``PATH``).
-
-    ``format`` is the output that was asked for. Nothing was written; DOT and Mermaid output
-    do not need the program.
-    """
-
-    def __init__(self, format: str) -> None:
-        self.format = format
-        super().__init__(
-            f"cannot render {format.upper()}: Graphviz's 'dot' program is not on PATH; "
-            "install Graphviz (Debian/Ubuntu: apt-get install graphviz, macOS: brew install "
-            "graphviz) or write DOT (.dot) or Mermaid (.mmd) instead"
-        )
 
 
 # -- the render model ----------------------------------------------------------------------
@@ -134,22 +118,13 @@ class Diagram:
     transitions: tuple[TransitionView, ...]
 
 
-def defined_names(chart: ChartDef) -> frozenset[str]:
-    """The attribute names the chart's declared class defines (empty for hand-built IR).
-
-    A naming-convention callback is drawn only if its name is among them.
-    """
-    declared = getattr(chart, "declared", None)
-    return frozenset(chart_attributes(declared)) if declared is not None else frozenset()
-
-
 def diagram_of(chart: ChartDef, defined: Collection[str] | None = None) -> Diagram:
     """The render model of ``chart``.
 
-    ``defined`` names the convention callbacks that exist; by default the attributes of the
-    compiled chart's declared class (none for a hand-built ``ChartDef``).
+    ``defined`` names the convention callbacks that exist; by default the attributes the
+    chart's class defines (``ChartDef.attributes``). Reads the IR only, never a class.
     """
-    names = defined_names(chart) if defined is None else frozenset(defined)
+    names = chart.attributes if defined is None else frozenset(defined)
     states = tuple(
         StateView(
             id=state.id,
@@ -219,6 +194,8 @@ _DOT_COLORS = {Emphasis.HIT: "#1565c0", Emphasis.MISSED: "#c62828", Emphasis.DIM
 
 def dot_source(diagram: Diagram, overlay: Overlay | None = None) -> str:
     """The diagram as Graphviz DOT text (with a trailing newline)."""
+    import graphviz  # only when drawing: importing statecharts or toolcalls never loads it
+
     title = [diagram.name] if overlay is None else [diagram.name, overlay.caption]
     graph = graphviz.Digraph(diagram.name, comment=f"{diagram.qualname}: {GENERATED}")
     graph.attr("graph", label=_dot_label(title), labelloc="t", rankdir="LR", fontname=FONT)
@@ -276,6 +253,8 @@ def _notes(mark: Mark | None) -> tuple[str, ...]:
 
 def _dot_label(lines: tuple[str, ...] | list[str]) -> str:
     """Lines as one DOT label: backslashes kept literal, lines centred, never read as HTML."""
+    import graphviz
+
     escaped = (line.replace("\\", "\\\\").replace("\n", " ") for line in lines)
     return graphviz.nohtml("\\n".join(escaped))  # type: ignore[no-any-return]
 
@@ -401,6 +380,8 @@ def render_dot(dot: str, format: Format) -> bytes:
     """
     if format not in BINARY_FORMATS:
         raise ValueError(f"render_dot() renders svg or png, not {format!r}")
+    import graphviz
+
     try:
         output: bytes = graphviz.pipe("dot", format, dot.encode(), quiet=True)
     except graphviz.ExecutableNotFound:

@@ -1,16 +1,32 @@
-"""Errors raised by ``statecharts``.
+"""Every error ``statecharts`` raises on purpose, in one tree (spec P2)::
 
-::
+    StatechartsError                             base of every error below
+    ├── UnsupportedChart (InvalidDefinition)     the chart is declared correctly but uses a
+    │                                            construct the compiled runtime refuses (C6)
+    ├── GraphvizNotFound (RuntimeError)          SVG or PNG asked for, Graphviz's ``dot``
+    │                                            is not installed (D2)
+    ├── CoverageError (ValueError)               a coverage file is malformed or does not fit
+    │                                            the chart it is drawn over (M3)
+    ├── TraceError (ValueError)                  a trace does not fit the chart (D6)
+    └── ManifestError (ValueError)               a diagrams manifest is malformed, or a chart it
+                                                 names cannot be imported or compiled (D5)
 
-    statemachine.exceptions.InvalidDefinition  the chart is declared wrongly (python-statemachine)
-    └── UnsupportedChart                         declared correctly, but uses a construct that the
-                                                 compiled runtime does not run faithfully
+Whose fault: ``UnsupportedChart`` and python-statemachine's own ``InvalidDefinition`` (which it
+subclasses) are the chart author's; ``GraphvizNotFound`` is the machine's; the other three are
+a file's, and their message names the file and what is wrong in it.
 
-Definition problems that python-statemachine already detects (no initial state, unreachable
-states, a non-final state with no way out, a name that resolves to nothing) are raised as
-python-statemachine raises them, with its messages, so one ``except InvalidDefinition`` covers
-both. Exceptions raised by a chart's own guards and actions are never wrapped: they reach the
-caller of ``send`` unchanged.
+Raised as python-statemachine raises them, and not wrapped (C12, C7):
+
+- ``statemachine.exceptions.InvalidDefinition``: definition problems python-statemachine
+  already detects (no initial state, unreachable states, a name that resolves to nothing), so
+  one ``except InvalidDefinition`` covers both them and ``UnsupportedChart``;
+- ``InvalidStateValue``: ``Chart.resume`` with a state the chart does not have;
+- ``TransitionNotAllowed``: an ignored event on a chart that sets
+  ``allow_event_without_transition = False``;
+- whatever a chart's own guards and actions raise: it reaches the caller of ``send`` unchanged.
+
+``TypeError`` is raised for API misuse (``compile_chart`` given something that is not a
+``StateChart`` class, an event that is not a string).
 """
 
 from __future__ import annotations
@@ -18,7 +34,11 @@ from __future__ import annotations
 from statemachine.exceptions import InvalidDefinition
 
 
-class UnsupportedChart(InvalidDefinition):
+class StatechartsError(Exception):
+    """Base class of every error ``statecharts`` raises on purpose."""
+
+
+class UnsupportedChart(StatechartsError, InvalidDefinition):
     """A chart uses a construct the compiled runtime refuses rather than approximates.
 
     ``construct`` names the construct (``"compound state"``, ``"eventless transition"`` ...),
@@ -34,3 +54,33 @@ class UnsupportedChart(InvalidDefinition):
         if hint:
             message = f"{message}; {hint}"
         super().__init__(message)
+
+
+class GraphvizNotFound(StatechartsError, RuntimeError):
+    """Graphviz's ``dot`` program, needed for SVG and PNG, is not installed (not on ``PATH``).
+
+    ``format`` is the output that was asked for. Nothing was written; DOT and Mermaid output
+    do not need the program.
+    """
+
+    def __init__(self, format: str) -> None:
+        self.format = format
+        super().__init__(
+            f"cannot render {format.upper()}: Graphviz's 'dot' program is not on PATH; "
+            "install Graphviz (Debian/Ubuntu: apt-get install graphviz, macOS: brew install "
+            "graphviz) or write DOT (.dot) or Mermaid (.mmd) instead"
+        )
+
+
+class CoverageError(StatechartsError, ValueError):
+    """A coverage file is malformed, of another version, or does not fit the chart it is
+    drawn over; the message names the file and what is wrong."""
+
+
+class TraceError(StatechartsError, ValueError):
+    """A trace does not fit the chart, or the chart cannot tell which way it went; the message
+    names the step (or line), the state, the event and what to add to the trace."""
+
+
+class ManifestError(StatechartsError, ValueError):
+    """The manifest is malformed, or a chart it names cannot be imported or compiled."""

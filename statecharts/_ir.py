@@ -143,7 +143,12 @@ class Flags:
 
 @dataclass(frozen=True, slots=True)
 class ChartDef:
-    """The whole compiled description of one declared chart class."""
+    """The whole compiled description of one declared chart class.
+
+    ``attributes`` names what the chart class defines itself (methods, properties, constants):
+    a naming-convention callback (``CallbackDef.convention``) exists on the chart only if its
+    name is there, so a renderer can tell which to draw without the class.
+    """
 
     name: str
     qualname: str
@@ -151,6 +156,7 @@ class ChartDef:
     events: tuple[EventDef, ...]
     transitions: tuple[TransitionDef, ...]
     flags: Flags = Flags()
+    attributes: frozenset[str] = frozenset()
     states_by_id: Mapping[str, StateDef] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:

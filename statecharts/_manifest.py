@@ -31,15 +31,12 @@ from statemachine import StateChart
 from statemachine.exceptions import InvalidDefinition
 
 from ._diagram import dot_digest, render_dot, svg_dot_digest, to_dot, to_mermaid
+from ._errors import ManifestError
 from ._runtime import Chart, compile_chart
 
 MANIFEST = "charts.json"
 SUFFIXES = (".dot", ".mmd", ".svg")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-
-
-class ManifestError(ValueError):
-    """The manifest is malformed, or a chart it names cannot be imported or compiled."""
 
 
 def regenerate_command(directory: str | Path) -> str:

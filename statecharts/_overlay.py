@@ -27,16 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._compiler import descriptor_matches
-from ._coverage import ChartCoverage, Coverage, CoverageError
+from ._coverage import ChartCoverage, Coverage
 from ._diagram import Emphasis, Mark, Overlay
+from ._errors import CoverageError, TraceError
 from ._ir import ChartDef, TransitionDef
 from ._runtime import Outcome
-
-
-class TraceError(ValueError):
-    """A trace does not fit the chart, or the chart cannot tell which way it went; the message
-    names the step (or line), the state, the event and what to add to the trace."""
-
 
 # -- coverage ------------------------------------------------------------------------------
 

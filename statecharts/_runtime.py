@@ -641,6 +641,7 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
             events=definition.events,
             transitions=definition.transitions,
             flags=definition.flags,
+            attributes=definition.attributes,
             declared=cls,
         )
         runtime = Runtime(chart, cls)

@@ -10,19 +10,23 @@ per call::
 """
 
 from ._chart import ToolCallChart
-from ._errors import InvalidEvent, SnapshotError, ToolCallsError
-from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
-from ._executor import (
-    CallbackFailure,
+from ._errors import (
     ExecutorClosed,
+    InvalidChunk,
+    InvalidEvent,
+    InvalidTool,
     InvalidToolCall,
-    ToolCallReadyChunk,
-    ToolExecutor,
+    SessionClosed,
+    SnapshotError,
+    ToolAborted,
+    ToolCallsError,
 )
-from ._record import UNSET
-from ._session import SessionClosed, ToolCallSession
-from ._tools import AbortSignal, InvalidTool, Tool, ToolAborted
-from ._tracker import Outcome, ToolCall, ToolCallTracker, tool_call_streaming_state_machine
+from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
+from ._executor import CallbackFailure, ToolCallReadyChunk, ToolExecutor
+from ._record import UNSET, ToolCall
+from ._session import ToolCallSession
+from ._tools import AbortSignal, Tool
+from ._tracker import Outcome, ToolCallTracker, tool_call_streaming_state_machine
 
 __all__ = [
     "UNSET",
@@ -31,6 +35,7 @@ __all__ = [
     "ExecutionChart",
     "ExecutionStatus",
     "ExecutorClosed",
+    "InvalidChunk",
     "InvalidEvent",
     "InvalidTool",
     "InvalidToolCall",

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ._errors import InvalidEvent
-from ._record import reject_constant
-from ._tracker import CHART_EVENTS, ToolCall, ToolCallTracker
+from ._record import ToolCall, reject_constant
+from ._tracker import CHART_EVENTS, ToolCallTracker
 
 EXIT_BAD_INPUT = 2
 

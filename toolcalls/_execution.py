@@ -15,6 +15,7 @@ one). A call's status is its chart instance's state; nothing else sets it.
 
 from __future__ import annotations
 
+import copy
 import heapq
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -26,7 +27,7 @@ from statemachine import State, StateChart
 
 from statecharts import Instance, compile_chart
 
-from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool, copy_args, is_flat
+from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool
 
 if TYPE_CHECKING:
     import asyncio
@@ -64,6 +65,7 @@ class ExecutionChart(StateChart["Call"]):
 
 
 EXECUTION = compile_chart(ExecutionChart)
+_EXECUTING = EXECUTION.state("executing")
 
 
 def _camel(name: str) -> str:
@@ -295,43 +297,60 @@ class CallBook:
         self._settled: list[tuple[int, str]] = []  # heap of (arrival, id) of tracked settled calls
         self._queue: deque[Call] = deque()  # calls waiting for a concurrency slot
 
-    def admit(self, tool_call_id: str, tool_name: str, args: Mapping[str, Any]) -> Effects | None:
+    def admit(
+        self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool
+    ) -> Effects | None:
         """Track a new call and decide its fate; ``None`` if the id is already tracked.
 
-        An unknown tool or invalid arguments settle it in ``error`` at once; otherwise it
-        starts, or waits in ``pending`` when every concurrency slot is taken.
+        ``args`` becomes the call's own (the caller copied it, or owns it and never changes
+        it); ``flat`` says whether ``is_flat(args)``. An unknown tool or invalid arguments
+        settle the call in ``error`` at once; otherwise it starts, or waits in ``pending``
+        when every concurrency slot is taken.
         """
         if tool_call_id in self.calls:
             return None
-        flat = is_flat(args)
-        args = copy_args(args, flat)  # the snapshot's own; the tool gets another copy
         tool = self.tools.get(tool_name)
-        problem: ToolError | None = None
-        bound: Any = None
         if tool is None:
-            problem = ToolError.unknown_tool(tool_name, self.tools)
+            return self.reject(
+                tool_call_id, tool_name, args, ToolError.unknown_tool(tool_name, self.tools)
+            )
+        if tool.mode == "raw":  # the tool gets its own copy, unvalidated
+            bound: Any = dict(args) if flat else copy.deepcopy(args)
         else:
             try:
                 bound = tool.validate(args, flat)
             except ArgumentsInvalid as exc:
-                problem = ToolError.invalid_arguments(tool_name, exc.errors)
+                error = ToolError.invalid_arguments(tool_name, exc.errors)
+                return self.reject(tool_call_id, tool_name, args, error)
+        self._seq += 1
+        call = Call(tool_call_id, tool_name, args, self._seq)
+        call.instance = EXECUTION.create(call)
+        call.tool, call.bound = tool, bound
+        self.calls[tool_call_id] = call
+        self.in_flight += 1
+        effects: Effects
+        if self.max_concurrency is not None and self.executing >= self.max_concurrency:
+            self._queue.append(call)
+            effects = []
+        else:
+            effects = [self._start(call)]
+        if len(self.calls) > self.max_history and self._settled:
+            self._evict()
+        return effects
+
+    def reject(
+        self, tool_call_id: str, tool_name: str, args: dict[str, Any], error: ToolError
+    ) -> Effects | None:
+        """Track a call that cannot run, settled in ``error`` at once (its tool is never
+        called); ``None`` if the id is already tracked."""
+        if tool_call_id in self.calls:
+            return None
         self._seq += 1
         call = Call(tool_call_id, tool_name, args, self._seq)
         call.instance = EXECUTION.create(call)
         self.calls[tool_call_id] = call
         self.in_flight += 1
-        if problem is not None:
-            effects = self._finish(call, "fail", problem)
-        elif self.max_concurrency is not None and self.executing >= self.max_concurrency:
-            call.tool, call.bound = tool, bound
-            self._queue.append(call)
-            effects = []
-        else:
-            call.tool, call.bound = tool, bound
-            effects = [self._start(call)]
-        if len(self.calls) > self.max_history:
-            self._evict()
-        return effects
+        return self._finish(call, "fail", error)
 
     def succeed(self, call: Call, result: Any) -> Effects:
         """The tool returned ``result``; ignored if the call was dropped or already settled."""
@@ -340,6 +359,19 @@ class CallBook:
     def fail(self, call: Call, error: ToolError) -> Effects:
         """The tool failed; ignored if the call was dropped or already settled."""
         return self._finish(call, "fail", error)
+
+    def cancelled(self, call: Call) -> Effects:
+        """Someone else cancelled the call's task (``asyncio.run`` ending with calls in
+        flight, typically): the call and every queued call end in ``error`` (kind
+        ``aborted``); no queued call starts, since the loop may be going away."""
+        if call.dropped:
+            return []
+        queued = list(self._queue)
+        self._queue.clear()
+        effects = self.fail(call, ToolError.aborted(call.tool_name, "cancelled"))
+        for waiting in queued:
+            effects += self.fail(waiting, ToolError.aborted(waiting.tool_name, "cancelled"))
+        return effects
 
     def time_out(self, call: Call) -> Effects:
         """The call's timeout expired: stop the tool and settle the call in ``error``."""
@@ -363,6 +395,7 @@ class CallBook:
         if call is None or not call.settled:
             return False
         del self.calls[tool_call_id]
+        call.instance.model = None  # no cycle left: the record is freed at once
         return True
 
     def clear(self, reason: str) -> Effects:
@@ -370,6 +403,7 @@ class CallBook:
         effects = self.drop_in_flight(reason)
         for call in self.calls.values():
             call.dropped = True
+            call.instance.model = None
         self.calls.clear()
         self._settled.clear()
         return effects
@@ -410,11 +444,12 @@ class CallBook:
         self.in_flight -= 1
         heapq.heappush(self._settled, (call.seq, call.tool_call_id))
         effects: Effects = []
-        if outcome.source.id == "executing":
+        if outcome.source is _EXECUTING:
             self.executing -= 1
             if stop:
                 effects.append(("stop", call, reason))
-            self._start_queued(effects)
+            if self._queue:
+                self._start_queued(effects)
         effects.append(("settle", call, None))
         if len(self.calls) > self.max_history:
             self._evict()
@@ -435,3 +470,4 @@ class CallBook:
             call = calls.get(tool_call_id)
             if call is not None and call.seq == seq:  # not forgotten (or re-registered) since
                 del calls[tool_call_id]
+                call.instance.model = None

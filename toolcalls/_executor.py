@@ -5,16 +5,8 @@ that carries out its effects: it starts tasks and worker threads, arms timeouts,
 signals, wakes waiters and calls ``on_call_settled``. A tool's outcome goes back to the book as
 an event for the call's chart; the shell never sets a status.
 
-Errors::
-
-    ToolCallsError
-    ├── InvalidToolCall (ValueError)   register_call() got a malformed chunk; nothing changed
-    ├── InvalidTool (TypeError)        ToolExecutor() got a tool it cannot call
-    ├── ExecutorClosed (RuntimeError)  register_call() after aclose()
-    └── ToolAborted                    AbortSignal.raise_if_aborted(); wait() for a call
-                                       dropped by reset() or aclose()
-    KeyError                           wait() for an id that is not tracked
-
+Errors: ``InvalidToolCall``, ``InvalidTool``, ``ExecutorClosed`` and ``ToolAborted``, drawn with
+the rest of the tree in ``_errors``; ``KeyError`` from ``wait()`` for an id that is not tracked.
 How a call failed is not an exception but data: ``ToolCallState.error`` is a ``ToolError``
 whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``timeout`` or
 ``aborted``.
@@ -26,6 +18,7 @@ import asyncio
 import contextvars
 import inspect
 import logging
+from asyncio.events import _get_running_loop as _running_loop
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -34,9 +27,18 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._errors import ToolCallsError
+from ._errors import ExecutorClosed, InvalidToolCall, ToolAborted
 from ._execution import Call, CallBook, Effects, ToolCallState, ToolError
-from ._tools import AbortSignal, Tool, ToolAborted, ToolFunction, prepare_tool
+from ._tools import SCALARS as _SCALARS
+from ._tools import (
+    AbortSignal,
+    PreparedTool,
+    Tool,
+    ToolFunction,
+    copy_args,
+    is_async,
+    prepare_tool,
+)
 
 logger = logging.getLogger("toolcalls")
 
@@ -44,19 +46,6 @@ SettledCallback = Callable[[ToolCallState], object]
 #: How many failures of ``on_call_settled`` an executor remembers (the oldest are forgotten).
 CALLBACK_ERRORS_KEPT = 100
 _MISSING: Any = object()
-
-
-class InvalidToolCall(ToolCallsError, ValueError):
-    """A chunk ``register_call`` cannot read; ``field`` and ``reason`` say what is wrong."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"invalid tool call chunk: {field}: {reason}")
-        self.field = field
-        self.reason = reason
-
-
-class ExecutorClosed(ToolCallsError, RuntimeError):
-    """``register_call`` after ``aclose()``: a closed executor runs nothing."""
 
 
 class ToolCallReadyChunk(BaseModel):
@@ -115,6 +104,8 @@ class ToolExecutor:
         prepared = {name: prepare_tool(name, spec) for name, spec in tools.items()}
         self._book = CallBook(prepared, max_history, max_concurrency)
         self._on_call_settled = on_call_settled
+        # An async callback's coroutine needs a loop: every call needs one then.
+        self._callback_needs_loop = on_call_settled is not None and is_async(on_call_settled)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._draining: set[asyncio.Task[Any]] = set()  # stopped tools and callback tasks
@@ -130,20 +121,55 @@ class ToolExecutor:
         Accepts a mapping with ``toolCallId``/``toolName``/``args`` (or snake_case keys), a
         ``ToolCallReadyChunk``, or any object with ``tool_call_id``, ``tool_name``, ``args``
         attributes. Raises ``InvalidToolCall`` for a malformed chunk and ``ExecutorClosed``
-        after ``aclose()``, and ``RuntimeError`` for a registered tool when called without a
-        running event loop (or from another loop than the one it runs on); in every case
-        nothing changes.
+        after ``aclose()``, and ``RuntimeError`` when called without a running event loop (or
+        from another loop than the one it runs on) for a call that may need one (a registered
+        tool, or an ``async`` ``on_call_settled``); in every case nothing changes.
         """
         tool_call_id, tool_name, args = _read_chunk(chunk)
+        book = self._book
+        if self._closed or (
+            (tool_name in book.tools or self._callback_needs_loop)
+            and (self._loop is None or _running_loop() is not self._loop)
+        ):
+            self.check_open(tool_call_id, tool_name)  # raises, or binds the running loop
+        if tool_call_id in book.calls:
+            return False
+        flat = _SCALARS.issuperset(map(type, args.values()))  # is_flat, inlined
+        effects = book.admit(tool_call_id, tool_name, copy_args(args, flat), flat)
+        if effects:
+            self._apply(effects)
+        return True
+
+    # -- the typed entry points a session uses (arguments copied once, at the edge) ----------
+
+    def check_open(self, tool_call_id: str, tool_name: str) -> None:
+        """Raise, before anything changes, what ``register_call`` raises for a call that
+        cannot be taken now: ``ExecutorClosed``, or ``RuntimeError`` without a usable loop."""
         if self._closed:
             raise ExecutorClosed(f"cannot register call {tool_call_id!r}: the executor is closed")
-        if tool_name in self._book.tools:
-            self._bind_loop()  # the call may start a tool: fail now, before anything changes
-        effects = self._book.admit(tool_call_id, tool_name, args)
+        if tool_name in self._book.tools or self._callback_needs_loop:
+            self._bind_loop()  # the call may start a tool or a callback task: fail now
+
+    def admit(self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool) -> bool:
+        """Register a call whose arguments the executor now owns (nobody changes them after);
+        ``flat`` says whether ``is_flat(args)``. Return whether it is new. Call
+        ``check_open`` first."""
+        effects = self._book.admit(tool_call_id, tool_name, args, flat)
         if effects is None:
             return False
         if effects:
             self._apply(effects)
+        return True
+
+    def reject(
+        self, tool_call_id: str, tool_name: str, args: dict[str, Any], error: ToolError
+    ) -> bool:
+        """Track a call that cannot run, settled in ``error`` at once (``on_call_settled``
+        runs); return whether it is new. Call ``check_open`` first."""
+        effects = self._book.reject(tool_call_id, tool_name, args, error)
+        if effects is None:
+            return False
+        self._apply(effects)
         return True
 
     @property
@@ -283,40 +309,65 @@ class ToolExecutor:
         if not self._book.in_flight and self._idle:
             self._wake_idle()
 
+    # -- running a tool: the one place that knows where and how a tool runs ---------------
+    #
+    # ``_run`` launches a call's tool: an ``async def`` tool as a task on the loop, any other
+    # in a worker thread (the task awaits it). However it ends, ``_execute`` reports it to the
+    # book as one event for the call's chart (``succeed`` or ``fail``), and ``_stop`` abandons
+    # it. Nothing else touches tasks or threads of tools.
+
     def _run(self, call: Call) -> None:
         tool = call.tool
         assert tool is not None
         loop = self._loop or self._bind_loop()
         signal = call.signal = AbortSignal()
-        call.handle = loop.create_task(self._execute(call, signal))
+        call.handle = loop.create_task(self._execute(call, tool, signal))
         if tool.timeout is not None:
             call.timer = loop.call_later(tool.timeout, self._time_out, call)
 
-    async def _execute(self, call: Call, signal: AbortSignal) -> None:
-        """Run the tool and report how it ended to the book, as an event for its chart."""
-        tool = call.tool
-        assert tool is not None
+    async def _execute(self, call: Call, tool: PreparedTool, signal: AbortSignal) -> None:
+        """Run the tool and report how it ended to the book, as an event for its chart.
+
+        Whatever the tool raises is data (kind ``tool_raised``), ``SystemExit`` included: a
+        tool cannot end the host. A ``KeyboardInterrupt`` raised on the loop thread settles the
+        call and goes on, so Ctrl-C still stops the program."""
         try:
             if tool.is_async:
                 result = await tool.invoke(call.bound, signal)
             else:
-                loop = self._loop or self._bind_loop()
-                run = contextvars.copy_context().run
-                result = await loop.run_in_executor(None, run, tool.invoke, call.bound, signal)
-                if inspect.isawaitable(result):
-                    result = await result
+                result = await self._in_thread(tool, call.bound, signal)
         except asyncio.CancelledError:
-            if not signal.aborted:  # cancelled by someone else: the call must still settle
-                self._apply(self._book.fail(call, ToolError.aborted(tool.name, "cancelled")))
-            raise
+            if signal.aborted:  # we stopped it: the book already settled or dropped the call
+                raise
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # someone else cancelled the task
+                self._apply(self._book.cancelled(call))
+                raise
+            # The tool raised CancelledError itself (it awaited something cancelled).
+            self._apply(self._book.fail(call, ToolError.aborted(tool.name, "cancelled")))
         except ToolAborted as exc:
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, exc.reason)))
         except BaseException as exc:
             self._apply(self._book.fail(call, ToolError.tool_raised(tool.name, exc)))
-            if not isinstance(exc, Exception):
+            if isinstance(exc, KeyboardInterrupt) and tool.is_async:
                 raise
         else:
             self._apply(self._book.succeed(call, result))
+
+    async def _in_thread(self, tool: PreparedTool, bound: Any, signal: AbortSignal) -> Any:
+        """Run a plain tool in a worker thread (with the caller's context variables); what it
+        raises there, ``SystemExit`` included, comes back here as an exception."""
+        loop = self._loop or self._bind_loop()
+        run = contextvars.copy_context().run
+        outcome: _ThreadOutcome = await loop.run_in_executor(
+            None, _call_catching, run, tool.invoke, bound, signal
+        )
+        if outcome.raised is not None:
+            raise outcome.raised
+        result = outcome.value
+        if inspect.isawaitable(result):
+            result = await result
+        return result
 
     def _time_out(self, call: Call) -> None:
         call.timer = None
@@ -375,7 +426,13 @@ class ToolExecutor:
             self._callback_failed(state, exc)
             return
         if inspect.isawaitable(outcome):
-            loop = self._loop or self._bind_loop()
+            try:
+                loop = self._bind_loop()
+            except RuntimeError as exc:  # a plain callback returned an awaitable, off any loop
+                if inspect.iscoroutine(outcome):
+                    outcome.close()
+                self._callback_failed(state, exc)
+                return
             task = loop.create_task(_await(outcome))
             self._draining.add(task)
             task.add_done_callback(lambda done: self._callback_done(state, done))
@@ -399,6 +456,25 @@ class ToolExecutor:
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
+
+
+@dataclass(frozen=True, slots=True)
+class _ThreadOutcome:
+    """How a tool ended in its worker thread: its return value, or what it raised."""
+
+    value: Any = None
+    raised: BaseException | None = None
+
+
+def _call_catching(
+    run: Callable[..., Any], invoke: Callable[[Any, AbortSignal], Any], bound: Any, signal: Any
+) -> _ThreadOutcome:
+    """Call the tool in the worker thread, catching everything it raises there: the thread
+    pool would hand a ``SystemExit`` to the loop as-is, and it would end the host."""
+    try:
+        return _ThreadOutcome(run(invoke, bound, signal))
+    except BaseException as exc:
+        return _ThreadOutcome(raised=exc)
 
 
 def _read_chunk(chunk: Any) -> tuple[str, str, Mapping[str, Any]]:

@@ -8,10 +8,12 @@ N bytes costs time linear in N.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
 
 class _Unset:
@@ -35,6 +37,11 @@ class _Unset:
 
 
 UNSET: Final = _Unset()
+
+
+Status = Literal["pending", "running", "done", "error"]
+STATUSES: tuple[Status, ...] = ("pending", "running", "done", "error")
+FINISHED: frozenset[str] = frozenset({"done", "error"})
 
 
 class CallRecord:
@@ -83,8 +90,45 @@ class CallRecord:
         return value
 
 
-class _ConstantError(ValueError):
-    """``NaN``, ``Infinity`` or ``-Infinity``, which JSON.parse rejects and Python accepts."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """An immutable snapshot of one call, as the seed defines it.
+
+    ``args``, ``result`` and ``error`` are ``UNSET`` until the call has them (``None`` is a
+    real value). The snapshot holds its own copies: changing them never changes the tracker.
+    """
+
+    id: str
+    name: str
+    args_text: str
+    args: Any = UNSET
+    status: Status
+    result: Any = UNSET
+    error: Any = UNSET
+
+    @property
+    def has_args(self) -> bool:
+        return self.args is not UNSET
+
+    @property
+    def has_result(self) -> bool:
+        return self.result is not UNSET
+
+    @property
+    def has_error(self) -> bool:
+        return self.error is not UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed's wire shape: camelCase keys, keys that are not set left out."""
+        data: dict[str, Any] = {"id": self.id, "name": self.name, "argsText": self.args_text}
+        if self.args is not UNSET:
+            data["args"] = copy.deepcopy(self.args)
+        data["status"] = self.status
+        if self.result is not UNSET:
+            data["result"] = copy.deepcopy(self.result)
+        if self.error is not UNSET:
+            data["error"] = copy.deepcopy(self.error)
+        return data
 
 
 #: How deeply arguments may nest. JSON.parse allows more, but a deeper value could not be

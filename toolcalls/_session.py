@@ -24,16 +24,12 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from types import MappingProxyType, TracebackType
 from typing import Any, Self
 
-from ._errors import InvalidEvent, ToolCallsError
+from ._errors import InvalidEvent, SessionClosed
 from ._execution import ToolCallState, ToolError
 from ._executor import ToolExecutor
 from ._tools import Tool, ToolFunction
 from ._tracker import Outcome, ToolCallTracker
 from .events import ToolCallEvent
-
-
-class SessionClosed(ToolCallsError, RuntimeError):
-    """An event was applied after ``finish()`` or ``aclose()``."""
 
 
 class ToolCallSession:

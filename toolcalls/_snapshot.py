@@ -17,8 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ._errors import SnapshotError
-from ._record import UNSET, parse_json
-from ._tracker import FINISHED, Status, ToolCall
+from ._record import FINISHED, UNSET, Status, ToolCall, parse_json
 from .events import NonEmpty
 
 FORMAT = "toolcalls.tracker"

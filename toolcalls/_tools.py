@@ -17,11 +17,8 @@ Validation runs when the call is registered, before any execution; its failure i
 (``ArgumentsInvalid`` carries pydantic's error list), never a call of the tool. ``async def``
 tools run on the loop; any other callable runs in a worker thread.
 
-Errors (under ``ToolCallsError``)::
-
-    InvalidTool (TypeError)      a tool the executor cannot call: raised at construction
-    ToolAborted                  the call was aborted: ``AbortSignal.raise_if_aborted()``,
-                                 ``ToolExecutor.wait()`` for a call reset or closed
+Errors: ``InvalidTool`` at construction, ``ToolAborted`` from ``AbortSignal.raise_if_aborted()``
+(both in ``_errors``, with the rest of the tree).
 """
 
 from __future__ import annotations
@@ -42,7 +39,7 @@ import typing_extensions
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.errors import PydanticUserError
 
-from ._errors import ToolCallsError
+from ._errors import InvalidTool, ToolAborted
 
 logger = logging.getLogger("toolcalls")
 
@@ -53,26 +50,6 @@ _RAW_ANNOTATIONS: frozenset[Any] = frozenset(
     {inspect.Parameter.empty, Any, dict, Mapping, MutableMapping}
 )
 _signal_lock = threading.Lock()
-
-
-class InvalidTool(ToolCallsError, TypeError):
-    """A tool the executor cannot call (not callable, unreadable signature, ``*args``...).
-
-    Raised by ``ToolExecutor(...)``; ``tool_name`` and ``reason`` are kept as attributes.
-    """
-
-    def __init__(self, tool_name: str, reason: str) -> None:
-        super().__init__(f"tool {tool_name!r}: {reason}")
-        self.tool_name = tool_name
-        self.reason = reason
-
-
-class ToolAborted(ToolCallsError):
-    """The call was aborted; ``reason`` says why (``"reset"``, ``"closed"``, ``"timeout"``...)."""
-
-    def __init__(self, reason: str | None) -> None:
-        super().__init__(f"tool call aborted: {reason}" if reason else "tool call aborted")
-        self.reason = reason
 
 
 class AbortSignal:
@@ -107,12 +84,15 @@ class AbortSignal:
 
     async def wait(self) -> str | None:
         """Wait on the event loop until the call is aborted; return the reason."""
-        if not self.aborted:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            if self._waiters is None:
-                self._waiters = []
-            self._waiters.append(waiter)
-            await waiter
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        with _signal_lock:
+            if not self.aborted:
+                if self._waiters is None:
+                    self._waiters = []
+                self._waiters.append(waiter)
+            else:
+                waiter.set_result(None)
+        await waiter
         return self._reason
 
     def wait_sync(self, timeout: float | None = None) -> bool:
@@ -131,12 +111,13 @@ class AbortSignal:
 
         It runs on the event loop thread; an exception it raises is logged and dropped.
         """
-        if self.aborted:
-            _run_abort_callback(callback, self)
-            return
-        if self._callbacks is None:
-            self._callbacks = []
-        self._callbacks.append(callback)
+        with _signal_lock:  # abort() from another thread must not slip in between
+            if not self.aborted:
+                if self._callbacks is None:
+                    self._callbacks = []
+                self._callbacks.append(callback)
+                return
+        _run_abort_callback(callback, self)
 
     def abort(self, reason: str | None = None) -> None:
         """Mark the call aborted and wake every waiter. The executor calls this; a second call
@@ -146,15 +127,15 @@ class AbortSignal:
                 return
             self._reason = reason
             self.aborted = True
-            event = self._event
+            event, waiters, callbacks = self._event, self._waiters, self._callbacks
+            self._waiters = self._callbacks = None
         if event is not None:
             event.set()
-        for waiter in self._waiters or ():
+        for waiter in waiters or ():
             if not waiter.done():
                 waiter.set_result(None)
-        for callback in self._callbacks or ():
+        for callback in callbacks or ():
             _run_abort_callback(callback, self)
-        self._waiters = self._callbacks = None
 
     def __repr__(self) -> str:
         state = f"aborted: {self._reason!r}" if self.aborted else "not aborted"
@@ -204,12 +185,14 @@ class PreparedTool:
     bind: Callable[[Mapping[str, Any]], Any]
     invoke: Callable[[Any, AbortSignal], Any]
 
-    def validate(self, args: Mapping[str, Any], flat: bool | None = None) -> Any:
-        """What ``invoke`` takes for these arguments (built from a copy of them, so the tool
-        shares nothing with the caller; ``flat`` says whether ``is_flat(args)``, if known);
-        raises ``ArgumentsInvalid``."""
+    def validate(self, args: Mapping[str, Any], flat: bool) -> Any:
+        """What ``invoke`` takes for these arguments, sharing nothing with ``args`` (raw tools
+        get a copy; validated ones get what pydantic builds, from a copy when the arguments
+        nest); ``flat`` says whether ``is_flat(args)``. Raises ``ArgumentsInvalid``."""
+        if self.mode == "raw":
+            return copy_args(args, flat)
         try:
-            return self.bind(copy_args(args, flat))
+            return self.bind(args if flat else copy_args(args, flat))
         except ValidationError as exc:
             raise ArgumentsInvalid(_error_list(exc)) from None
         except Exception as exc:  # a validator of the tool's own types raised something else
@@ -255,14 +238,16 @@ def prepare_tool(name: str, spec: ToolFunction | Tool) -> PreparedTool:
         name=name,
         function=function,
         mode=mode,
-        is_async=_is_async(function),
+        is_async=is_async(function),
         timeout=tool.timeout,
         bind=bind,
         invoke=_invoker(function, parameters, signal, call, mode),
     )
 
 
-def _is_async(function: ToolFunction) -> bool:
+def is_async(function: Any) -> bool:
+    """Whether calling ``function`` returns a coroutine (an ``async def`` or a callable object
+    with an ``async def __call__``)."""
     call = getattr(type(function), "__call__", None)  # noqa: B004 - a class may define it async
     return inspect.iscoroutinefunction(function) or (
         not inspect.isroutine(function) and inspect.iscoroutinefunction(call)
@@ -296,19 +281,17 @@ def _is_structured(annotation: Any) -> bool:
     return dataclasses.is_dataclass(annotation) or typing_extensions.is_typeddict(annotation)
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def is_flat(args: Mapping[str, Any]) -> bool:
     """Whether every argument is a plain scalar (so a one-level copy shares nothing)."""
-    return _SCALARS.issuperset(map(type, args.values()))
+    return SCALARS.issuperset(map(type, args.values()))
 
 
-def copy_args(args: Mapping[str, Any], flat: bool | None = None) -> dict[str, Any]:
+def copy_args(args: Mapping[str, Any], flat: bool) -> dict[str, Any]:
     """An independent copy of a call's arguments: flat arguments (the usual case) are copied
     one level, nested ones deeply, so no one shares a list or dict with anyone else."""
-    if flat is None:
-        flat = is_flat(args)
     return dict(args) if flat else copy.deepcopy(dict(args))
 
 

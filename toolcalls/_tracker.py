@@ -17,7 +17,8 @@ from statecharts import Instance, compile_chart
 
 from ._chart import ToolCallChart
 from ._errors import InvalidEvent
-from ._record import UNSET, CallRecord
+from ._record import FINISHED, STATUSES, CallRecord, Status, ToolCall
+from ._snapshot import read_snapshot, take_snapshot
 from .events import (
     EVENT_TYPES,
     DeltaEvent,
@@ -30,10 +31,7 @@ from .events import (
     unknown_type_reason,
 )
 
-Status = Literal["pending", "running", "done", "error"]
 Reason = Literal["unknown_id", "duplicate_start", "not_allowed"]
-STATUSES: tuple[Status, ...] = ("pending", "running", "done", "error")
-FINISHED: frozenset[str] = frozenset({"done", "error"})
 
 _CHART = compile_chart(ToolCallChart)
 _MISSING: Any = object()
@@ -85,47 +83,6 @@ def _outcome_table() -> dict[tuple[str, bool, str | None], Outcome]:
 
 
 _OUTCOMES: Final = _outcome_table()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
-    """An immutable snapshot of one call, as the seed defines it.
-
-    ``args``, ``result`` and ``error`` are ``UNSET`` until the call has them (``None`` is a
-    real value). The snapshot holds its own copies: changing them never changes the tracker.
-    """
-
-    id: str
-    name: str
-    args_text: str
-    args: Any = UNSET
-    status: Status
-    result: Any = UNSET
-    error: Any = UNSET
-
-    @property
-    def has_args(self) -> bool:
-        return self.args is not UNSET
-
-    @property
-    def has_result(self) -> bool:
-        return self.result is not UNSET
-
-    @property
-    def has_error(self) -> bool:
-        return self.error is not UNSET
-
-    def to_dict(self) -> dict[str, Any]:
-        """The seed's wire shape: camelCase keys, keys that are not set left out."""
-        data: dict[str, Any] = {"id": self.id, "name": self.name, "argsText": self.args_text}
-        if self.args is not UNSET:
-            data["args"] = copy.deepcopy(self.args)
-        data["status"] = self.status
-        if self.result is not UNSET:
-            data["result"] = copy.deepcopy(self.result)
-        if self.error is not UNSET:
-            data["error"] = copy.deepcopy(self.error)
-        return data
 
 
 def _copied(value: Any, field_name: str) -> Any:
@@ -291,8 +248,6 @@ class ToolCallTracker:
 
         Raises ``SnapshotError`` naming the call and field whose value JSON cannot hold.
         """
-        from ._snapshot import take_snapshot
-
         return take_snapshot(self._max_history, self.list())
 
     @classmethod
@@ -301,8 +256,6 @@ class ToolCallTracker:
         goes on as the original would. Values are the picture's JSON (a tuple result comes back
         as a list). Raises ``SnapshotError`` naming the field for an unknown version or a
         damaged snapshot."""
-        from ._snapshot import read_snapshot
-
         max_history, calls = read_snapshot(snapshot)
         tracker = cls(max_history=max_history)
         for seq, call in enumerate(calls):

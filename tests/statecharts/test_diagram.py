@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -46,14 +45,6 @@ from statecharts._diagram import diagram_of, dot_digest, svg_dot_digest
 from .charts import DIFFERENTIAL, Door, Shop
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-#: Marks tests that run Graphviz's ``dot``: skipped where it is missing, except in CI (``CI``
-#: set), which installs it, so there they fail rather than pass unseen.
-needs_dot = pytest.mark.skipif(
-    shutil.which("dot") is None and not os.environ.get("CI"),
-    reason="Graphviz's 'dot' is not installed (apt-get install graphviz); CI installs it",
-)
 
 
 def callback(
@@ -297,6 +288,45 @@ def test_convention_callbacks_are_drawn_only_when_defined() -> None:
     )
 
 
+def test_convention_callbacks_the_ir_says_the_chart_defines_are_drawn() -> None:
+    chart = replace(order_chart(), attributes=frozenset({"on_enter_paid"}))
+    paid = diagram_of(chart).states[1]
+    assert paid.entry == ("send_receipt", "on_enter_paid")
+
+
+@pytest.mark.parametrize("name", sorted(COMPARED))
+def test_renderers_read_the_ir_only(name: str) -> None:
+    """D1: the same description as a plain ``ChartDef`` (no class behind it) draws the same."""
+    chart = compile_chart(COMPARED[name])
+    plain = ChartDef(
+        name=chart.name,
+        qualname=chart.qualname,
+        states=chart.states,
+        events=chart.events,
+        transitions=chart.transitions,
+        flags=chart.flags,
+        attributes=chart.attributes,
+    )
+    assert to_dot(plain) == to_dot(chart)
+    assert to_mermaid(plain) == to_mermaid(chart)
+
+
+def test_importing_the_packages_never_loads_graphviz() -> None:
+    """D2: ``graphviz`` is imported when a DOT diagram is drawn, not before."""
+    probe = (
+        "import sys, statecharts, toolcalls, statecharts.__main__, toolcalls.__main__; "
+        "before = 'graphviz' in sys.modules; "
+        "statecharts.to_mermaid(statecharts.compile_chart(toolcalls.ToolCallChart)); "
+        "mermaid = 'graphviz' in sys.modules; "
+        "statecharts.to_dot(statecharts.compile_chart(toolcalls.ToolCallChart)); "
+        "print(before, mermaid, 'graphviz' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "False", "True"]
+
+
 def test_compiled_chart_shows_the_conventions_its_class_defines() -> None:
     door = diagram_of(compile_chart(Door))
     assert [(s.id, s.entry, s.exit) for s in door.states] == [
@@ -491,7 +521,7 @@ def _svg_texts(svg: bytes) -> dict[str, list[str]]:
     }
 
 
-@needs_dot
+@pytest.mark.graphviz
 @pytest.mark.parametrize("name", sorted(COMPARED))
 def test_svg_shows_every_state_and_transition_label(name: str) -> None:
     chart = compile_chart(COMPARED[name])
@@ -508,7 +538,7 @@ def test_svg_shows_every_state_and_transition_label(name: str) -> None:
     assert svg_dot_digest(svg) == dot_digest(to_dot(chart))
 
 
-@needs_dot
+@pytest.mark.graphviz
 def test_png_is_rendered_by_graphviz() -> None:
     assert render(order_chart(), "png").startswith(b"\x89PNG\r\n\x1a\n")
 

@@ -15,11 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from statecharts import Coverage, GraphvizNotFound, compile_chart, to_dot, to_mermaid
+from statecharts import (
+    Coverage,
+    GraphvizNotFound,
+    ManifestError,
+    compile_chart,
+    to_dot,
+    to_mermaid,
+)
 from statecharts.__main__ import main
 from statecharts._diagram import dot_digest, svg_dot_digest
 from statecharts._manifest import (
-    ManifestError,
     Stale,
     describe_stale,
     read_manifest,
@@ -28,7 +34,7 @@ from statecharts._manifest import (
 )
 
 from .charts import Door, Recorder, Ticker
-from .test_diagram import ROOT, needs_dot
+from .test_diagram import ROOT
 
 
 def test_committed_diagrams_are_current(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,7 +71,7 @@ def test_manifest_entries_are_read_in_name_order(scratch: Path) -> None:
     assert [(e.name, e.target) for e in entries] == sorted(CHARTS.items())
 
 
-@needs_dot
+@pytest.mark.graphviz
 def test_regenerate_writes_dot_mermaid_and_svg_for_every_entry(scratch: Path) -> None:
     written = regenerate(scratch)
     assert sorted(map(str, written)) == [
@@ -311,7 +317,7 @@ def test_missing_dot_fails_with_one_line_and_status_2_but_dot_output_works(
     )
 
 
-@needs_dot
+@pytest.mark.graphviz
 def test_command_line_renders_svg_and_png(tmp_path: Path) -> None:
     for name in ("order.svg", "order.png"):
         done = _run(["diagram", "tests.statecharts.test_diagram:Turnstile", "-o", name], tmp_path)
@@ -367,3 +373,15 @@ def test_broken_inputs_are_one_line_with_status_2(
     assert error.startswith("statecharts: error: ")
     assert message in error
     assert error.count("\n") == 1
+
+
+def test_version_names_the_command_and_the_installed_version(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """L5: ``statecharts --version``."""
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"statecharts {version('toolcalls')}\n"

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._base import AdapterError, StreamAdapter, _Call, text_field
+from .._errors import InvalidChunk
+from ._base import StreamAdapter, _Call, text_field
 from ._base import field as get
 
 
@@ -38,9 +39,9 @@ class AISDKAdapter(StreamAdapter):
             self._book.ready(call)
 
     def _input_error(self, chunk: Any) -> None:
+        message = text_field(chunk, "errorText", "tool-input-error") or "invalid tool input"
         call = self._call(chunk, start=True)
         if call is not None:
-            message = text_field(chunk, "errorText", "tool-input-error") or "invalid tool input"
             self._book.fail(call, "invalid_input", message)
 
     def _output(self, chunk: Any) -> None:
@@ -68,7 +69,7 @@ class AISDKAdapter(StreamAdapter):
     def _id(self, chunk: Any) -> str:
         call_id = get(chunk, "toolCallId")
         if not isinstance(call_id, str) or not call_id:
-            raise AdapterError(f"{get(chunk, 'type')}.toolCallId", "missing or not a string")
+            raise InvalidChunk(f"{get(chunk, 'type')}.toolCallId", "missing or not a string")
         return call_id
 
     def _call(self, chunk: Any, *, start: bool) -> _Call | None:
@@ -77,7 +78,7 @@ class AISDKAdapter(StreamAdapter):
         if call is None and start:
             name = text_field(chunk, "toolName", str(get(chunk, "type")))
             if not name:
-                raise AdapterError(f"{get(chunk, 'type')}.toolName", "missing")
+                raise InvalidChunk(f"{get(chunk, 'type')}.toolName", "missing")
             call = self._book.start(call_id, name)
         return call
 

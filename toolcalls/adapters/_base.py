@@ -17,21 +17,12 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Ma
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .._errors import ToolCallsError
+from .._errors import InvalidChunk
 
 Event = dict[str, Any]
 
 #: ``kind`` of the error event that ends a call whose arguments were cut off.
 TRUNCATED = "truncated"
-
-
-class AdapterError(ToolCallsError, ValueError):
-    """A chunk is not what the provider's protocol says it can be; names where and why."""
-
-    def __init__(self, where: str, reason: str) -> None:
-        self.where = where
-        self.reason = reason
-        super().__init__(f"{where}: {reason}")
 
 
 @dataclass(slots=True)
@@ -190,10 +181,10 @@ def field2(obj: Any, wire: str, python: str) -> Any:
 
 
 def text_field(obj: Any, name: str, where: str) -> str:
-    """A string field that may be absent (``""``); anything else is an ``AdapterError``."""
+    """A string field that may be absent (``""``); anything else is an ``InvalidChunk``."""
     value = field(obj, name)
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise AdapterError(f"{where}.{name}", f"expected a string, got {type(value).__name__}")
+        raise InvalidChunk(f"{where}.{name}", f"expected a string, got {type(value).__name__}")
     return value

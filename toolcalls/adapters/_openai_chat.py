@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._base import AdapterError, Event, StreamAdapter, _Call
+from .._errors import InvalidChunk
+from ._base import Event, StreamAdapter, _Call
 from ._base import field as get
 
 _COMPLETE = frozenset({"tool_calls", "stop", "function_call"})
@@ -57,31 +58,19 @@ class OpenAIChatAdapter(StreamAdapter):
         choices = get(chunk, "choices")
         if not choices:
             return []
-        book = self._book
-        for choice in choices:
-            number = get(choice, "index") or 0
-            delta = get(choice, "delta")
-            tool_calls = None if delta is None else get(delta, "tool_calls")
-            if tool_calls:
-                for fragment in tool_calls:
-                    self._fragment(number, fragment)
-            reason = get(choice, "finish_reason")
+        # Read the whole chunk first: a malformed part raises before anything changed.
+        steps = [_read_choice(choice) for choice in choices]
+        for number, fragments, reason in steps:
+            for index, call_id, name, arguments in fragments:
+                self._fragment(number, index, call_id, name, arguments)
             if reason is not None:
                 self._finish_choice(number, reason)
+        book = self._book
         return book.take() if book.out else []
 
-    def _fragment(self, number: int, fragment: Any) -> None:
-        index = get(fragment, "index")
-        if index is None:
-            index = 0  # a few servers leave it out when there is one call
-        elif type(index) is not int:
-            raise AdapterError("choices[].delta.tool_calls[].index", "expected an integer")
-        call_id = get(fragment, "id") or None
-        function = get(fragment, "function")
-        name = arguments = None
-        if function is not None:
-            name = get(function, "name") or None
-            arguments = get(function, "arguments")
+    def _fragment(
+        self, number: int, index: int, call_id: str | None, name: str | None, arguments: str
+    ) -> None:
         slot = self._slot((number, index), call_id)
         call = slot.call
         if call is None:
@@ -136,3 +125,37 @@ class OpenAIChatAdapter(StreamAdapter):
                 call = slot.call = self._book.start(slot.given_id or self._new_id(), "(unnamed)")
                 self._by_choice.setdefault(key[0], []).append(call)
         return super().finish()
+
+
+_Fragment = tuple[int, str | None, str | None, str]
+
+
+def _read_choice(choice: Any) -> tuple[int, list[_Fragment], str | None]:
+    """(choice index, its tool call fragments, its finish reason), every type checked."""
+    number = _typed(get(choice, "index"), int, "choices[].index") or 0
+    delta = get(choice, "delta")
+    tool_calls = None if delta is None else get(delta, "tool_calls")
+    fragments: list[_Fragment] = []
+    for fragment in tool_calls or ():
+        # A few servers leave the index out when there is one call.
+        index = _typed(get(fragment, "index"), int, "tool_calls[].index") or 0
+        call_id = _typed(get(fragment, "id"), str, "tool_calls[].id") or None
+        function = get(fragment, "function")
+        name, arguments = None, ""
+        if function is not None:
+            name = _typed(get(function, "name"), str, "tool_calls[].function.name") or None
+            arguments = _typed(get(function, "arguments"), str, "tool_calls[].function.arguments")
+        fragments.append((index, call_id, name, arguments or ""))
+    reason = _typed(get(choice, "finish_reason"), str, "choices[].finish_reason")
+    return number, fragments, reason
+
+
+def _typed(value: Any, kind: type, where: str) -> Any:
+    """``value`` if it is ``None`` or of ``kind`` (a ``bool`` is not an ``int``)."""
+    if value is None or (type(value) is kind) or (isinstance(value, kind) and kind is str):
+        return value
+    expected = "an integer" if kind is int else "a string"
+    raise InvalidChunk(
+        f"choices[].delta.{where}" if "tool_calls" in where else where,
+        f"expected {expected}, got {type(value).__name__}",
+    )

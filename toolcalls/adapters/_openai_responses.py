@@ -44,9 +44,10 @@ class OpenAIResponsesAdapter(StreamAdapter):
     def _item_done(self, chunk: Any) -> None:
         item = get(chunk, "item")
         if item is not None and get(item, "type") == "function_call":
+            arguments = text_field(item, "arguments", "item")
             call = self._route(chunk) or self._added(chunk)
             if call is not None:
-                self._complete(call, text_field(item, "arguments", "item"))
+                self._complete(call, arguments)
 
     def _completed(self, chunk: Any) -> None:
         self._settle_all(get(chunk, "response"))
@@ -68,12 +69,14 @@ class OpenAIResponsesAdapter(StreamAdapter):
         item = get(chunk, "item")
         if item is None or get(item, "type") != "function_call":
             return None
-        call_id = get(item, "call_id") or get(item, "id") or self._new_id()
+        name = text_field(item, "name", "item")
+        arguments = text_field(item, "arguments", "item")
+        call_id = text_field(item, "call_id", "item") or text_field(item, "id", "item")
         book = self._book
-        call = book.calls.get(call_id)
+        call = book.calls.get(call_id) if call_id else None
         if call is None:
-            call = book.start(call_id, text_field(item, "name", "item") or "(unnamed)")
-            book.delta(call, text_field(item, "arguments", "item"))
+            call = book.start(call_id or self._new_id(), name or "(unnamed)")
+            book.delta(call, arguments)
         index = get(chunk, "output_index")
         if index is not None:
             self._by_index[index] = call
@@ -105,11 +108,19 @@ class OpenAIResponsesAdapter(StreamAdapter):
         """``response.completed``: calls whose done events never came take their arguments
         from the final output items."""
         book = self._book
-        for item in (get(response, "output") or ()) if response is not None else ():
-            if get(item, "type") == "function_call":
-                call = book.calls.get(get(item, "call_id") or "")
-                if call is not None and call.open:
-                    self._complete(call, text_field(item, "arguments", "item"))
+        output = (get(response, "output") or ()) if response is not None else ()
+        finals = [
+            (
+                text_field(item, "call_id", "response.output[]"),
+                text_field(item, "arguments", "response.output[]"),
+            )
+            for item in output
+            if get(item, "type") == "function_call"
+        ]
+        for call_id, arguments in finals:
+            call = book.calls.get(call_id)
+            if call is not None and call.open:
+                self._complete(call, arguments)
         for call in book.open_calls():
             book.ready(call)
 

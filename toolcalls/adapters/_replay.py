@@ -18,20 +18,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidEvent, ToolCallsError
-from .._record import reject_constant
+from .._errors import InvalidChunk, InvalidEvent
+from .._record import ToolCall, reject_constant
 from .._session import ToolCallSession
 from .._tools import Tool, ToolFunction
-from .._tracker import ToolCall, ToolCallTracker
+from .._tracker import ToolCallTracker
 from . import ADAPTERS
-from ._base import AdapterError, Event
+from ._base import Event
 
 #: Every ``--format``: ``native`` (our own events) and one per adapter.
 FORMATS: tuple[str, ...] = ("native", *ADAPTERS)
 
 
-class ReplayInputError(ToolCallsError, ValueError):
-    """A line of the recording, or the ``--tools`` registry, cannot be used."""
+class ReplayInputError(Exception):
+    """A line of the recording, or the ``--tools`` registry, cannot be used (the command line
+    turns it into exit status 2)."""
 
     def __init__(self, line: int | None, problem: str) -> None:
         self.line = line
@@ -76,7 +77,7 @@ def native_events(lines: Iterable[str], fmt: str) -> list[tuple[int, Event]]:
             raise ReplayInputError(number, f"expected a JSON object, got {type(payload).__name__}")
         try:
             events.extend((number, event) for event in adapter.feed(payload))
-        except AdapterError as error:
+        except InvalidChunk as error:
             raise ReplayInputError(number, str(error)) from None
     events.extend((number, event) for event in adapter.finish())
     return events

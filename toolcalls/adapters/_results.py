@@ -13,8 +13,7 @@ import json
 from typing import Any
 
 from .._execution import ToolCallState
-from .._tracker import ToolCall
-from ._base import AdapterError
+from .._record import ToolCall
 
 Settled = ToolCallState | ToolCall
 
@@ -26,14 +25,14 @@ def _outcome(call: Settled) -> tuple[str, str, bool, Any]:
             return call.tool_call_id, call.tool_name, True, call.result
         if call.status == "error" and call.error is not None:
             return call.tool_call_id, call.tool_name, False, call.error.to_dict()
-        raise AdapterError("call", f"{call.tool_call_id} has not settled (it is {call.status})")
+        raise ValueError(f"call {call.tool_call_id} has not settled (it is {call.status})")
     if isinstance(call, ToolCall):
         if call.status == "done":
             return call.id, call.name, True, call.result
         if call.status == "error":
             return call.id, call.name, False, call.error
-        raise AdapterError("call", f"{call.id} has not settled (it is {call.status})")
-    raise AdapterError("call", f"expected a ToolCallState or ToolCall, got {type(call).__name__}")
+        raise ValueError(f"call {call.id} has not settled (it is {call.status})")
+    raise TypeError(f"expected a ToolCallState or ToolCall, got {type(call).__name__}")
 
 
 def _text(value: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolcalls.adapters import AdapterError, AISDKAdapter
+from toolcalls.adapters import AISDKAdapter, InvalidChunk
 
 from .support import calls, summary
 
@@ -90,5 +90,5 @@ def test_quirk_stream_cut_off_mid_input_truncates(end: dict | None) -> None:
 
 
 def test_a_chunk_without_a_tool_call_id_is_refused() -> None:
-    with pytest.raises(AdapterError, match=r"tool-input-start\.toolCallId"):
+    with pytest.raises(InvalidChunk, match=r"tool-input-start\.toolCallId"):
         AISDKAdapter().feed({"type": "tool-input-start", "toolName": "f"})

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from google.genai import types
 
-from toolcalls.adapters import AdapterError, GeminiAdapter
+from toolcalls.adapters import GeminiAdapter, InvalidChunk
 
 from .support import calls, summary
 
@@ -153,5 +153,5 @@ def test_a_bad_json_path_is_refused_naming_it() -> None:
     bad = chunk(
         {"partialArgs": [{"jsonPath": "location", "stringValue": "x"}], "willContinue": True}
     )
-    with pytest.raises(AdapterError, match=r"jsonPath.*not a JSON path"):
+    with pytest.raises(InvalidChunk, match=r"jsonPath.*not a JSON path"):
         adapter.feed(bad)

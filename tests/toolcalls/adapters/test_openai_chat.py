@@ -170,7 +170,7 @@ def test_text_usage_and_empty_choices_make_no_events() -> None:
 
 
 def test_a_non_integer_index_is_refused_naming_the_field() -> None:
-    from toolcalls.adapters import AdapterError
+    from toolcalls.adapters import InvalidChunk
 
-    with pytest.raises(AdapterError, match=r"tool_calls\[\]\.index"):
+    with pytest.raises(InvalidChunk, match=r"tool_calls\[\]\.index"):
         OpenAIChatAdapter().feed(chat_chunk({"index": "0", "function": {"name": "f"}}))

@@ -75,7 +75,9 @@ def test_a_line_that_is_not_json_names_its_number() -> None:
 
 def test_a_chunk_the_adapter_refuses_names_its_line() -> None:
     lines = ['{"type": "tool-input-start", "toolName": "f"}']
-    with pytest.raises(ReplayInputError, match=r"line 1: tool-input-start\.toolCallId"):
+    with pytest.raises(
+        ReplayInputError, match=r"line 1: invalid provider chunk: tool-input-start\.toolCallId"
+    ):
         native_events(lines, "ai-sdk")
 
 

@@ -11,7 +11,6 @@ import pytest
 
 from toolcalls import ToolCall, ToolCallState, ToolError
 from toolcalls.adapters import (
-    AdapterError,
     GeminiAdapter,
     OpenAIChatAdapter,
     ai_sdk_tool_output,
@@ -115,9 +114,9 @@ def test_tracker_snapshots_work_too() -> None:
 
 def test_an_unsettled_call_is_refused() -> None:
     running = ToolCall(id="c1", name="f", args_text="{}", args={}, status="running")
-    with pytest.raises(AdapterError, match="c1 has not settled"):
+    with pytest.raises(ValueError, match="c1 has not settled"):
         openai_chat_tool_message(running)
-    with pytest.raises(AdapterError, match="expected a ToolCallState or ToolCall"):
+    with pytest.raises(TypeError, match="expected a ToolCallState or ToolCall"):
         openai_chat_tool_message({"id": "c1"})  # type: ignore[arg-type]
 
 
