@@ -32,14 +32,16 @@ class OpenAIResponsesAdapter(StreamAdapter):
         self._by_item.clear()
 
     def _delta(self, chunk: Any) -> None:
+        text = text_field(chunk, "delta", "delta")
         call = self._route(chunk)
         if call is not None:
-            self._book.delta(call, text_field(chunk, "delta", "delta"))
+            self._book.delta(call, text)
 
     def _arguments_done(self, chunk: Any) -> None:
+        arguments = text_field(chunk, "arguments", "arguments.done")
         call = self._route(chunk)
         if call is not None:
-            self._complete(call, text_field(chunk, "arguments", "arguments.done"))
+            self._complete(call, arguments)
 
     def _item_done(self, chunk: Any) -> None:
         item = get(chunk, "item")
