@@ -38,7 +38,7 @@ from ._ir import (
     run_order,
 )
 from ._overlay import TraceStep, coverage_overlay, read_trace, trace_overlay
-from ._runtime import Chart, Instance, Outcome, compile_chart
+from ._runtime import Chart, Instance, Outcome, compile_chart, observe_outcomes
 
 __all__ = [
     "CallbackDef",
@@ -67,6 +67,7 @@ __all__ = [
     "UnsupportedChart",
     "compile_chart",
     "coverage_overlay",
+    "observe_outcomes",
     "read_trace",
     "render",
     "run_order",

@@ -1,9 +1,11 @@
-"""The ``statecharts`` command line: draw a chart, or regenerate the committed diagrams.
+"""The ``statecharts`` command line: draw a chart, regenerate the committed diagrams, or print
+the Python source a chart compiles to.
 
 ::
 
     statecharts diagram MODULE:CLASS -o FILE [--format F] [--coverage FILE | --trace FILE]
     statecharts regenerate [DIRECTORY] [--check]
+    statecharts source MODULE:CLASS
     statecharts --version
 
 ``MODULE`` is imported with the current directory on ``sys.path``, as ``python -m`` does.
@@ -69,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if a file is stale"
     )
+
+    source = commands.add_parser("source", help="print the Python code a chart compiles to")
+    source.add_argument("chart", metavar="MODULE:CLASS", help="the StateChart class to compile")
     return parser
 
 
@@ -91,6 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "diagram":
             return _diagram(args.usage, args)
+        if args.command == "source":
+            print(load_chart(args.chart).source(), end="")
+            return 0
         return _regenerate(Path(args.directory), check=args.check)
     except USER_ERRORS as error:
         print(f"statecharts: error: {error}", file=sys.stderr)

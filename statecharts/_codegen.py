@@ -15,9 +15,10 @@ own ``SignatureAdapter`` so the rare positional form behaves exactly as in the r
 from __future__ import annotations
 
 import inspect
-import itertools
+import keyword
 import linecache
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +35,6 @@ EVENT_DATA_KWARGS = frozenset(INJECTED)
 ON_EXTRA = ("previous_configuration", "new_configuration")
 
 _NOSELF: Any = object()
-_file_numbers = itertools.count(1)
 
 
 class EventData:
@@ -171,54 +171,110 @@ class Step:
     changes_node: bool
     values: Mapping[str, str]  # transition, source, target, state_after: generated names
     outcome: str  # expression giving the applied outcome
+    failed: str = "None"  # expression giving the outcome of a transition cancelled by an error
+    label: str = ""  # the transition as a comment: ``a --go [ok]--> b / act``
+
+
+_NON_IDENTIFIER = re.compile(r"\W+")
+#: Names the generated functions use for their own locals and builtins; constants avoid them.
+_RESERVED = frozenset(
+    {"inst", "args", "kw", "ev", "m", "error", "enabled", "getattr", "BaseException", "Exception"}
+)
+
+
+def identifier(text: str) -> str:
+    """``text`` made into a Python identifier (other characters become ``_``)."""
+    name = _NON_IDENTIFIER.sub("_", text).strip("_") or "value"
+    if name[0].isdigit() or keyword.iskeyword(name):
+        name = f"_{name}"
+    return name
+
+
+def in_name(state_ids: frozenset[str]) -> str:
+    """The constant name of the state set an ``In(...)`` guard tests."""
+    return "IN_" + "_".join(sorted(state_ids))
 
 
 class Module:
-    """Accumulates generated functions and the constants they refer to."""
+    """Accumulates generated functions and the constants they refer to.
+
+    Constants and functions are named after what they hold (``keep_arguments``,
+    ``STATE_running``, ``pending__ready``), so the generated source reads as the chart does;
+    ``source`` holds it once built.
+    """
 
     def __init__(self, label: str) -> None:
         self.namespace: dict[str, Any] = dict(_HELPERS)
         self.lines: list[str] = []
         self.label = label
+        self.source = ""
         self._constants: dict[int, str] = {}
-        self._names = itertools.count()
+        self._taken: set[str] = set(self.namespace) | _RESERVED
 
-    def const(self, value: Any, hint: str = "c") -> str:
-        """A name in the generated module bound to ``value``."""
+    def const(self, value: Any, name: str) -> str:
+        """A name in the generated module bound to ``value``, made from ``name``."""
         if value is None or isinstance(value, bool):
             return repr(value)
         found = self._constants.get(id(value))
         if found is not None:
             return found
-        name = f"_{hint}{next(self._names)}"
-        self.namespace[name] = value
-        self._constants[id(value)] = name
-        return name
+        unique = self.unique(name)
+        self.namespace[unique] = value
+        self._constants[id(value)] = unique
+        return unique
 
-    def fresh(self, hint: str) -> str:
-        return f"{hint}{next(self._names)}"
+    def unique(self, name: str) -> str:
+        """``name`` as an identifier no other constant or function of the module uses."""
+        base = identifier(name)
+        candidate, number = base, 2
+        while candidate in self._taken:
+            candidate, number = f"{base}_{number}", number + 1
+        self._taken.add(candidate)
+        return candidate
 
     def add(self, lines: Iterable[str]) -> None:
         self.lines.extend(lines)
         self.lines.append("")
 
     def build(self) -> dict[str, Any]:
-        """Execute the generated source; return its namespace."""
+        """Execute the generated source; return its namespace.
+
+        The source is registered with ``linecache`` under ``<statecharts LABEL>`` (``#n``
+        added when that name is taken), so tracebacks name the chart and show the line.
+        """
         source = "\n".join(self.lines) + "\n"
-        filename = f"<statecharts {self.label} #{next(_file_numbers)}>"
+        filename = f"<statecharts {self.label}>"
+        with _filenames_lock:
+            count = _filenames.get(filename, 0) + 1
+            _filenames[filename] = count
+        if count > 1:
+            filename = f"<statecharts {self.label} #{count}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         code = compile(source, filename, "exec")
         exec(code, self.namespace)
+        self.source = source
         return self.namespace
+
+
+_filenames: dict[str, int] = {}
+_filenames_lock = threading.Lock()
 
 
 class FunctionWriter:
     """Writes the body of one generated function."""
 
     def __init__(
-        self, module: Module, positional: bool, event_expr: str, static_event: str | None
+        self,
+        module: Module,
+        positional: bool,
+        event_expr: str,
+        static_event: str | None,
+        catch: bool = False,
+        handling_error: bool = False,
     ) -> None:
         self.module = module
+        self.catch = catch
+        self.handling_error = handling_error
         self.positional = positional
         self.args = "args" if positional else "()"
         self.event_expr = event_expr
@@ -257,7 +313,7 @@ class FunctionWriter:
             return f"{owner}.{name}" if name.isidentifier() else f"getattr({owner}, {name!r})"
         if leaf.mode is Mode.DYNAMIC:
             return f"_dyn({owner}, {leaf.target!r}, {self.args}, {kwall})"
-        function = self.module.const(leaf.target, "f")
+        function = self.module.const(leaf.target, leaf.name.rsplit(".", 1)[-1])
         signature = leaf.signature
         assert signature is not None
         self_arg = owner if leaf.mode is Mode.METHOD else ""
@@ -267,7 +323,7 @@ class FunctionWriter:
             adapter = SignatureAdapter(  # type: ignore[no-untyped-call]
                 list(parameters), return_annotation=signature.return_annotation
             )
-            adapter_name = self.module.const(adapter, "sig")
+            adapter_name = self.module.const(adapter, f"SIGNATURE_{function}")
             owner_arg = self_arg or "_NOSELF"
             return f"_bind({function}, {owner_arg}, {adapter_name}, {self.args}, {kwall})"
         arguments = [self_arg] if self_arg else []
@@ -291,20 +347,26 @@ class FunctionWriter:
             elif name in phase.values:
                 result.append(f"{name}={phase.values[name]}")
             elif parameter.default is not parameter.empty:
-                default = self.module.const(parameter.default, "d")
+                default = self.literal(parameter.default, f"DEFAULT_{name}")
                 result.append(f"{name}=kw.get({name!r}, {default})")
             else:
                 missing = f"_missing({where!r}, {name!r})"
                 result.append(f"{name}=(kw[{name!r}] if {name!r} in kw else {missing})")
         return result
 
+    def literal(self, value: Any, name: str) -> str:
+        """``value`` written as a literal when it reads back the same, else as a constant."""
+        if type(value) in (int, str) or value is None or isinstance(value, bool):
+            return repr(value)
+        return self.module.const(value, name)
+
     def expr(self, expr: Expr, phase: Phase) -> str:
         """Python code evaluating a resolved callback or guard expression."""
         return format_expr(
             expr,
             lambda leaf: self.leaf(leaf, phase),
-            lambda value: self.module.const(value, "k"),
-            lambda ids: f"_in_states(inst, {self.module.const(ids, 'ids')})",
+            lambda value: self.literal(value, "VALUE"),
+            lambda ids: f"_in_states(inst, {self.module.const(ids, in_name(ids))})",
         )
 
     def call_lines(self, callbacks: Iterable[Resolved], phase: Phase) -> list[str]:
@@ -328,45 +390,114 @@ class FunctionWriter:
     def emit(self, indent: int, line: str) -> None:
         self.lines.append("    " * indent + line)
 
+    def isolated(self, indent: int, lines: list[str]) -> None:
+        """Emit each callback in its own block: with errors caught as events, one that raises
+        queues ``error.execution`` and the next still runs (the SCXML rule for executable
+        content); otherwise exceptions propagate."""
+        for line in lines:
+            if not self.catch:
+                self.emit(indent, line)
+                continue
+            self.emit(indent, "try:")
+            self.emit(indent + 1, line)
+            self.emit(indent, "except Exception as error:")
+            self.emit(indent + 1, "_caught(inst, error)")
+
     def step(self, indent: int, step: Step, node_from: str, node_to: str) -> bool:
         """Write one candidate transition; return whether it is always taken.
 
-        State is restored to ``node_from`` when an ``enter`` callback raises; an exception
-        from ``after`` leaves the transition taken (python-statemachine does the same).
+        As in python-statemachine: validators and guards select the transition (an exception
+        there leaves queued events for later); then ``before``, the source's ``exit``, ``on``,
+        the state change, the target's ``enter`` and ``after`` run. Without
+        ``catch_errors_as_events`` an exception from ``before`` to ``enter`` leaves the source
+        state and reaches the caller, one from ``after`` leaves the transition taken. With it,
+        a raising guard counts as false, a raising ``exit``/``on``/``enter`` callback is
+        skipped, a raising ``before`` cancels the transition, and each queues
+        ``error.execution``.
         """
         values = step.values
+        if step.label:
+            self.emit(indent, f"# {step.label}")
         t, src, tgt = values["transition"], values["source"], values["target"]
         after_state = values["state_after"]
         base = self.phase(t, src, src, tgt)
-        for line in self.call_lines(step.validators, base):
-            self.emit(indent, line)
         always = not step.cond
-        if not always:
-            self.emit(indent, f"if {self.guard(step.cond, base)}:")
-            indent += 1
-        for line in self.call_lines(step.before, base):
-            self.emit(indent, line)
-        for line in self.call_lines(step.exit, base):
-            self.emit(indent, line)
-        for line in self.call_lines(step.on, self.phase(t, src, src, tgt, new_state=after_state)):
-            self.emit(indent, line)
+        indent = self.selection(indent, step, base)
+        failed = [f"_failed(inst, error, {self.handling_error})", f"return {step.failed}"]
+        before = self.call_lines(step.before, base)
+        self.block(indent, before, failed if self.catch else None)
+        self.isolated(indent, self.call_lines(step.exit, base))
+        on = self.call_lines(step.on, self.phase(t, src, src, tgt, new_state=after_state))
+        if self.catch and self.handling_error:
+            # while handling error.execution, a failing action cancels the transition and
+            # its error is dropped (no error.execution loop)
+            self.block(indent, on, failed)
+        else:
+            self.isolated(indent, on)
         entering = self.call_lines(step.enter, self.phase(t, tgt, src, tgt))
         if step.changes_node:
             self.emit(indent, f"inst._node = {node_to}")
-        if entering and step.changes_node:
-            self.emit(indent, "try:")
-            for line in entering:
-                self.emit(indent + 1, line)
-            self.emit(indent, "except BaseException:")
-            self.emit(indent + 1, f"inst._node = {node_from}")
-            self.emit(indent + 1, "raise")
+        if entering and step.changes_node and not self.catch:
+            restore = [f"inst._node = {node_from}", "raise"]
+            self.block(indent, entering, restore, "except BaseException:")
         else:
-            for line in entering:
-                self.emit(indent, line)
-        for line in self.call_lines(step.after, self.phase(t, after_state, src, tgt)):
-            self.emit(indent, line)
+            self.isolated(indent, entering)
+        # python-statemachine hands a targetless transition's ``after`` callbacks the same
+        # arguments as its ``on`` callbacks, configurations included
+        after_phase = self.phase(
+            t, after_state, src, tgt, new_state=after_state if tgt == "None" else None
+        )
+        after = self.call_lines(step.after, after_phase)
+        self.block(indent, after, failed[:1] if self.catch else None)
         self.emit(indent, f"return {step.outcome}")
         return always
+
+    def block(
+        self,
+        indent: int,
+        lines: list[str],
+        handler: list[str] | None,
+        clause: str = "except Exception as error:",
+    ) -> None:
+        """Emit ``lines``; with a ``handler``, inside ``try`` with it as the except clause."""
+        if not lines:
+            return
+        if handler is None:
+            for line in lines:
+                self.emit(indent, line)
+            return
+        self.emit(indent, "try:")
+        for line in lines:
+            self.emit(indent + 1, line)
+        self.emit(indent, clause)
+        for line in handler:
+            self.emit(indent + 1, line)
+
+    def selection(self, indent: int, step: Step, base: Phase) -> int:
+        """Emit the validators and guards of a transition; return the indent of its body.
+
+        An exception there is a selection failure (python-statemachine then keeps queued
+        events); with errors caught as events, a raising guard counts as false instead.
+        """
+        validators = self.call_lines(step.validators, base)
+        if not step.cond:
+            self.block(
+                indent, validators, ["_selection_failed(inst)", "raise"], "except BaseException:"
+            )
+            return indent
+        guard = f"enabled = {self.guard(step.cond, base)}"
+        if self.catch:
+            self.block(
+                indent, validators, ["_selection_failed(inst)", "raise"], "except BaseException:"
+            )
+            self.block(indent, [guard], ["enabled = _guard_failed(inst, error)"])
+        else:
+            selection = [*validators, guard]
+            self.block(
+                indent, selection, ["_selection_failed(inst)", "raise"], "except BaseException:"
+            )
+        self.emit(indent, "if enabled:")
+        return indent + 1
 
 
 _USES_MODEL = re.compile(r"\bm\b")
@@ -380,18 +511,23 @@ def write_function(
     event_expr: str,
     static_event: str | None,
     positional_variant: bool,
+    catch: bool = False,
+    handling_error: bool = False,
 ) -> None:
-    """Add ``def name(parameters)``; with ``positional_variant`` also ``name_p``, which the
-    first calls when positional arguments were sent."""
+    """Add ``def name(parameters)``; with ``positional_variant`` also ``name__positional``,
+    which the first calls when positional arguments were sent."""
     variants = [(name, False)]
+    positional_name = module.unique(f"{name}__positional") if positional_variant else ""
     if positional_variant:
-        variants.append((f"{name}_p", True))
+        variants.append((positional_name, True))
     for function_name, positional in variants:
-        writer = FunctionWriter(module, positional, event_expr, static_event)
+        writer = FunctionWriter(
+            module, positional, event_expr, static_event, catch, handling_error
+        )
         body(writer)
         lines = [f"def {function_name}({parameters}):"]
         if positional_variant and not positional:
-            lines.append(f"    if args: return {name}_p({parameters})")
+            lines.append(f"    if args: return {positional_name}({parameters})")
         if any(_USES_MODEL.search(line) for line in writer.lines):
             lines.append("    m = inst.model")
         lines.extend("    " + line for line in writer.lines)

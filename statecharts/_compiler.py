@@ -32,9 +32,17 @@ RUNTIME_NAMES = frozenset(
         "is_terminated",
         "_node",
         "_pending",
+        "raise_",
+        "_queues",
+        "_send_busy",
+        "_send_after_leftovers",
+        "_run_queues",
+        "_run_external",
+        "_run_internal",
+        "_settle_failure",
         "_enqueue",
         "_drain",
-        "_ran_queued",
+        "configuration",
     }
 )
 
@@ -99,6 +107,7 @@ class _Reader:
         flags = Flags(
             allow_event_without_transition=bool(self.cls.allow_event_without_transition),
             enable_self_transition_entries=bool(self.cls.enable_self_transition_entries),
+            catch_errors_as_events=bool(self.cls.catch_errors_as_events),
         )
         return ChartDef(
             name=self.name,
@@ -198,15 +207,6 @@ class _Reader:
             raise self.refuse("an eventless transition", where)
         if len(transition.targets) > 1:
             raise self.refuse("a transition with several targets", where)
-        if self.cls.catch_errors_as_events and any(
-            descriptor_matches(event, "error.execution") for event in events
-        ):
-            raise self.refuse(
-                "a transition on error.execution",
-                where,
-                "the compiled runtime lets exceptions reach the caller "
-                "(python-statemachine's StateMachine behaviour)",
-            )
         return TransitionDef(
             id=f"{source}:{'|'.join(events)}:{target or ''}",
             source=source,

@@ -135,10 +135,12 @@ class EventDef:
 
 @dataclass(frozen=True, slots=True)
 class Flags:
-    """The python-statemachine class options that change how a flat chart runs."""
+    """The python-statemachine class options that change how a chart runs (defaults: a
+    ``StateChart``'s)."""
 
     allow_event_without_transition: bool = True
     enable_self_transition_entries: bool = True
+    catch_errors_as_events: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from statemachine import StateChart
 from statemachine.event import Event as DeclaredEvent
-from statemachine.exceptions import InvalidStateValue, TransitionNotAllowed
+from statemachine.exceptions import InvalidDefinition, InvalidStateValue, TransitionNotAllowed
+from statemachine.model import Model
 from statemachine.orderedset import OrderedSet
 from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
@@ -25,7 +27,9 @@ from ._compiler import chart_attributes, descriptor_matches, read_chart
 from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
 
-Reason = Literal["unknown_event", "no_transition", "guards_rejected", "terminated", "queued"]
+Reason = Literal[
+    "unknown_event", "no_transition", "guards_rejected", "terminated", "queued", "failed"
+]
 
 
 class Outcome:
@@ -35,18 +39,22 @@ class Outcome:
     ``target`` the state the instance is in now. Otherwise ``reason`` says why the event was
     ignored: ``"unknown_event"`` (the chart declares no such event), ``"no_transition"`` (none
     from this state), ``"guards_rejected"`` (transitions exist but no guard allowed one),
-    ``"terminated"`` (the instance is in a final state) or ``"queued"`` (sent from inside a
-    callback: it runs once the current event is done, as python-statemachine runs it).
-    An outcome is true exactly when it was applied.
+    ``"terminated"`` (the instance is in a final state), ``"queued"`` (sent from inside a
+    callback: it runs once the current event is done, as python-statemachine runs it) or
+    ``"failed"`` (a ``before`` callback raised in a chart that catches errors as events: the
+    transition was cancelled and ``error.execution`` raised).
+    ``transitions`` lists every transition the event's macrostep took, in order (for a flat
+    chart, just ``transition``). An outcome is true exactly when it was applied.
     """
 
-    __slots__ = ("applied", "event", "reason", "source", "target", "transition")
+    __slots__ = ("applied", "event", "reason", "source", "target", "transition", "transitions")
 
     applied: bool
     event: str
     source: StateDef
     target: StateDef | None
     transition: TransitionDef | None
+    transitions: tuple[TransitionDef, ...]
     reason: Reason | None
 
     def __init__(
@@ -57,7 +65,11 @@ class Outcome:
         target: StateDef | None,
         transition: TransitionDef | None,
         reason: Reason | None,
+        transitions: tuple[TransitionDef, ...] | None = None,
     ) -> None:
+        if transitions is None:
+            transitions = () if transition is None else (transition,)
+        object.__setattr__(self, "transitions", transitions)
         object.__setattr__(self, "applied", applied)
         object.__setattr__(self, "event", event)
         object.__setattr__(self, "source", source)
@@ -80,7 +92,15 @@ class Outcome:
         return hash(self._key())
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.applied, self.event, self.source, self.target, self.transition, self.reason)
+        return (
+            self.applied,
+            self.event,
+            self.source,
+            self.target,
+            self.transition,
+            self.reason,
+            self.transitions,
+        )
 
     def __repr__(self) -> str:
         if self.applied:
@@ -91,7 +111,56 @@ class Outcome:
 
 _BUSY: Any = ()
 _IGNORED_CACHE_SIZE = 256
-_new = object.__new__
+
+#: Called with every outcome while registered (see ``observe_outcomes``).
+Observer = Callable[["Instance", Outcome], None]
+_observers: tuple[Observer, ...] = ()
+_observers_lock = threading.Lock()
+
+
+@contextmanager
+def observe_outcomes(observer: Observer) -> Iterator[Observer]:
+    """Call ``observer(instance, outcome)`` for every outcome of every compiled instance, from
+    any thread, until the block ends: each ``send`` and each event queued by a callback when it
+    runs. Several observers may be active at once; each sees everything sent while it is.
+
+    This is the runtime's hook for test tooling (``statecharts.testing.record_coverage``); the
+    cost when nothing observes is one global read per event. The observer runs on the thread
+    that sent the event, so it must be thread-safe if instances run on several threads; an
+    exception it raises reaches the sender.
+    """
+    global _observers
+    with _observers_lock:
+        _observers = (*_observers, observer)
+    try:
+        yield observer
+    finally:
+        with _observers_lock:
+            remaining = list(_observers)
+            remaining.remove(observer)
+            _observers = tuple(remaining)
+
+
+def _notify(instance: Instance, outcome: Outcome) -> None:
+    for observer in _observers:
+        observer(instance, outcome)
+
+
+class _Queues:
+    """Events waiting on an instance: ``internal`` ones (``raise_``, ``error.execution``, run
+    within the current macrostep) and ``external`` ones (``send`` from a callback, each run as
+    a macrostep of its own afterwards). ``busy`` is false while the instance is idle with
+    events left over from an event whose guards raised; they run first at the next ``send``.
+    """
+
+    __slots__ = ("busy", "external", "in_internal", "internal", "keep")
+
+    def __init__(self) -> None:
+        self.external: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] = deque()
+        self.internal: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] = deque()
+        self.busy = True
+        self.in_internal = False
+        self.keep = False
 
 
 class Instance:
@@ -104,10 +173,12 @@ class Instance:
     __slots__ = ("_node", "_pending", "model")
 
     _node: StateNode
-    _pending: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] | None
+    _pending: _Queues | None
     model: Any
 
     def __init__(self, node: StateNode, model: Any) -> None:
+        """Set up an instance in ``node`` (the one place an instance's slots are set; use
+        ``Chart.create`` or ``Chart.resume``)."""
         self._node = node
         self.model = model
         self._pending = None
@@ -116,6 +187,12 @@ class Instance:
     def state(self) -> StateDef:
         """The current state."""
         return self._node.state
+
+    @property
+    def configuration(self) -> tuple[StateDef, ...]:
+        """The active states, ancestors included, in document order (python-statemachine's
+        ``configuration``)."""
+        return self._node.configuration
 
     @property
     def chart(self) -> Chart:
@@ -131,56 +208,220 @@ class Instance:
         """Send ``event`` with a payload; return the outcome. Never raises for an ignored event
         (unless the chart sets ``allow_event_without_transition = False``).
 
-        Exceptions from guards and actions reach the caller unchanged. If a guard, ``before``,
-        ``exit``, ``on`` or ``enter`` callback raised, the instance is still in the source state;
-        if an ``after`` callback raised, the transition had been taken. Events queued by
-        callbacks during a failed event are dropped. This is python-statemachine's behaviour.
+        Exceptions from guards and actions follow the chart's ``catch_errors_as_events``, as
+        in python-statemachine: when set (a ``StateChart``'s default) they become
+        ``error.execution`` events; otherwise they reach the caller, the instance is in the
+        source state if a guard, ``before``, ``exit``, ``on`` or ``enter`` callback raised,
+        and events queued meanwhile are dropped (kept, to run before the next event, when a
+        guard or validator raised). Sent from a callback, the event is queued and runs once
+        the current one is done (outcome ``"queued"``).
         """
         if self._pending is not None:
-            return self._enqueue(event, args, kwargs)
+            return self._send_busy(event, args, kwargs)
         fire = self._node.table.get(event)
         if fire is None:
             found = self._node.binding.unmatched(self._node, event)
             if isinstance(found, Outcome):
+                if _observers:
+                    _notify(self, found)
                 return found
             fire = found
         self._pending = _BUSY
         try:
             outcome: Outcome = fire(self, args, kwargs)
-            if self._pending is not _BUSY:
-                self._drain()
-        finally:
-            self._pending = None
-        return outcome
-
-    def _enqueue(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        except BaseException:
+            self._settle_failure()
+            raise
+        if _observers:
+            _notify(self, outcome)
         if self._pending is _BUSY:
-            self._pending = deque()
-        assert self._pending is not None
-        self._pending.append((event, args, kwargs))
+            self._pending = None
+            return outcome
+        return self._run_queues(outcome)
+
+    def raise_(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
+        """Raise an internal event from a callback: it runs within the current macrostep,
+        before events sent with ``send``. Outside a callback it is the same as ``send``."""
+        pending = self._pending
+        if pending is None or (pending is not _BUSY and not pending.busy):
+            return self.send(event, *args, **kwargs)
+        queues = self._queues()
+        queues.internal.append((event, args, kwargs))
         return Outcome(False, event, self._node.state, None, None, "queued")
 
-    def _drain(self) -> None:
-        """Run the events callbacks queued, in order (more may be queued meanwhile)."""
-        queue = self._pending
-        assert queue is not None
-        assert queue is not _BUSY
-        while queue:
-            event, args, kwargs = queue.popleft()
-            fire = self._node.table.get(event)
-            if fire is None:
-                found = self._node.binding.unmatched(self._node, event)
-                if isinstance(found, Outcome):
-                    self._ran_queued(found)
-                    continue
-                fire = found
-            self._ran_queued(fire(self, args, kwargs))
+    # -- queues ------------------------------------------------------------------------------
 
-    def _ran_queued(self, outcome: Outcome) -> None:
-        """Called with the outcome of each queued event; a hook for ``statecharts.testing``."""
+    def _queues(self) -> _Queues:
+        pending = self._pending
+        if pending is _BUSY or pending is None:
+            pending = self._pending = _Queues()
+        return pending
+
+    def _send_busy(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        pending = self._pending
+        assert pending is not None
+        if pending is not _BUSY and not pending.busy:
+            return self._send_after_leftovers(event, args, kwargs)
+        self._queues().external.append((event, args, kwargs))
+        outcome = Outcome(False, event, self._node.state, None, None, "queued")
+        if _observers:
+            _notify(self, outcome)
+        return outcome
+
+    def _send_after_leftovers(
+        self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Outcome:
+        """Run the events an earlier failure left queued, then this one (python-statemachine
+        appends it to the same queue)."""
+        queues = self._pending
+        assert isinstance(queues, _Queues)
+        queues.busy = True
+        mine_item = (event, args, kwargs)
+        queues.external.append(mine_item)
+        mine: Outcome | None = None
+        try:
+            self._run_internal(queues, [])
+            while queues.external:
+                item = queues.external.popleft()
+                outcome = self._run_external(queues, *item)
+                if item is mine_item:
+                    mine = outcome
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._pending = None
+        assert mine is not None
+        return mine
+
+    def _run_queues(self, outcome: Outcome) -> Outcome:
+        """Finish the macrostep of ``outcome`` (internal events), then run each event sent
+        meanwhile as a macrostep of its own."""
+        queues = self._pending
+        assert isinstance(queues, _Queues)
+        try:
+            taken = list(outcome.transitions)
+            self._run_internal(queues, taken)
+            if len(taken) != len(outcome.transitions):
+                outcome = Outcome(
+                    outcome.applied,
+                    outcome.event,
+                    outcome.source,
+                    self._node.state if outcome.applied else None,
+                    outcome.transition,
+                    outcome.reason,
+                    tuple(taken),
+                )
+            while queues.external:
+                self._run_external(queues, *queues.external.popleft())
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._pending = None
+        return outcome
+
+    def _run_external(
+        self, queues: _Queues, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Outcome:
+        fire = self._node.table.get(event)
+        if fire is None:
+            try:
+                found = self._node.binding.unmatched(self._node, event)
+            except TransitionNotAllowed:
+                _selection_failed(self)
+                raise
+            if isinstance(found, Outcome):
+                if _observers:
+                    _notify(self, found)
+                return found
+            fire = found
+        outcome = fire(self, args, kwargs)
+        if _observers:
+            _notify(self, outcome)
+        taken = list(outcome.transitions)
+        self._run_internal(queues, taken)
+        return outcome
+
+    def _run_internal(self, queues: _Queues, taken: list[TransitionDef]) -> None:
+        """Run the internal events, in order, until none is left (more may be raised)."""
+        queues.in_internal = True
+        try:
+            while queues.internal:
+                event, args, kwargs = queues.internal.popleft()
+                fire = self._node.table.get(event)
+                if fire is None:
+                    found = self._node.binding.unmatched(self._node, event, strict=False)
+                    if isinstance(found, Outcome):
+                        if _observers:
+                            _notify(self, found)
+                        continue
+                    fire = found
+                outcome = fire(self, args, kwargs)
+                if _observers:
+                    _notify(self, outcome)
+                taken.extend(outcome.transitions)
+        finally:
+            queues.in_internal = False
+
+    def _settle_failure(self) -> None:
+        """After an exception: drop the queues, unless a guard or validator of an event taken
+        from the external queue raised (python-statemachine then keeps them)."""
+        pending = self._pending
+        if pending is _BUSY or pending is None or not pending.keep:
+            self._pending = None
+        else:
+            pending.keep = False
+            pending.busy = False
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"
+
+
+def _selection_failed(instance: Instance) -> None:
+    """A guard or validator raised: python-statemachine keeps the queued events then (unless
+    an internal event was being selected)."""
+    pending = instance._pending
+    if pending is not _BUSY and pending is not None and not pending.in_internal:
+        pending.keep = True
+
+
+def _caught(instance: Instance, error: Exception) -> None:
+    """An action raised, with errors caught as events: queue ``error.execution``."""
+    if isinstance(error, InvalidDefinition):
+        raise error
+    instance._queues().internal.append((ERROR_EXECUTION, (), {"error": error}))
+
+
+def _guard_failed(instance: Instance, error: Exception) -> bool:
+    """A guard raised, with errors caught as events: it counts as false."""
+    if isinstance(error, InvalidDefinition):
+        _selection_failed(instance)
+        raise error
+    _caught(instance, error)
+    return False
+
+
+def _reject(
+    instance: Instance, event: DeclaredEvent, node: StateNode, outcome: Outcome
+) -> Outcome:
+    """No transition of a strict chart was enabled: raise ``TransitionNotAllowed``, except
+    for an internal event, which is dropped as python-statemachine drops it."""
+    pending = instance._pending
+    if pending is not _BUSY and pending is not None and pending.in_internal:
+        return outcome
+    _selection_failed(instance)
+    raise _not_allowed(event, node)
+
+
+def _failed(instance: Instance, error: Exception, handling_error: bool) -> None:
+    """A ``before`` (or, while handling ``error.execution``, an ``on``) or ``after`` callback
+    raised: queue ``error.execution``, unless this is already its handling."""
+    if isinstance(error, InvalidDefinition):
+        raise error
+    if not handling_error:
+        instance._queues().internal.append((ERROR_EXECUTION, (), {"error": error}))
+
+
+ERROR_EXECUTION = "error.execution"
 
 
 Fire = Callable[[Instance, tuple[Any, ...], dict[str, Any]], Outcome]
@@ -189,11 +430,12 @@ Fire = Callable[[Instance, tuple[Any, ...], dict[str, Any]], Outcome]
 class StateNode:
     """A state as the runtime holds it: the event table and what it was compiled from."""
 
-    __slots__ = ("binding", "declared", "ignored", "state", "table")
+    __slots__ = ("binding", "configuration", "declared", "ignored", "state", "table")
 
     def __init__(self, binding: Binding, state: StateDef, declared: DeclaredState) -> None:
         self.binding = binding
         self.state = state
+        self.configuration = (state,)
         self.declared = declared
         self.table: dict[str, Fire] = {}
         self.ignored: dict[str, Outcome] = {}
@@ -206,6 +448,8 @@ class Binding:
     __slots__ = (
         "_dynamic",
         "_groups",
+        "_initial_name",
+        "_label",
         "_lock",
         "_module",
         "chart",
@@ -216,6 +460,7 @@ class Binding:
         "nodes",
         "resolver",
         "runtime",
+        "source",
         "strict",
     )
 
@@ -232,12 +477,18 @@ class Binding:
             for state in chart.states
         }
         self._groups: dict[tuple[str, str], tuple[Resolved, ...]] = {}
-        self._dynamic: dict[tuple[str, tuple[int, ...]], Callable[..., Outcome]] = {}
+        self._dynamic: dict[tuple[str, tuple[int, ...], bool], Callable[..., Outcome]] = {}
         self.initial_node = self.nodes[chart.initial.id]
         #: Whether instances must be checked for callback names in their own ``__dict__``.
         self._lock = threading.Lock()
-        self._module = Module(chart.name)
+        model_type = resolver.model_type
+        self._label = chart.name
+        if model_type is not None:
+            self._label = f"{chart.name}, model {model_type.__name__}"
+        self._module = Module(self._label)
         self._generate()
+        #: The generated source of the per-(state, event) functions.
+        self.source = self._module.source
         #: Declared names the model's class lacks: each instance must provide them.
         self.instance_names = tuple(resolver.instance_names.items())
 
@@ -269,17 +520,36 @@ class Binding:
             not transition.internal or chart.flags.enable_self_transition_entries
         )
         after = target or source
+        declared = runtime.declared_states
         values = {
-            "transition": module.const(runtime.declared_transitions[transition.id], "T"),
-            "source": module.const(runtime.declared_states[source.id], "S"),
-            "target": module.const(runtime.declared_states[target.id] if target else None, "S"),
-            "state_after": module.const(runtime.declared_states[after.id], "S"),
+            "transition": module.const(
+                runtime.declared_transitions[transition.id], f"TRANSITION_{transition.id}"
+            ),
+            "source": module.const(declared[source.id], f"STATE_{source.id}"),
+            "target": (
+                module.const(declared[target.id], f"STATE_{target.id}") if target else "None"
+            ),
+            "state_after": module.const(declared[after.id], f"STATE_{after.id}"),
         }
         if event is None:
-            parts = ", ".join(module.const(v, "D") for v in (source, after, transition))
+            parts = ", ".join(
+                module.const(value, f"{kind}_{name}")
+                for value, kind, name in (
+                    (source, "DEF", source.id),
+                    (after, "DEF", after.id),
+                    (transition, "DEF", transition.id),
+                )
+            )
             outcome = f"_Outcome(True, ev, {parts}, None)"
         else:
-            outcome = module.const(Outcome(True, event, source, after, transition, None), "O")
+            applied = Outcome(True, event, source, after, transition, None)
+            outcome = module.const(applied, f"TOOK_{transition.id}")
+        if event is None:
+            source_def = module.const(source, f"DEF_{source.id}")
+            failed = f"_Outcome(False, ev, {source_def}, None, None, 'failed')"
+        else:
+            cancelled = Outcome(False, event, source, None, None, "failed")
+            failed = module.const(cancelled, f"FAILED_{transition.id}")
         return Step(
             validators=self._resolved(owner, Group.VALIDATORS, transition.validators),
             cond=self._resolved(owner, Group.COND, transition.cond),
@@ -291,84 +561,123 @@ class Binding:
             changes_node=target is not None and target.id != source.id,
             values=values,
             outcome=outcome,
+            failed=failed,
+            label=describe_transition(transition),
         )
 
     def _write_fire(
-        self, name: str, state: StateDef, candidates: list[TransitionDef], event: str | None
+        self,
+        name: str,
+        state: StateDef,
+        candidates: list[TransitionDef],
+        event: str | None,
+        handling_error: bool = False,
     ) -> None:
         """Generate the function ``event`` runs from ``state``; with ``event`` None, a
-        function for any event name, passed as ``ev``."""
+        function for any event name, passed as ``ev`` (``handling_error``: for
+        ``error.execution``)."""
         module = self._module
-        module.namespace.update(
-            _Outcome=Outcome, _event_object=_event_object, _not_allowed=_not_allowed
-        )
-        node_from = module.const(self.nodes[state.id], "N")
+        module.namespace.update(_FIRE_HELPERS)
+        if event is not None:
+            handling_error = event == ERROR_EXECUTION
+        node_from = module.const(self.nodes[state.id], f"NODE_{state.id}")
         if event is None:
             event_expr, parameters = "_event_object(ev)", "inst, args, kw, ev"
         else:
-            event_expr = module.const(self.runtime.event_object(event), "E")
+            event_expr = module.const(self.runtime.event_object(event), f"EVENT_{event}")
             parameters = "inst, args, kw"
         steps = [self._step(transition, event) for transition in candidates]
 
         def body(writer: FunctionWriter) -> None:
             for transition, step in zip(candidates, steps, strict=True):
-                node_to = module.const(self.nodes[transition.target or state.id], "N")
+                target = transition.target or state.id
+                node_to = module.const(self.nodes[target], f"NODE_{target}")
                 if writer.step(0, step, node_from, node_to):
                     return
             if self.strict:
-                writer.emit(0, f"raise _not_allowed({event_expr}, {node_from})")
+                if event is None:
+                    state_def = module.const(state, f"DEF_{state.id}")
+                    rejected = f"_Outcome(False, ev, {state_def}, None, None, 'guards_rejected')"
+                else:
+                    ignored = Outcome(False, event, state, None, None, "guards_rejected")
+                    rejected = module.const(ignored, f"REJECTED_{state.id}_{event}")
+                writer.emit(0, f"return _reject(inst, {event_expr}, {node_from}, {rejected})")
             elif event is None:
-                state_def = module.const(state, "D")
+                state_def = module.const(state, f"DEF_{state.id}")
                 writer.emit(
                     0, f"return _Outcome(False, ev, {state_def}, None, None, 'guards_rejected')"
                 )
             else:
                 ignored = Outcome(False, event, state, None, None, "guards_rejected")
-                writer.emit(0, f"return {module.const(ignored, 'O')}")
+                name = f"REJECTED_{state.id}_{event}"
+                writer.emit(0, f"return {module.const(ignored, name)}")
 
-        write_function(module, name, parameters, body, event_expr, event, positional_variant=True)
+        write_function(
+            module,
+            name,
+            parameters,
+            body,
+            event_expr,
+            event,
+            positional_variant=True,
+            catch=self.chart.flags.catch_errors_as_events,
+            handling_error=handling_error,
+        )
 
     def _generate(self) -> None:
         chart = self.chart
         names: dict[tuple[str, str], str] = {}
         for state in chart.states:
             transitions = chart.transitions_from(state.id)
-            for event in self.runtime.event_ids:
+            for event in self.runtime.event_order:
                 candidates = [
                     t for t in transitions if any(descriptor_matches(d, event) for d in t.events)
                 ]
                 if candidates:
-                    name = f"fire_{len(names)}"
+                    name = self._module.unique(f"{state.id}__{event}")
                     names[state.id, event] = name
                     self._write_fire(name, state, candidates, event)
         self._write_initial()
         namespace = self._module.build()
         for (state_id, event), name in names.items():
             self.nodes[state_id].table[event] = namespace[name]
-        self.initial = namespace.get("initial")
+        self.initial = namespace.get(self._initial_name)
 
     def _write_initial(self) -> None:
         chart, runtime, module = self.chart, self.runtime, self._module
         initial = chart.initial
         enter = self._state_group(initial, Group.ENTER)
+        self._initial_name = ""
         if not enter:
             return
-        state = module.const(runtime.declared_states[initial.id], "S")
-        event = module.const(runtime.initial_event, "E")
+        state = module.const(runtime.declared_states[initial.id], f"STATE_{initial.id}")
+        event = module.const(runtime.initial_event, "EVENT___initial__")
 
         def body(writer: FunctionWriter) -> None:
-            empty = module.const(runtime.initial_source, "S")
-            transition = module.const(runtime.initial_transition, "T")
+            empty = module.const(runtime.initial_source, "STATE_none")
+            transition = module.const(runtime.initial_transition, "TRANSITION___initial__")
             phase = writer.phase(transition, state, empty, state)
-            for line in writer.call_lines(enter, phase):
-                writer.emit(0, line)
+            writer.emit(0, f"# enter the initial state {initial.id}")
+            writer.isolated(0, writer.call_lines(enter, phase))
 
-        write_function(module, "initial", "inst, args, kw", body, event, "__initial__", False)
+        self._initial_name = module.unique(f"enter_{initial.id}")
+        module.namespace.update(_FIRE_HELPERS)
+        write_function(
+            module,
+            self._initial_name,
+            "inst, args, kw",
+            body,
+            event,
+            "__initial__",
+            False,
+            catch=chart.flags.catch_errors_as_events,
+        )
 
     # -- events the table does not hold ------------------------------------------------------
 
-    def unmatched(self, node: StateNode, event: str) -> Fire | Outcome:
-        """The function for an event the node's table lacks, or the outcome of ignoring it.
+    def unmatched(self, node: StateNode, event: str, strict: bool = True) -> Fire | Outcome:
+        """The function for an event the node's table lacks, or the outcome of ignoring it
+        (``TransitionNotAllowed`` for a strict chart, unless ``strict`` is false).
 
         Ignored outcomes are cached per node (undeclared names only up to a bound), so a
         stream of unknown events costs one lookup each.
@@ -385,7 +694,7 @@ class Binding:
                     if any(descriptor_matches(d, event) for d in t.events)
                 )
                 if candidates:
-                    dynamic = self._dynamic_fire(node, candidates)
+                    dynamic = self._dynamic_fire(node, candidates, event == ERROR_EXECUTION)
                     return lambda inst, args, kw: dynamic(inst, args, kw, event)
             reason: Reason
             if node.state.final:
@@ -397,24 +706,25 @@ class Binding:
             outcome = Outcome(False, event, node.state, None, None, reason)
             if len(node.ignored) < _IGNORED_CACHE_SIZE:
                 node.ignored[event] = outcome
-        if self.strict:
+        if self.strict and strict:
             raise _not_allowed(self.runtime.event_object(event), node)
         return outcome
 
     def _dynamic_fire(
-        self, node: StateNode, candidates: tuple[int, ...]
+        self, node: StateNode, candidates: tuple[int, ...], handling_error: bool
     ) -> Callable[..., Outcome]:
-        key = (node.state.id, candidates)
+        key = (node.state.id, candidates, handling_error)
         found = self._dynamic.get(key)
         if found is not None:
             return found
         with self._lock:
             found = self._dynamic.get(key)
             if found is None:
-                self._module = Module(self.chart.name)
+                self._module = Module(self._label)
                 transitions = [self.chart.transitions[i] for i in candidates]
-                self._write_fire("fire_dynamic", node.state, transitions, None)
-                found = self._module.build()["fire_dynamic"]
+                name = self._module.unique(f"{node.state.id}__any_event")
+                self._write_fire(name, node.state, transitions, None, handling_error)
+                found = self._module.build()[name]
                 self._dynamic[key] = found
         return found
 
@@ -432,10 +742,31 @@ class Binding:
         instance._pending = _BUSY
         try:
             self.initial(instance, (), kwargs)
-            if instance._pending is not _BUSY:
-                instance._drain()
-        finally:
+        except BaseException:
             instance._pending = None
+            raise
+        if instance._pending is _BUSY:
+            instance._pending = None
+        else:
+            initial = self.chart.initial
+            instance._run_queues(Outcome(True, "__initial__", initial, initial, None, None))
+
+
+_FIRE_HELPERS: dict[str, Any] = {}
+
+
+def describe_transition(transition: TransitionDef) -> str:
+    """A transition in one line, as the generated code comments it:
+    ``pending --ready [arguments_parse]--> running / keep_arguments``."""
+    events = " ".join(transition.events) or "(eventless)"
+    guards = " and ".join(c.label for c in transition.guards if not c.convention)
+    arrow = f"--{events} [{guards}]-->" if guards else f"--{events}-->"
+    target = transition.target or "(stays)"
+    if transition.internal:
+        target += " (internal)"
+    actions = ", ".join(c.ref for c in transition.actions if not c.convention)
+    line = f"{transition.source} {arrow} {target}"
+    return f"{line} / {actions}" if actions else line
 
 
 def _event_object(name: str) -> DeclaredEvent:
@@ -471,7 +802,11 @@ class Runtime:
             for t, d in zip(chart.transitions, declared_transitions, strict=True)
         )
         self.events = {str(event.id): event for event in declared._events}
-        self.event_ids = frozenset(self.events) | {e for t in chart.transitions for e in t.events}
+        #: Every event name the chart knows, declared events first, in declaration order.
+        self.event_order = tuple(
+            dict.fromkeys([*self.events, *(e for t in chart.transitions for e in t.events)])
+        )
+        self.event_ids = frozenset(self.event_order)
         descriptors = {e for t in chart.transitions for e in t.events}
         self.has_wildcard = "*" in descriptors
         self.prefix_matching = bool(descriptors)
@@ -501,7 +836,10 @@ class Runtime:
 
     def binding(self, model: Any) -> Binding:
         """The generated code for this model's type (compiled on first use of the type)."""
-        model_type = type(model)
+        return self.binding_for_type(type(model))
+
+    def binding_for_type(self, model_type: type) -> Binding:
+        """The generated code for a model type (compiled on first use of the type)."""
         binding = self.by_type.get(model_type)
         if binding is None:
             with self._lock:
@@ -553,7 +891,7 @@ def _collect(names: set[str], name: str) -> Any:
     return Const(True)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Chart(ChartDef):
     """A compiled chart: the immutable description (see ``ChartDef``) plus the means to run it.
 
@@ -576,20 +914,39 @@ class Chart(ChartDef):
         keeps its state itself: unlike python-statemachine it neither starts from nor writes
         ``model.state`` (``resume`` starts elsewhere). Raises
         python-statemachine's ``InvalidDefinition`` if a declared name resolves nowhere, and
-        whatever an initial ``enter`` callback raises.
+        whatever an initial ``enter`` callback raises. Without a model, the instance gets a
+        fresh python-statemachine ``Model()``, as a python-statemachine chart does.
         """
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
         binding = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
         if binding.instance_names:
             binding.check_instance(model)
-        instance = _new(binding.cls)
-        instance._node = binding.initial_node
-        instance.model = model
-        instance._pending = None
+        instance = binding.cls(binding.initial_node, model)
         if binding.initial is not None:
             binding.enter_initial(instance, kwargs)
         return instance
+
+    def source(self, model_type: type | None = None) -> str:
+        """The Python source generated for this chart and a model type (``None``: instances
+        created without a model), one function per (state, event), named ``state__event``.
+
+        ``statecharts source MODULE:CLASS`` prints it. Tracebacks through a running chart show
+        these lines, in a file named ``<statecharts CHART>``.
+        """
+        runtime = self._runtime
+        assert runtime is not None
+        if model_type is None:
+            model_type = Model
+        return runtime.binding_for_type(model_type).source
+
+    def __repr__(self) -> str:
+        return (
+            f"<Chart {self.qualname}: {len(self.states)} states, {len(self.events)} events, "
+            f"{len(self.transitions)} transitions>"
+        )
 
     def _binding(self, model: Any) -> Binding:
         runtime = self._runtime
@@ -601,6 +958,8 @@ class Chart(ChartDef):
 
         Raises python-statemachine's ``InvalidStateValue`` for an unknown state.
         """
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
         runtime = self._runtime
         assert runtime is not None
         binding = runtime.binding(model)
@@ -651,3 +1010,15 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
         object.__setattr__(chart, "_by_type", runtime.by_type)
         Chart._registry[cls] = chart
         return chart
+
+
+_FIRE_HELPERS.update(
+    _Outcome=Outcome,
+    _event_object=_event_object,
+    _not_allowed=_not_allowed,
+    _reject=_reject,
+    _caught=_caught,
+    _failed=_failed,
+    _guard_failed=_guard_failed,
+    _selection_failed=_selection_failed,
+)

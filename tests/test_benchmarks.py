@@ -17,11 +17,11 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("bench_engine.py", ["hand-written", "statecharts (compiled)", "python-statemachine"]),
         ("bench_tracker.py", ["(a) 100 interleaved calls", "(b) one call", "(c) memory"]),
         ("bench_executor.py", ["async def tools", "plain def tools"]),
-        ("bench_adapters.py", ["(a) OpenAI Chat Completions", "(b) Anthropic Messages"]),
         (
             "bench_session.py",
             ["hand-written loop (list)", "session.apply()", "run(list)", "run(queue)"],
         ),
+        ("bench_adapters.py", ["(a) OpenAI Chat Completions", "(b) Anthropic Messages"]),
     ],
 )
 def test_benchmark_runs_and_reports_every_measurement(script: str, expected: list[str]) -> None:

@@ -34,6 +34,7 @@ EXPORTS = {
         "UnsupportedChart",
         "compile_chart",
         "coverage_overlay",
+        "observe_outcomes",
         "read_trace",
         "render",
         "run_order",

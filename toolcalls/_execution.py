@@ -100,8 +100,9 @@ class ToolError:
         return self.message
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire shape: ``{"kind", "message", "details"}`` with camelCase detail keys."""
-        details = {_camel(key): value for key, value in self.details.items()}
+        """The wire shape: ``{"kind", "message", "details"}`` with camelCase detail keys; a new
+        object each time, sharing nothing with this error."""
+        details = {_camel(key): copy.deepcopy(value) for key, value in self.details.items()}
         return {"kind": self.kind, "message": self.message, "details": details}
 
     @classmethod

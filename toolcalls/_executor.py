@@ -131,7 +131,7 @@ class ToolExecutor:
             (tool_name in book.tools or self._callback_needs_loop)
             and (self._loop is None or _running_loop() is not self._loop)
         ):
-            self.check_open(tool_call_id, tool_name)  # raises, or binds the running loop
+            self._check_open(tool_call_id, tool_name)  # raises, or binds the running loop
         if tool_call_id in book.calls:
             return False
         flat = _SCALARS.issuperset(map(type, args.values()))  # is_flat, inlined
@@ -142,7 +142,7 @@ class ToolExecutor:
 
     # -- the typed entry points a session uses (arguments copied once, at the edge) ----------
 
-    def check_open(self, tool_call_id: str, tool_name: str) -> None:
+    def _check_open(self, tool_call_id: str, tool_name: str) -> None:
         """Raise, before anything changes, what ``register_call`` raises for a call that
         cannot be taken now: ``ExecutorClosed``, or ``RuntimeError`` without a usable loop."""
         if self._closed:
@@ -150,10 +150,10 @@ class ToolExecutor:
         if tool_name in self._book.tools or self._callback_needs_loop:
             self._bind_loop()  # the call may start a tool or a callback task: fail now
 
-    def admit(self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool) -> bool:
+    def _admit(self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool) -> bool:
         """Register a call whose arguments the executor now owns (nobody changes them after);
         ``flat`` says whether ``is_flat(args)``. Return whether it is new. Call
-        ``check_open`` first."""
+        ``_check_open`` first."""
         effects = self._book.admit(tool_call_id, tool_name, args, flat)
         if effects is None:
             return False
@@ -161,11 +161,11 @@ class ToolExecutor:
             self._apply(effects)
         return True
 
-    def reject(
+    def _reject(
         self, tool_call_id: str, tool_name: str, args: dict[str, Any], error: ToolError
     ) -> bool:
         """Track a call that cannot run, settled in ``error`` at once (``on_call_settled``
-        runs); return whether it is new. Call ``check_open`` first."""
+        runs); return whether it is new. Call ``_check_open`` first."""
         effects = self._book.reject(tool_call_id, tool_name, args, error)
         if effects is None:
             return False
@@ -425,7 +425,7 @@ class ToolExecutor:
         except Exception as exc:
             self._callback_failed(state, exc)
             return
-        if inspect.isawaitable(outcome):
+        if outcome is not None and inspect.isawaitable(outcome):
             try:
                 loop = self._bind_loop()
             except RuntimeError as exc:  # a plain callback returned an awaitable, off any loop

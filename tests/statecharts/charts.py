@@ -58,7 +58,11 @@ def note(
     kwargs: dict[str, Any] | None = None,
 ) -> None:
     """Record one call; fail if the payload asks this callback to."""
-    payload = sorted((k, v) for k, v in (kwargs or {}).items() if k not in INJECTED)
+    payload = sorted(
+        (k, (type(v).__name__, str(v)) if isinstance(v, Exception) else v)
+        for k, v in (kwargs or {}).items()
+        if k not in INJECTED
+    )
     model.log.append(
         (
             name,
@@ -328,6 +332,68 @@ class Relay(Logging, StateChart[Recorder]):
         self.send("go", via="twice-2")
 
 
+class Fallible(Logging, StateChart[Recorder]):
+    """python-statemachine's default: errors are caught as ``error.execution`` events, handled
+    here by transitions; actions raise internal events and send external ones."""
+
+    idle = State(initial=True)
+    working = State(enter="on_working")
+    broken = State()
+    done = State(final=True)
+
+    start = idle.to(working, cond="is_ready", on="begin")
+    finish = working.to(idle, before="wrap_up", after="report") | broken.to(done)
+    chain = idle.to(working, on="raise_more") | working.to(idle, on="send_more")
+    failure = Event(
+        working.to(broken, on="record_error") | idle.to.itself(internal=True, on="record_error"),
+        id="error.execution",
+    )
+    repair = broken.to(idle, on="fix")
+
+    def is_ready(self, **kw: Any) -> bool:
+        note(self.model, "is_ready", kwargs=kw)
+        return bool(self.model.ready)
+
+    def begin(self, **kw: Any) -> None:
+        note(self.model, "begin", kwargs=kw)
+
+    def on_working(self, **kw: Any) -> None:
+        note(self.model, "on_working", kwargs=kw)
+
+    def wrap_up(self, **kw: Any) -> None:
+        note(self.model, "wrap_up", kwargs=kw)
+
+    def report(self, **kw: Any) -> None:
+        note(self.model, "report", kwargs=kw)
+
+    def record_error(self, error: Exception, **kw: Any) -> None:
+        note(self.model, "record_error", kwargs={"error": error, **kw})
+
+    def fix(self, **kw: Any) -> None:
+        note(self.model, "fix", kwargs=kw)
+
+    def raise_more(self, **kw: Any) -> None:
+        note(self.model, "raise_more", kwargs=kw)
+        self.raise_("finish", via="raise")
+        self.send("start", via="send")
+
+    def send_more(self, **kw: Any) -> None:
+        note(self.model, "send_more", kwargs=kw)
+        self.send("chain", via="send")
+        self.raise_("repair", via="raise")
+
+
+def caught(chart: type[StateChart[Any]]) -> type[StateChart[Any]]:
+    """The same chart with python-statemachine's default ``catch_errors_as_events = True``."""
+    return type(f"{chart.__name__}Caught", (chart,), {"catch_errors_as_events": True})
+
+
+TriageCaught = caught(Triage)
+DoorCaught = caught(Door)
+ShopCaught = caught(Shop)
+RelayCaught = caught(Relay)
+GateCaught = caught(Gate)
+
 #: The charts the differential test runs, with their models and the events it sends.
 DIFFERENTIAL = {
     "triage": (Triage, Recorder, ["route", "reset", "reject"]),
@@ -337,4 +403,14 @@ DIFFERENTIAL = {
     "shop": (Shop, ShopModel, ["add", "checkout", "pay", "back", "ping", "promo.code"]),
     "strict": (Strict, Recorder, ["switch", "hum", "warm"]),
     "relay": (Relay, Recorder, ["go", "hop"]),
+    "fallible": (Fallible, Recorder, ["start", "finish", "chain", "repair"]),
+    "triage-caught": (TriageCaught, Recorder, ["route", "reset", "reject"]),
+    "door-caught": (DoorCaught, Recorder, ["open", "close", "demolish"]),
+    "gate-caught": (GateCaught, Recorder, ["push", "pull", "finish", "lock"]),
+    "shop-caught": (
+        ShopCaught,
+        ShopModel,
+        ["add", "checkout", "pay", "back", "ping", "promo.code"],
+    ),
+    "relay-caught": (RelayCaught, Recorder, ["go", "hop"]),
 }

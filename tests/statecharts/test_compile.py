@@ -240,14 +240,15 @@ def test_invoke_is_refused_naming_the_state() -> None:
         compile_chart(Invoking)
 
 
-def test_error_execution_handler_is_refused_when_errors_are_caught_as_events() -> None:
+def test_error_execution_transitions_compile_and_record_the_flag() -> None:
     class Catching(StateChart):
         a = State(initial=True)
         b = State(final=True)
         error_execution = a.to(b)
 
-    with pytest.raises(UnsupportedChart, match=r"error.execution.*exceptions reach the caller"):
-        compile_chart(Catching)
+    chart = compile_chart(Catching)
+    assert chart.flags.catch_errors_as_events is True
+    assert chart.transitions[0].events == ("error_execution", "error.execution")
 
 
 def test_custom_init_is_refused_because_per_instance_data_belongs_on_the_model() -> None:

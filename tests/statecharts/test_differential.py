@@ -38,6 +38,14 @@ CALLBACK_NAMES = [
     "check_amount",
     "on_add",
     "apply_code",
+    "begin",
+    "on_working",
+    "wrap_up",
+    "report",
+    "record_error",
+    "fix",
+    "raise_more",
+    "send_more",
 ]
 
 
@@ -93,7 +101,7 @@ def test_compiled_runtime_matches_python_statemachine(name: str, data: st.DataOb
     reference = declared(reference_model, listeners=[watcher])
     instance = chart.create(compiled_model)
     assert compiled_model.log == reference_model.log
-    assert [s.id for s in reference.configuration] == [instance.state.id]
+    assert [s.id for s in reference.configuration] == [s.id for s in instance.configuration]
 
     for step in data.draw(steps(events)):
         if step[0] == "flip":
@@ -106,7 +114,7 @@ def test_compiled_runtime_matches_python_statemachine(name: str, data: st.DataOb
         outcome, compiled_error = run(lambda e=event, a=args, k=kwargs: instance.send(e, *a, **k))
 
         assert compiled_error == reference_error, (event, args, kwargs)
-        assert [s.id for s in reference.configuration] == [instance.state.id]
+        assert [s.id for s in reference.configuration] == [s.id for s in instance.configuration]
         assert compiled_model.log == reference_model.log
         if reference_error is None:
             reference_applied = bool(watcher.taken) and watcher.taken[0] == event

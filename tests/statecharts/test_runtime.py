@@ -418,3 +418,260 @@ def test_positional_payload_binds_as_in_python_statemachine() -> None:
     for machine in (instance, reference):
         machine.send("add", 7, 8, tag="x")
     assert model.log == reference_model.log
+
+
+# -- the instance API and the observation hook ------------------------------------------------
+
+
+def test_configuration_of_a_flat_chart_is_the_current_state() -> None:
+    chart = compile_chart(Door)
+    instance = chart.create(Recorder())
+    assert instance.configuration == (chart.state("closed"),)
+    instance.send("open")
+    assert instance.configuration == (instance.state,) == (chart.state("opened"),)
+
+
+def test_outcome_lists_the_transitions_its_event_took() -> None:
+    chart = compile_chart(Triage)
+    instance = chart.create(Recorder())
+    taken = instance.send("route", amount=3)
+    assert taken.transitions == (taken.transition,) == (chart.transitions[0],)
+    assert instance.send("route", amount=3).transitions == ()
+
+
+def test_create_without_a_model_gives_a_model_object_as_python_statemachine_does() -> None:
+    from statemachine.model import Model
+
+    class Plain(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+    instance = compile_chart(Plain).create()
+    assert type(instance.model) is Model
+    assert type(compile_chart(Plain).resume("b").model) is Model
+    assert type(Plain().model) is Model
+
+
+def test_create_and_resume_set_up_instances_through_instance_init(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[Any] = []
+    original = Instance.__init__
+
+    def spy(self: Instance, node: Any, model: Any) -> None:
+        made.append(node.state.id)
+        original(self, node, model)
+
+    monkeypatch.setattr(Instance, "__init__", spy)
+    chart = compile_chart(Door)
+    chart.create(Recorder())
+    chart.resume("opened", Recorder())
+    assert made == ["closed", "opened"]
+
+
+def test_observers_see_every_outcome_while_registered_and_nothing_after() -> None:
+    from statecharts import observe_outcomes
+
+    chart = compile_chart(Relay)
+    seen: list[tuple[str, str | None]] = []
+    with observe_outcomes(lambda instance, outcome: seen.append((outcome.event, outcome.reason))):
+        instance = chart.create(Recorder())
+        instance.send("go")
+        instance.send("teleport")
+    instance.send("go")
+    # the event queued by a callback is reported when queued, then when it runs
+    assert seen == [("go", "queued"), ("go", None), ("go", None), ("teleport", "unknown_event")]
+
+
+def test_observers_are_scoped_to_their_block_and_may_overlap() -> None:
+    from statecharts import observe_outcomes
+
+    chart = compile_chart(Door)
+    outer: list[str] = []
+    inner: list[str] = []
+    instance = chart.create(Recorder())
+    with observe_outcomes(lambda _, outcome: outer.append(outcome.event)):
+        instance.send("open")
+        with observe_outcomes(lambda _, outcome: inner.append(outcome.event)):
+            instance.send("close")
+        instance.send("open")
+    assert outer == ["open", "close", "open"]
+    assert inner == ["close"]
+
+
+def test_observers_see_events_sent_from_other_threads() -> None:
+    import threading
+
+    from statecharts import observe_outcomes
+
+    chart = compile_chart(Door)
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def observe(_: Instance, outcome: Outcome) -> None:
+        with lock:
+            seen.append(outcome.event)
+
+    def run() -> None:
+        instance = chart.create(Recorder())
+        for _ in range(50):
+            instance.send("open")
+            instance.send("close")
+
+    with observe_outcomes(observe):
+        threads = [threading.Thread(target=run) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(seen) == 4 * 100
+
+
+# -- errors caught as events (python-statemachine's StateChart default) ------------------------
+
+
+class CaughtFlat(StateChart):
+    a = State(initial=True)
+    b = State(enter="greet")
+    c = State()
+    z = State(final=True)
+
+    go = a.to(b, on="boom_on")
+    pick = a.to(c, cond="boom_guard") | a.to(b)
+    later = a.to(b, before="boom_before")
+    error_execution = b.to(z) | c.to(z)
+
+    def boom_on(self) -> None:
+        raise ValueError("on")
+
+    def boom_guard(self) -> bool:
+        raise ValueError("guard")
+
+    def boom_before(self) -> None:
+        raise ValueError("before")
+
+    def greet(self) -> None:
+        raise ValueError("enter")
+
+
+@pytest.mark.parametrize(
+    ("event", "reason"),
+    [("go", None), ("pick", None), ("later", "failed")],
+)
+def test_a_raising_callback_becomes_error_execution_as_in_python_statemachine(
+    event: str, reason: str | None
+) -> None:
+    reference = CaughtFlat()
+    reference.send(event)
+    instance = compile_chart(CaughtFlat).create()
+    outcome = instance.send(event)
+    assert [s.id for s in instance.configuration] == [s.id for s in reference.configuration]
+    assert outcome.reason == reason
+    if reason is None:
+        # the transition completed, its raising callbacks skipped, then error.execution ran
+        assert outcome.transitions[-1].target == "z"
+        assert outcome.transitions[-1].events == ("error_execution", "error.execution")
+
+
+def test_a_raising_enter_of_the_initial_state_does_not_stop_create() -> None:
+    class Start(StateChart):
+        a = State(initial=True, enter="boom")
+        b = State(final=True)
+        go = a.to(b)
+        error_execution = a.to(b)
+
+        def boom(self) -> None:
+            raise ValueError("enter")
+
+    assert [s.id for s in Start().configuration] == ["b"]
+    assert compile_chart(Start).create().state.id == "b"
+
+
+def test_an_error_while_handling_error_execution_is_dropped() -> None:
+    class Loop(StateChart):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="boom")
+        error_execution = b.to(a, on="boom")
+
+        def boom(self) -> None:
+            raise ValueError("again")
+
+    reference = Loop()
+    reference.send("go")
+    instance = compile_chart(Loop).create()
+    instance.send("go")
+    # the handler's failing action cancels it: both stay in b, no error.execution loop
+    assert instance.state.id == reference.current_state_value == "b"
+
+
+def test_raise_from_outside_a_callback_is_a_send() -> None:
+    instance = compile_chart(Door).create(Recorder())
+    assert instance.raise_("open").applied
+    assert instance.state.id == "opened"
+
+
+def test_events_queued_behind_a_raising_guard_run_before_the_next_event() -> None:
+    class Feed(StateChart):
+        catch_errors_as_events = False
+
+        a = State(initial=True)
+        b = State()
+        c = State()
+
+        fan = a.to(b, on="fan_out")
+        check = b.to(c, cond="explode")
+        step = b.to(c) | c.to(a)
+
+        def fan_out(self) -> None:
+            self.send("check")
+            self.send("step")
+
+        def explode(self) -> bool:
+            raise ValueError("guard")
+
+    reference = Feed()
+    instance = compile_chart(Feed).create()
+    for machine in (reference, instance):
+        with pytest.raises(ValueError, match="guard"):
+            machine.send("fan")
+    assert reference.current_state_value == instance.state.id == "b"
+    reference.send("step")
+    outcome = instance.send("step")
+    # the left-over "step" ran first (b -> c), then this one (c -> a)
+    assert reference.current_state_value == instance.state.id == "a"
+    assert outcome.transition is not None
+    assert outcome.transition.id == "c:step:a"
+
+
+class Seen:
+    """A model collecting the keyword names each ``after`` callback received."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[str]] = []
+
+
+class Ping(StateChart[Seen]):
+    a = State(initial=True)
+    b = State(final=True)
+
+    ping = a.to(None, after="log")
+    go = a.to(b, after="log")
+
+    def log(self, **kw: Any) -> None:
+        self.model.seen.append(sorted(kw))
+
+
+def test_after_of_a_targetless_transition_gets_the_configurations_as_in_python_statemachine() -> (
+    None
+):
+    reference_model, model = Seen(), Seen()
+    reference = Ping(reference_model)
+    instance = compile_chart(Ping).create(model)
+    for event in ("ping", "go"):
+        reference.send(event)
+        instance.send(event)
+    assert model.seen == reference_model.seen
+    assert "new_configuration" in model.seen[0]
+    assert "new_configuration" not in model.seen[1]

@@ -1,0 +1,28 @@
+"""Test support: record which transitions tests take, for coverage files and diagrams.
+
+``record_coverage(coverage)`` counts, while it is active, the outcome of every event sent to any
+instance of any compiled chart (queued events included) into a ``Coverage``. The pytest plugin
+(``statecharts.pytest_plugin``, registered when the package is installed) does it for a whole
+run: ``pytest --chart-coverage=FILE`` writes the counts to ``FILE``, which
+``statecharts diagram MODULE:CLASS --coverage FILE -o chart.svg`` draws. Nothing is patched
+unless recording is active: it registers with the runtime's ``observe_outcomes`` hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .._coverage import Coverage
+from .._runtime import Instance, Outcome, observe_outcomes
+
+
+@contextmanager
+def record_coverage(coverage: Coverage) -> Iterator[Coverage]:
+    """Count every outcome of every chart instance into ``coverage`` until the block ends."""
+
+    def record(instance: Instance, outcome: Outcome) -> None:
+        coverage.record(instance.chart, outcome)
+
+    with observe_outcomes(record):
+        yield coverage
