@@ -167,13 +167,44 @@ def _apply_all(
     return lifecycles, ignored
 
 
-def lifecycle_lines(done: ProviderReplay) -> list[str]:
-    """One line per call: its id, tool, and the statuses it went through."""
-    width = max((len(call.id) for call in done.calls), default=0)
-    return [
-        f"  {call.id.ljust(width)}  {call.name}: {' -> '.join(done.lifecycles.get(call.id, []))}"
-        for call in done.calls
-    ]
+def _cell(value: Any, width: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _outcome(call: ToolCall) -> str:
+    if call.has_error:
+        error = call.error
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            error = error["message"]
+        return "error: " + _cell(error, 90)
+    return _cell(call.result, 60) if call.has_result else ""
+
+
+def table(done: ProviderReplay) -> str:
+    """The calls in start order: id, tool, the statuses each went through, its arguments (or
+    their text, when they never parsed) and its result or error."""
+    rows = [("ID", "NAME", "LIFECYCLE", "ARGS", "RESULT / ERROR")]
+    for call in done.calls:
+        args = _cell(call.args, 40) if call.has_args else _cell(call.args_text, 40)
+        lifecycle = " -> ".join(done.lifecycles.get(call.id, [call.status]))
+        rows.append((call.id, call.name, lifecycle, args, _outcome(call)))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = (
+        "  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[4]])
+        for row in rows
+    )
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def summary(calls: list[ToolCall]) -> str:
+    """``3 calls: 2 done, 1 error``."""
+    counts: dict[str, int] = {}
+    for call in calls:
+        counts[call.status] = counts.get(call.status, 0) + 1
+    order = ("pending", "running", "done", "error")
+    parts = ", ".join(f"{counts[status]} {status}" for status in order if status in counts)
+    return f"{len(calls)} call{'s' if len(calls) != 1 else ''}" + (f": {parts}" if parts else "")
 
 
 def run_replay(
@@ -190,9 +221,7 @@ def run_replay(
     done = replay_events(native_events(source, fmt), tools, max_history)
     if as_json:
         return done, [json.dumps(call.to_dict(), ensure_ascii=False) for call in done.calls]
-    from ..__main__ import _summary, table
-
-    lines = [table(done.calls), "", _summary(done.calls), "lifecycle:", *lifecycle_lines(done)]
+    lines = [table(done), "", summary(done.calls)]
     if done.ignored:
         count = len(done.ignored)
         lines.append(f"{count} ignored event{'s' if count != 1 else ''}:")

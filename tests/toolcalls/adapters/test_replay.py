@@ -31,7 +31,15 @@ def test_every_shipped_example_replays_with_its_tools(fmt: str) -> None:
     with open(EXAMPLES / f"{fmt}.jsonl", encoding="utf-8") as source:
         done, lines = run_replay(source, fmt, TOOLS, None, False)
     assert [(call.id, call.status) for call in done.calls] == EXPECTED[fmt]
-    assert "lifecycle:" in lines
+    assert lines[0].splitlines()[0].split() == [
+        "ID",
+        "NAME",
+        "LIFECYCLE",
+        "ARGS",
+        "RESULT",
+        "/",
+        "ERROR",
+    ]
     for call in done.calls:
         expected = ["pending", "running", "done"] if call.status == "done" else None
         if expected:
