@@ -486,3 +486,71 @@ def test_google_genai_client_end_to_end() -> None:
         asyncio.run(main(url))
     assert script.failures == []
     assert len(script.requests) == 2
+
+
+def check_vertex_results(path: str, body: dict[str, Any]) -> None:
+    assert ":streamGenerateContent" in path, path
+    responses = [part["functionResponse"] for part in body["contents"][-1]["parts"]]
+    assert responses == [
+        {"name": "get_weather", "response": {"output": {"city": "Zürich", "sky": "sunny"}}},
+    ], responses
+
+
+VERTEX_TURNS = [
+    Turn(
+        lambda path, body: None,
+        [
+            gemini_frame([{"functionCall": {"name": "get_weather", "willContinue": True}}]),
+            gemini_frame(
+                [
+                    {
+                        "functionCall": {
+                            "willContinue": True,
+                            "partialArgs": [
+                                {"jsonPath": "$.city", "stringValue": "Zü", "willContinue": True}
+                            ],
+                        }
+                    }
+                ]
+            ),
+            gemini_frame(
+                [
+                    {
+                        "functionCall": {
+                            "willContinue": True,
+                            "partialArgs": [{"jsonPath": "$.city", "stringValue": "rich"}],
+                        }
+                    }
+                ]
+            ),
+            gemini_frame([{"functionCall": {}}]),
+            gemini_frame([{"functionCall": {}}], "STOP"),
+        ],
+    ),
+    Turn(check_vertex_results, [gemini_frame([{"text": "Sunny."}], "STOP")]),
+]
+
+
+def test_google_genai_vertex_client_streaming_partial_args_end_to_end() -> None:
+    script = Script(list(VERTEX_TURNS))
+
+    async def main(url: str) -> None:
+        options = genai_types.HttpOptions(base_url=url)
+        client = genai.Client(vertexai=True, api_key="k", http_options=options)
+        contents: list[Any] = [{"role": "user", "parts": [{"text": "weather?"}]}]
+        stream = await client.aio.models.generate_content_stream(model="m", contents=contents)
+        adapter = GeminiAdapter()
+        settled = await run_session(adapter.events(stream))
+        call = {"name": "get_weather", "args": {"city": "Zürich"}}
+        contents.append({"role": "model", "parts": [{"function_call": call}]})
+        responses = [adapter.function_response(state) for state in settled]
+        contents.append({"role": "user", "parts": responses})
+        answer = await client.aio.models.generate_content_stream(model="m", contents=contents)
+        async for _ in answer:
+            pass
+        await client.aio.aclose()
+
+    with serve(script) as url:
+        asyncio.run(main(url))
+    assert script.failures == []
+    assert len(script.requests) == 2
