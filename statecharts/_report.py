@@ -20,7 +20,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ._coverage import ChartCoverage, Coverage
-from ._diagram import GraphvizNotFound, render
+from ._diagram import render
+from ._errors import GraphvizNotFound
 from ._ir import ChartDef
 from ._overlay import coverage_overlay
 
