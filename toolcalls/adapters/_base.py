@@ -120,9 +120,12 @@ class StreamAdapter:
 
     def finish(self) -> list[Event]:
         """The stream ended: calls still open were cut off and end in error (truncated)."""
+        return self._cut_off("the stream ended before the call was complete")
+
+    def _cut_off(self, why: str) -> list[Event]:
         book = self._book
         for call in book.open_calls():
-            book.truncate(call, "the stream ended before the call was complete")
+            book.truncate(call, why)
         self._reset()
         return book.take()
 
@@ -146,15 +149,28 @@ class StreamAdapter:
         return out
 
     async def events(self, stream: AsyncIterable[Any] | Iterable[Any]) -> AsyncIterator[Event]:
-        """Events of every chunk of ``stream`` (an SDK stream, async or not), then ``finish``."""
-        if isinstance(stream, AsyncIterable):
-            async for chunk in stream:
-                for event in self.feed(chunk):
-                    yield event
-        else:
-            for chunk in stream:
-                for event in self.feed(chunk):
-                    yield event
+        """Events of every chunk of ``stream`` (an SDK stream, async or not), then ``finish``.
+
+        If reading the stream raises (a dropped connection, say), the calls still open are
+        truncated, naming the error, and then the error propagates.
+        """
+        try:
+            if isinstance(stream, AsyncIterable):
+                async for chunk in stream:
+                    for event in self.feed(chunk):
+                        yield event
+            else:
+                for chunk in stream:
+                    for event in self.feed(chunk):
+                        yield event
+        except InvalidChunk:
+            raise
+        except Exception as error:
+            for event in self._cut_off(
+                f"reading the stream failed ({type(error).__name__}: {error})"
+            ):
+                yield event
+            raise
         for event in self.finish():
             yield event
 

@@ -137,6 +137,27 @@ def test_events_reads_sync_and_async_streams_then_finishes() -> None:
     assert truncated[-1]["type"] == "error"
 
 
+def test_a_stream_that_raises_truncates_the_open_calls_then_the_error_propagates() -> None:
+    async def broken():  # type: ignore[no-untyped-def]
+        yield chat_chunk(fragment(0, '{"a": 1}', id="a", name="f"))
+        raise ConnectionError("peer closed")
+
+    async def collect() -> list[dict]:
+        events = []
+        stream = OpenAIChatAdapter().events(broken())
+        with pytest.raises(ConnectionError, match="peer closed"):  # noqa: PT012
+            async for event in stream:
+                events.append(event)
+        return events
+
+    events = asyncio.run(collect())
+    assert [event["type"] for event in events] == ["start", "delta", "error"]
+    assert events[-1]["error"] == {
+        "kind": "truncated",
+        "message": "arguments truncated: reading the stream failed (ConnectionError: peer closed)",
+    }
+
+
 def test_the_adapters_import_and_read_dicts_without_the_provider_sdks() -> None:
     probe = (
         "import sys\n"
