@@ -7,6 +7,9 @@ becomes the arguments when no delta streamed them, and a call that streamed noth
 ``tool-output-denied`` are ``error``. A ``tool-input-available`` or ``tool-input-error`` for a
 call that never started starts it first. An ``error`` or ``abort`` chunk, or a stream that just
 ends, cuts the calls still streaming their input off: they end in error, truncated.
+
+A call marked ``providerExecuted`` ran on the provider's side (a provider's web search, say):
+it is not reported at all, so nothing runs it again locally, and its later chunks are ignored.
 """
 
 from __future__ import annotations
@@ -15,12 +18,25 @@ import json
 from typing import Any
 
 from .._errors import InvalidChunk
-from ._base import StreamAdapter, _Call, text_field
+from ._base import Event, StreamAdapter, _Call, text_field
 from ._base import field as get
 
 
 class AISDKAdapter(StreamAdapter):
     """Reads AI SDK UI message stream chunks (the JSON of each SSE ``data:`` line)."""
+
+    def __init__(self, *, id_prefix: str | None = None) -> None:
+        super().__init__(id_prefix=id_prefix)
+        self._provider_run: set[str] = set()  # ids of provider-executed calls
+
+    def feed(self, chunk: Any) -> list[Event]:
+        call_id = get(chunk, "toolCallId")
+        if call_id is not None:
+            if get(chunk, "providerExecuted") is True and isinstance(call_id, str):
+                self._provider_run.add(call_id)
+            if call_id in self._provider_run:
+                return []
+        return super().feed(chunk)
 
     def _start(self, chunk: Any) -> None:
         self._call(chunk, start=True)

@@ -36,13 +36,21 @@ class _Call:
 class CallBook:
     """The calls of one stream, by id, and the events that move them."""
 
-    __slots__ = ("calls", "out")
+    __slots__ = ("calls", "out", "seen")
 
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
         self.out: list[Event] = []
+        self.seen: set[str] = set()  # ids the provider gave in this stream, started or not
 
     def start(self, call_id: str, name: str) -> _Call:
+        if call_id in self.calls:
+            # Two calls under one id (a provider repeating one, or a provider id equal to one
+            # generated earlier): the later call gets a suffix rather than merge into the first.
+            number = 2
+            while f"{call_id}_{number}" in self.calls or f"{call_id}_{number}" in self.seen:
+                number += 1
+            call_id = f"{call_id}_{number}"
         call = _Call(call_id, name)
         self.calls[call_id] = call
         self.out.append({"type": "start", "id": call_id, "name": name})
@@ -132,13 +140,18 @@ class StreamAdapter:
     def _reset(self) -> None:
         """Forget per-stream routing so the adapter can read another stream."""
         self._book.calls.clear()
+        self._book.seen.clear()
 
     def _new_id(self) -> str:
-        """A deterministic id for a call the provider did not name: prefix and a counter."""
-        call_id = f"{self.id_prefix}_{self._generated}"
-        self._generated += 1
-        self.generated_ids.add(call_id)
-        return call_id
+        """A deterministic id for a call the provider did not name: prefix and a counter,
+        skipping any id the provider used in this stream."""
+        book = self._book
+        while True:
+            call_id = f"{self.id_prefix}_{self._generated}"
+            self._generated += 1
+            if call_id not in book.calls and call_id not in book.seen:
+                self.generated_ids.add(call_id)
+                return call_id
 
     def feed_all(self, chunks: Iterable[Any]) -> list[Event]:
         """Every event of a whole recorded stream, ``finish()`` included."""

@@ -59,6 +59,8 @@ class GeminiAdapter(StreamAdapter):
         # Read the whole chunk first: a malformed part raises before anything changed.
         candidates = [_read_candidate(candidate) for candidate in get(chunk, "candidates") or ()]
         book = self._book
+        for _, calls, _ in candidates:
+            book.seen.update(call.id for call in calls if call.id is not None)
         for number, calls, reason in candidates:
             for function_call in calls:
                 self._function_call(number, function_call)
@@ -206,10 +208,16 @@ def _apply(streaming: _Streaming, piece: _Piece) -> None:
 
 
 def _value(piece: Any) -> tuple[Any, bool]:
-    for wire, python in (("numberValue", "number_value"), ("boolValue", "bool_value")):
-        value = field2(piece, wire, python)
-        if value is not None:
-            return value, False
+    number = field2(piece, "numberValue", "number_value")
+    if number is not None:
+        # A protobuf double: google-genai reads 3 as 3.0, JSON as 3. The same stream gives the
+        # same arguments either way, and an integer stays an integer.
+        if isinstance(number, float) and number.is_integer() and abs(number) <= 2**53:
+            number = int(number)
+        return number, False
+    flag = field2(piece, "boolValue", "bool_value")
+    if flag is not None:
+        return flag, False
     text = field2(piece, "stringValue", "string_value")
     if text is not None:
         return text, True

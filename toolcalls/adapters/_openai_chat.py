@@ -60,6 +60,9 @@ class OpenAIChatAdapter(StreamAdapter):
             return []
         # Read the whole chunk first: a malformed part raises before anything changed.
         steps = [_read_choice(choice) for choice in choices]
+        seen = self._book.seen
+        for _, fragments, _ in steps:
+            seen.update(fragment[1] for fragment in fragments if fragment[1] is not None)
         for number, fragments, reason in steps:
             for index, call_id, name, arguments in fragments:
                 self._fragment(number, index, call_id, name, arguments)
@@ -146,7 +149,8 @@ def _read_choice(choice: Any) -> tuple[int, list[_Fragment], str | None]:
             name = _typed(get(function, "name"), str, "tool_calls[].function.name") or None
             arguments = _typed(get(function, "arguments"), str, "tool_calls[].function.arguments")
         fragments.append((index, call_id, name, arguments or ""))
-    reason = _typed(get(choice, "finish_reason"), str, "choices[].finish_reason")
+    # Some compatible servers send "" rather than null on every chunk but the last.
+    reason = _typed(get(choice, "finish_reason"), str, "choices[].finish_reason") or None
     return number, fragments, reason
 
 

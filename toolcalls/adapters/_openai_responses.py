@@ -48,7 +48,11 @@ class OpenAIResponsesAdapter(StreamAdapter):
         if item is not None and get(item, "type") == "function_call":
             arguments = text_field(item, "arguments", "item")
             call = self._route(chunk) or self._added(chunk)
-            if call is not None:
+            if call is None:
+                return
+            if get(item, "status") == "incomplete":  # closed by max_output_tokens
+                self._book.truncate(call, "the response closed the item as incomplete")
+            else:
                 self._complete(call, arguments)
 
     def _completed(self, chunk: Any) -> None:
@@ -115,14 +119,18 @@ class OpenAIResponsesAdapter(StreamAdapter):
             (
                 text_field(item, "call_id", "response.output[]"),
                 text_field(item, "arguments", "response.output[]"),
+                get(item, "status"),
             )
             for item in output
             if get(item, "type") == "function_call"
         ]
-        for call_id, arguments in finals:
+        for call_id, arguments, status in finals:
             call = book.calls.get(call_id)
             if call is not None and call.open:
-                self._complete(call, arguments)
+                if status == "incomplete":
+                    book.truncate(call, "the response closed the item as incomplete")
+                else:
+                    self._complete(call, arguments)
         for call in book.open_calls():
             book.ready(call)
 

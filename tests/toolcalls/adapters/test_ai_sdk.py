@@ -92,3 +92,30 @@ def test_quirk_stream_cut_off_mid_input_truncates(end: dict | None) -> None:
 def test_a_chunk_without_a_tool_call_id_is_refused() -> None:
     with pytest.raises(InvalidChunk, match=r"tool-input-start\.toolCallId"):
         AISDKAdapter().feed({"type": "tool-input-start", "toolName": "f"})
+
+
+def test_provider_executed_calls_are_not_reported_so_nothing_runs_them_again() -> None:
+    chunks = [
+        {
+            "type": "tool-input-start",
+            "toolCallId": "ws",
+            "toolName": "web_search",
+            "providerExecuted": True,
+        },
+        {"type": "tool-input-delta", "toolCallId": "ws", "inputTextDelta": "{}"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "ws",
+            "toolName": "web_search",
+            "input": {},
+            "providerExecuted": True,
+        },
+        {
+            "type": "tool-output-available",
+            "toolCallId": "ws",
+            "output": "hits",
+            "providerExecuted": True,
+        },
+        {"type": "tool-input-available", "toolCallId": "mine", "toolName": "f", "input": {}},
+    ]
+    assert summary(AISDKAdapter(), chunks) == [("mine", "f", "running", {})]

@@ -174,3 +174,25 @@ def test_a_non_integer_index_is_refused_naming_the_field() -> None:
 
     with pytest.raises(InvalidChunk, match=r"tool_calls\[\]\.index"):
         OpenAIChatAdapter().feed(chat_chunk({"index": "0", "function": {"name": "f"}}))
+
+
+def test_quirk_empty_string_finish_reason_on_every_chunk_is_not_a_stop() -> None:
+    chunks = [
+        chat_chunk(fragment(0, '{"a":', id="c1", name="f"), finish=""),
+        chat_chunk(fragment(0, "1}"), finish=""),
+        chat_chunk(finish="tool_calls"),
+    ]
+    assert summary(OpenAIChatAdapter(), chunks) == [("c1", "f", "running", {"a": 1})]
+
+
+def test_a_generated_id_never_takes_an_id_the_provider_uses() -> None:
+    chunks = [
+        chat_chunk(fragment(0, "{}", name="f"), fragment(1, "{}", id="call_0", name="g")),
+        chat_chunk(fragment(2, "{}", id="call_1", name="h")),  # too late to be avoided
+        chat_chunk(finish="tool_calls"),
+    ]
+    assert [(c[0], c[1], c[2]) for c in summary(OpenAIChatAdapter(), chunks)] == [
+        ("call_1", "f", "running"),
+        ("call_0", "g", "running"),
+        ("call_1_2", "h", "running"),  # never merged into the generated call_1
+    ]

@@ -178,3 +178,51 @@ def test_arguments_only_in_the_done_events_are_used() -> None:
     assert summary(OpenAIResponsesAdapter(), [item_done]) == [("call_a", "f", "running", {"a": 1})]
     chunks = [added(0, "call_a", "f", "fc_1"), done(0, "fc_1", '{"b": 2}')]
     assert summary(OpenAIResponsesAdapter(), chunks) == [("call_a", "f", "running", {"b": 2})]
+
+
+def test_quirk_item_closed_as_incomplete_by_max_output_tokens_never_becomes_ready() -> None:
+    item = {
+        "id": "fc_1",
+        "type": "function_call",
+        "call_id": "call_a",
+        "name": "write",
+        "status": "incomplete",
+        "arguments": '{"path": "a.txt"}',
+    }
+    chunks = [
+        added(0, "call_a", "write", "fc_1"),
+        delta(0, "fc_1", '{"path": "a.txt"}'),
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": item,
+            "sequence_number": 0,
+        },
+        {
+            "type": "response.incomplete",
+            "response": response("incomplete", "max_output_tokens"),
+            "sequence_number": 0,
+        },
+    ]
+    call = calls(OpenAIResponsesAdapter(), chunks)[0]
+    assert (call.status, call.error["kind"]) == ("error", "truncated")
+    assert "incomplete" in call.error["message"]
+
+
+def test_an_incomplete_item_in_a_completed_response_is_truncated_too() -> None:
+    final = response("completed")
+    final["output"] = [
+        {
+            "id": "fc_1",
+            "type": "function_call",
+            "call_id": "call_a",
+            "name": "f",
+            "status": "incomplete",
+            "arguments": "{}",
+        }
+    ]
+    chunks = [
+        added(0, "call_a", "f", "fc_1"),
+        {"type": "response.completed", "response": final, "sequence_number": 0},
+    ]
+    assert summary(OpenAIResponsesAdapter(), chunks) == [("call_a", "f", "error", "truncated")]

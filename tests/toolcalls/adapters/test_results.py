@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import json
 import subprocess
 import sys
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -102,6 +105,23 @@ def test_ai_sdk_tool_output_available_and_error() -> None:
 def test_string_results_are_sent_as_they_are() -> None:
     state = ToolCallState("c1", "f", MappingProxyType({}), "success", "plain text")
     assert openai_chat_tool_message(state)["content"] == "plain text"
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        openai_chat_tool_message,
+        openai_responses_output,
+        anthropic_tool_result,
+        gemini_function_response,
+        ai_sdk_tool_output,
+    ],
+)
+def test_results_json_cannot_hold_are_still_sent_as_json(builder: Any) -> None:
+    when = datetime.datetime(2026, 1, 2, 3, 4, tzinfo=datetime.UTC)
+    state = ToolCallState("c1", "f", MappingProxyType({}), "success", {"at": when, "tags": {1}})
+    message = json.dumps(builder(state))
+    assert "2026-01-02T03:04:00Z" in message
 
 
 def test_tracker_snapshots_work_too() -> None:
