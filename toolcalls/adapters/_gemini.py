@@ -130,6 +130,9 @@ class _FunctionCall:
 
 
 _WHERE = "candidates[].content.parts[].functionCall"
+#: The largest array index a JSON path may name: the arguments are built as the path says, so
+#: ``$.items[30000000]`` would otherwise be 30 million nulls from 30 bytes of wire.
+_MAX_INDEX = 100_000
 
 
 def _read_candidate(candidate: Any) -> tuple[int, list[_FunctionCall], str | None]:
@@ -178,6 +181,8 @@ def _read_piece(piece: Any) -> _Piece:
             raise InvalidChunk(where, f"cannot read {path!r} at {path[position:]!r}")
         name, index, single, double = match.groups()
         if index is not None:
+            if len(index) > 6 or int(index) > _MAX_INDEX:
+                raise InvalidChunk(where, f"array index {index} in {path!r} is over {_MAX_INDEX}")
             steps.append(int(index))
         else:
             steps.append(name if name is not None else (single if single is not None else double))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import StreamAdapter, _Call, text_field
+from ._base import Event, StreamAdapter, _Call, text_field
 from ._base import field as get
 
 
@@ -25,16 +25,31 @@ class OpenAIResponsesAdapter(StreamAdapter):
         super().__init__(id_prefix=id_prefix)
         self._by_index: dict[int, _Call] = {}
         self._by_item: dict[str, _Call] = {}
+        self._text: dict[str, list[str]] = {}  # the argument text streamed, by call id
+        self._last_sequence = -1
 
     def _reset(self) -> None:
         super()._reset()
         self._by_index.clear()
         self._by_item.clear()
+        self._text.clear()
+        self._last_sequence = -1
+
+    def feed(self, chunk: Any) -> list[Event]:
+        number = get(chunk, "sequence_number")
+        if type(number) is int:
+            # Events are numbered in order: one seen again (a resumed stream redelivers from
+            # ``starting_after``) or out of order is skipped, never applied twice.
+            if number <= self._last_sequence:
+                return []
+            self._last_sequence = number
+        return super().feed(chunk)
 
     def _delta(self, chunk: Any) -> None:
         text = text_field(chunk, "delta", "delta")
         call = self._route(chunk)
-        if call is not None:
+        if call is not None and call.open and text:
+            self._text.setdefault(call.id, []).append(text)
             self._book.delta(call, text)
 
     def _arguments_done(self, chunk: Any) -> None:
@@ -82,7 +97,9 @@ class OpenAIResponsesAdapter(StreamAdapter):
         call = book.calls.get(call_id) if call_id else None
         if call is None:
             call = book.start(call_id or self._new_id(), name or "(unnamed)")
-            book.delta(call, arguments)
+            if arguments:
+                self._text[call.id] = [arguments]
+                book.delta(call, arguments)
         index = get(chunk, "output_index")
         if index is not None:
             self._by_index[index] = call
@@ -106,8 +123,17 @@ class OpenAIResponsesAdapter(StreamAdapter):
         return call
 
     def _complete(self, call: _Call, arguments: str) -> None:
-        if not call.has_text:
+        """The item's final ``arguments`` are the truth: if the deltas said something else
+        (a lost or repeated delta), the call fails rather than run on the wrong text."""
+        if not call.open:
+            return
+        streamed = "".join(self._text.pop(call.id, ()))
+        if not streamed.strip():
             self._book.delta(call, arguments)
+        elif arguments and arguments != streamed:
+            message = "the streamed arguments differ from the item's final arguments; not run"
+            self._book.fail(call, "arguments_mismatch", message)
+            return
         self._book.ready(call)
 
     def _settle_all(self, response: Any) -> None:

@@ -10,6 +10,7 @@ results-back helpers; the server checks them and answers 400 if anything is off.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from typing import Any
 
@@ -151,8 +152,11 @@ def test_openai_chat_completions_client_end_to_end() -> None:
 # -- OpenAI Responses ----------------------------------------------------------------------------
 
 
+SEQUENCE = itertools.count()
+
+
 def responses_frame(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    payload.setdefault("sequence_number", 0)
+    payload.setdefault("sequence_number", next(SEQUENCE))
     return payload["type"], payload
 
 

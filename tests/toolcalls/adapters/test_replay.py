@@ -22,7 +22,7 @@ EXPECTED = {
     "openai-responses": [("call_weather", "done"), ("call_write", "error")],
     "anthropic": [("toolu_weather", "done"), ("toolu_time", "done"), ("toolu_search", "done")],
     "gemini": [("call_0", "done"), ("call_1", "done"), ("call_2", "done")],
-    "ai-sdk": [("call_weather", "done"), ("call_search", "error"), ("call_time", "done")],
+    "ai-sdk": [("call_weather", "done"), ("call_time", "done"), ("call_search", "error")],
 }
 
 
