@@ -16,9 +16,10 @@ provider SDKs are optional: the adapters read their objects by attribute and pla
 """
 
 from .._errors import InvalidChunk
+from .._record import TRUNCATED
 from ._ai_sdk import AISDKAdapter
 from ._anthropic import AnthropicAdapter
-from ._base import TRUNCATED, Event, StreamAdapter
+from ._base import Event, StreamAdapter
 from ._gemini import GeminiAdapter
 from ._openai_chat import OpenAIChatAdapter
 from ._openai_responses import OpenAIResponsesAdapter

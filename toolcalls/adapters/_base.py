@@ -18,11 +18,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._errors import InvalidChunk
+from .._record import TRUNCATED
 
 Event = dict[str, Any]
-
-#: ``kind`` of the error event that ends a call whose arguments were cut off.
-TRUNCATED = "truncated"
 
 
 @dataclass(slots=True)
