@@ -33,6 +33,7 @@ class ChartSummary:
     chart: ChartDef
     taken: dict[str, int]
     entered: dict[str, bool]
+    arrivals: dict[str, int]
     ignored: dict[tuple[str, str], int]
 
     @classmethod
@@ -43,12 +44,16 @@ class ChartSummary:
         if counts.taken or counts.ignored:
             reached.add(chart.initial.id)
         entered = {state.id: state.id in reached for state in chart.states}
+        arrivals = {state.id: 0 for state in chart.states}
+        for transition in chart.transitions:
+            if transition.target is not None and transition.target != transition.source:
+                arrivals[transition.target] += taken[transition.id]
         ignored = {
             (state, event): count
             for state, events in sorted(counts.ignored.items())
             for event, count in sorted(events.items())
         }
-        return cls(chart, taken, entered, ignored)
+        return cls(chart, taken, entered, arrivals, ignored)
 
     @property
     def transitions_taken(self) -> int:
@@ -104,6 +109,12 @@ def terminal_table(summary: ChartSummary) -> list[str]:
     width = max([len(t) for t in summary.taken] + [len("transition")])
     lines.append(f"  {'transition'.ljust(width)}  {'taken':>7}")
     lines += [f"  {t.ljust(width)}  {count:>7}" for t, count in summary.taken.items()]
+    width = max([len(s) + 10 for s in summary.entered] + [len("state (arrivals)")])
+    lines.append(f"  {'state (arrivals)'.ljust(width)}  {'entered':>7}")
+    for state, hit in summary.entered.items():
+        name = f"{state} (initial)" if state == chart.initial.id else state
+        count = str(summary.arrivals[state]) if hit else "never"
+        lines.append(f"  {name.ljust(width)}  {count:>7}")
     if summary.ignored:
         pairs = {f"{state} <- {event}": count for (state, event), count in summary.ignored.items()}
         width = max(len(pair) for pair in [*pairs, "ignored (state <- event)"])
@@ -216,7 +227,7 @@ def chart_page(summary: ChartSummary, coverage: Coverage) -> str:
     parts += [
         "</table>",
         '<h2>States</h2>\n<table id="states">',
-        "<tr><th>state</th><th>entered</th><th>events ignored there</th></tr>",
+        "<tr><th>state</th><th>entered</th><th>arrivals</th><th>events ignored there</th></tr>",
     ]
     for state in chart.states:
         hit = summary.entered[state.id]
@@ -228,7 +239,8 @@ def chart_page(summary: ChartSummary, coverage: Coverage) -> str:
         parts.append(
             f'<tr class="{"hit" if hit else "missed"}">'
             f'<td><a href="{esc(_link("state", state.id))}">{esc(state.id)}</a></td>'
-            f"<td>{'yes' if hit else 'never'}</td><td>{esc(ignored)}</td></tr>"
+            f"<td>{'yes' if hit else 'never'}</td>"
+            f'<td class="count">{summary.arrivals[state.id]}</td><td>{esc(ignored)}</td></tr>'
         )
     parts.append("</table>")
     never = summary.never

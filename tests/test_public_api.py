@@ -14,6 +14,7 @@ EXPORTS = {
         "ChartDef",
         "Coverage",
         "CoverageError",
+        "Divergence",
         "Emphasis",
         "EventData",
         "EventDef",
@@ -45,14 +46,19 @@ EXPORTS = {
     "toolcalls": {
         "AbortSignal",
         "CallbackFailure",
+        "CheckpointConflict",
         "ExecutionChart",
         "ExecutionStatus",
         "ExecutorClosed",
         "InvalidChunk",
+        "ImplementationFailed",
         "InvalidEvent",
         "InvalidTool",
         "InvalidToolCall",
+        "LocalRunner",
         "Outcome",
+        "ProtocolError",
+        "Runner",
         "SessionClosed",
         "SnapshotError",
         "Tool",
@@ -67,9 +73,42 @@ EXPORTS = {
         "ToolError",
         "ToolErrorKind",
         "ToolExecutor",
+        "ToolFailure",
         "UNSET",
         "tool_call_streaming_state_machine",
     },
+    "statecharts.testing": {
+        "Adapter",
+        "ChartMachine",
+        "ChartRunner",
+        "Divergence",
+        "Exploration",
+        "Path",
+        "PathStep",
+        "Step",
+        "chart_machine",
+        "configuration_of",
+        "cover",
+        "default_payloads",
+        "explore",
+        "path_cases",
+        "payload_parameters",
+        "record_coverage",
+        "replay",
+        "run_path",
+        "shortest_paths",
+        "transition_cover",
+    },
+    "toolcalls.conformance": {
+        "Implementation",
+        "ImplementationFailed",
+        "ObjectImplementation",
+        "ProtocolError",
+        "Report",
+        "SubprocessImplementation",
+        "check",
+    },
+    "toolcalls.checkpoint": {"CheckpointStore", "Checkpoints", "MemoryStore", "RedisStore"},
     "toolcalls.events": {
         "DeltaEvent",
         "ErrorEvent",
@@ -121,3 +160,14 @@ def test_statecharts_never_imports_toolcalls() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("name", ["ToolExecutor", "ToolCallSession"])
+def test_executor_and_session_take_a_runner_by_keyword(name: str) -> None:
+    import inspect
+
+    import toolcalls
+
+    parameter = inspect.signature(getattr(toolcalls, name)).parameters["runner"]
+    assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameter.default is None

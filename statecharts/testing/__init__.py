@@ -10,7 +10,8 @@
   is active; ``pytest --chart-coverage=FILE`` (the plugin) does it for a whole run.
 """
 
-from ._machine import ChartMachine, chart_machine, default_payloads, payload_parameters
+from .._errors import Divergence
+from ._machine import ChartMachine, chart_machine
 from ._paths import (
     Exploration,
     Path,
@@ -22,8 +23,9 @@ from ._paths import (
     shortest_paths,
     transition_cover,
 )
+from ._payloads import default_payloads, payload_parameters
 from ._record import record_coverage
-from ._runner import Adapter, ChartRunner, Divergence, Step, configuration_of, replay
+from ._runner import Adapter, ChartRunner, Step, configuration_of, replay
 
 __all__ = [
     "Adapter",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._runtime import Chart, Instance
-from ._machine import payload_parameters
+from ._payloads import payload_parameters
 from ._runner import Adapter, ChartRunner, ModelFactory, configuration_of
 
 Candidates = Mapping[str, Sequence[Mapping[str, Any]]]

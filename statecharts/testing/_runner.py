@@ -9,11 +9,11 @@ checks hold for flat and hierarchical charts.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from .._errors import Divergence
 from .._ir import ChartDef
 from .._runtime import Chart, Instance, Outcome
 
@@ -62,47 +62,6 @@ class Step:
         if not self.payload:
             return f"Step({self.key!r}, {self.event!r})"
         return f"Step({self.key!r}, {self.event!r}, {dict(self.payload)!r})"
-
-
-class Divergence(AssertionError):
-    """The SUT disagreed with the chart. ``steps`` is the run up to the disagreement (paste
-    it into a test and call ``replay``), ``expected``/``actual`` what each side showed, and
-    ``transcript`` what the adapter sent to the SUT in its own terms (if it keeps one)."""
-
-    def __init__(
-        self,
-        problem: str,
-        steps: Sequence[Step],
-        expected: Any = None,
-        actual: Any = None,
-        transcript: Sequence[Any] = (),
-    ) -> None:
-        self.problem = problem
-        self.steps = tuple(steps)
-        self.expected = expected
-        self.actual = actual
-        self.transcript = tuple(transcript)
-        super().__init__(self._message())
-
-    def _message(self) -> str:
-        lines = [self.problem, f"  expected: {self.expected!r}", f"  actual:   {self.actual!r}"]
-        lines.append(
-            f"after {len(self.steps)} steps (replay(chart, adapter, steps) repeats them):"
-        )
-        lines.append("steps = [")
-        lines += [f"    {step!r}," for step in self.steps]
-        lines.append("]")
-        if self.transcript:
-            lines.append("sent to the system under test:")
-            lines += [f"  {_line(item)}" for item in self.transcript]
-        return "\n".join(lines)
-
-
-def _line(item: Any) -> str:
-    try:
-        return json.dumps(item, sort_keys=False)
-    except (TypeError, ValueError):
-        return repr(item)
 
 
 ModelFactory = Callable[[str], Any]

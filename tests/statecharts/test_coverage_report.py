@@ -87,6 +87,8 @@ def test_terminal_table_of_one_chart() -> None:
         "toolcalls._chart.ToolCallChart: 4/6 transitions (66.7%), 4/4 states, 1 events ignored"
     )
     assert "  running <- ready                1" in lines
+    assert "  running                  1" in lines  # arrivals: transitions into the state
+    assert "  pending (initial)        0" in lines
     assert lines[-1] == (
         "  never exercised: transition pending:fail:error, transition running:fail:error"
     )

@@ -9,13 +9,8 @@ an ``ObjectImplementation`` (a Python factory of objects with ``apply/get/list``
 Needs Hypothesis (the ``testing`` extra).
 """
 
-from ._protocol import (
-    Implementation,
-    ImplementationFailed,
-    ObjectImplementation,
-    ProtocolError,
-    SubprocessImplementation,
-)
+from .._errors import ImplementationFailed, ProtocolError
+from ._protocol import Implementation, ObjectImplementation, SubprocessImplementation
 
 __all__ = [
     "Implementation",

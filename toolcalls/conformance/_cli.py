@@ -12,12 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
-from ._protocol import (
-    Implementation,
-    ObjectImplementation,
-    ProtocolError,
-    SubprocessImplementation,
-)
+from .._errors import ProtocolError
+from ._protocol import Implementation, ObjectImplementation, SubprocessImplementation
 
 EXIT_DIVERGENCE = 1
 EXIT_PROTOCOL = 2

@@ -25,17 +25,10 @@ import subprocess
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from .._errors import ImplementationFailed, ProtocolError
+
 #: Seconds to wait for one response line before calling it a protocol error.
 DEFAULT_TIMEOUT = 10.0
-
-
-class ProtocolError(Exception):
-    """The implementation broke the protocol: no answer, not JSON, a wrong shape, or it died.
-    The message says which request and what came back."""
-
-
-class ImplementationFailed(Exception):
-    """The implementation answered a request with a failure (``{"ok": false}``) or raised."""
 
 
 class Implementation(Protocol):

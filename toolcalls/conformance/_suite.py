@@ -31,9 +31,10 @@ from statecharts.testing import (
 )
 
 from .._chart import ToolCallChart
+from .._errors import ImplementationFailed
 from .._record import CallRecord
 from .._tracker import CHART_EVENTS, ToolCallTracker
-from ._protocol import Implementation, ImplementationFailed
+from ._protocol import Implementation
 
 CHART = compile_chart(ToolCallChart)
 #: The wire type of each chart event (the chart calls the seed's ``error`` ``fail``).
