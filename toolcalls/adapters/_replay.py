@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .._errors import InvalidChunk, InvalidEvent
 from .._record import ToolCall, reject_constant
@@ -227,3 +227,30 @@ def run_replay(
         lines.append(f"{count} ignored event{'s' if count != 1 else ''}:")
         lines.extend(f"  {note}" for note in done.ignored)
     return done, lines
+
+
+def run_cli(args: Any, out: IO[str], err: IO[str]) -> int:
+    """``toolcalls replay FILE`` with ``--format`` other than ``native`` or with ``--tools``:
+    print what the replay produced; a bad line, registry or file is one line on ``err`` and
+    exit status 2 (L5)."""
+    if args.trace is not None:
+        print("toolcalls replay: --trace reads native streams, without --tools", file=err)
+        return 2
+    try:
+        source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
+    except OSError as error:
+        print(f"toolcalls replay: cannot read {args.file}: {error.strerror}", file=err)
+        return 2
+    try:
+        with source:
+            _, lines = run_replay(source, args.format, args.tools, args.max_history, args.json)
+    except ReplayInputError as error:
+        where = "" if error.line is None else f"{args.file}: "
+        print(f"toolcalls replay: {where}{error}", file=err)
+        return 2
+    except UnicodeDecodeError as error:
+        print(f"toolcalls replay: {args.file}: not UTF-8 text ({error.reason})", file=err)
+        return 2
+    for line in lines:
+        print(line, file=out)
+    return 0
