@@ -38,7 +38,7 @@ from . import _checkpoint
 from ._errors import InvalidEvent, SessionClosed, SnapshotError
 from ._execution import ToolCallState, ToolError
 from ._executor import ToolExecutor
-from ._record import UNSET
+from ._record import TRUNCATED, UNSET
 from ._runner import Runner
 from ._tools import SCALARS, Tool, ToolFunction, copy_args, is_flat
 from ._tracker import Outcome, ToolCallTracker, copied
@@ -145,6 +145,24 @@ class ToolCallSession:
         if call_id in self._running:
             self._running.discard(call_id)  # it settles now, unreported
             self._executor.abort(call_id, "the stream ended the call")
+        elif self._executor.get_call(call_id) is None:
+            self._report_truncated(call_id)
+
+    def _report_truncated(self, call_id: str) -> None:
+        """A provider adapter ended a call whose arguments were cut off (kind ``truncated``):
+        the stream ended before they were complete, so it could not run, and it is reported
+        in ``error`` like the calls ``finish()`` ends (S2). Other errors the stream sends for a
+        call still streaming are the stream's own word, and are not reported (S3)."""
+        record = self._tracker._record(call_id)
+        assert record is not None
+        reason = record.error
+        if not (isinstance(reason, dict) and reason.get("kind") == TRUNCATED):
+            return
+        error = _unrunnable(record.name, str(reason.get("message", TRUNCATED)), TRUNCATED)
+        self._ready.append(ToolCallState(call_id, record.name, _NO_ARGS, "error", None, error))
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def finish(self) -> None:
         """No more events will come: calls still streaming their arguments end in ``error``
@@ -453,6 +471,9 @@ class ToolCallSession:
 
     def __repr__(self) -> str:
         return f"<ToolCallSession calls={len(self._tracker)} running={len(self._running)}>"
+
+
+_NO_ARGS: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
 def _unrunnable(tool_name: str, reason: str, error_type: str) -> ToolError:
