@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check bench diagrams graphviz node mutation clean
+.PHONY: demo test check bench bench-ray ray diagrams graphviz node mutation clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,15 @@ $(VENV)/.base: pyproject.toml
 $(VENV)/.dev: $(VENV)/.base
 	$(BIN)/python -m pip install --quiet -e '.[dev,providers]'
 	touch $@
+
+# The Ray tests' extra (ray, redis client) and Debian's redis-server; without them `make test`
+# skips tests/ray with one line.
+$(VENV)/.ray: $(VENV)/.dev
+	$(BIN)/python -m pip install --quiet -e '.[dev,providers,ray]'
+	touch $@
+
+ray: $(VENV)/.ray
+	scripts/install-redis
 
 demo: $(VENV)/.base
 	$(BIN)/toolcalls replay examples/interleaved-calls.jsonl
@@ -33,6 +42,9 @@ bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/bench_tracker.py
 	$(BIN)/python benchmarks/bench_executor.py
 	$(BIN)/python benchmarks/bench_adapters.py
+
+bench-ray: $(VENV)/.ray
+	$(BIN)/python benchmarks/bench_ray.py
 
 diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams

@@ -3,7 +3,9 @@ dispatcher doing the same work, measured in one run.
 
 Four costs: one event taking a self-transition with an action, one ignored event (declared, but
 with no transition from the current state), creating one instance (with its model), and the
-memory one live instance holds (tracemalloc, model included). Each time is the median of several
+memory one live instance holds (tracemalloc, model included). A second table measures a
+statechart (a parallel state of two compound regions, one event handled in both) against
+python-statemachine. Each time is the median of several
 repeats; every ratio is against the hand-written dispatcher of this same run, so the machine's
 speed cancels out. Run: ``python benchmarks/bench_engine.py`` (``--quick`` for a smoke run).
 """
@@ -45,6 +47,25 @@ class Meter(StateChart):
     start = idle.to(running)
     tick = running.to.itself(on="count")
     halt = running.to(idle)
+
+
+class Media(StateChart):
+    """The hierarchical benchmark chart: a parallel state of two compound regions, and one
+    event (``toggle``) that takes a transition in both regions at once."""
+
+    class powered(State.Parallel):
+        class audio(State.Compound):
+            playing = State(initial=True)
+            paused = State()
+            toggle = playing.to(paused) | paused.to(playing)
+
+        class video(State.Compound):
+            shown = State(initial=True)
+            hidden = State()
+            toggle = shown.to(hidden, on="count") | hidden.to(shown, on="count")
+
+    off = State(initial=True)
+    power = off.to(powered) | powered.to(off)
 
 
 # -- the hand-written reference ----------------------------------------------------------------
@@ -206,6 +227,56 @@ def measure(quick: bool) -> list[Row]:
     return rows
 
 
+def measure_hierarchical(quick: bool) -> list[Row]:
+    """Per event (``toggle``, a microstep in both regions), per instance and memory, for the
+    statechart on the compiled runtime and on python-statemachine."""
+    number = 2_000 if quick else 50_000
+    repeats = 3 if quick else 7
+    chart = compile_chart(Media)
+    engines = [
+        ("statecharts (compiled)", lambda: chart.create(Model()), 1),
+        ("python-statemachine", lambda: Media(Model()), 200),
+    ]
+    rows = []
+    for name, create, scale in engines:
+        per_run = max(number // scale, 20)
+        instance = create()
+        instance.send("power")
+        tick = median_ns(lambda i=instance: i.send("toggle"), per_run, repeats)
+        ignored = median_ns(lambda i=instance: i.send("nothing"), per_run, repeats)
+        made = median_ns(create, max(per_run // 2, 20), repeats)
+        engine = Engine(name, create, lambda m: None, lambda m: None, scale)
+        memory = bytes_per_instance(engine, max(per_run // 4, 50))
+        rows.append(Row(name, tick, ignored, made, memory))
+    return rows
+
+
+def report_hierarchical(rows: list[Row]) -> str:
+    compiled, psm = rows
+    lines = [
+        "",
+        "hierarchical chart (a parallel state of two compound regions; one event in both)",
+        f"{'engine':<24}{'tick event':>12}{'ignored event':>15}{'create':>12}{'bytes/inst':>12}",
+    ]
+    for row in rows:
+        lines.append(
+            f"{row.name:<24}{_us(row.tick):>12}{_us(row.ignored):>15}{_us(row.create):>12}"
+            f"{row.memory:>12.0f}"
+        )
+    faster = psm.tick / compiled.tick
+    smaller = compiled.memory / psm.memory
+    lines.append("")
+    lines.append(
+        f"target >= 50x faster than python-statemachine per event: {faster:.0f}x "
+        f"({'met' if faster >= 50 else 'MISSED'})"
+    )
+    lines.append(
+        f"target memory per instance <= 1/10 of python-statemachine: {smaller:.3f} "
+        f"({'met' if smaller <= 0.1 else 'MISSED'})"
+    )
+    return "\n".join(lines)
+
+
 def report(rows: list[Row]) -> str:
     hand = rows[0]
     lines = [
@@ -255,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(f"Python {sys.version.split()[0]}; medians of repeated runs; ratios vs hand-written")
     print(report(measure(args.quick)))
+    print(report_hierarchical(measure_hierarchical(args.quick)))
     return 0
 
 

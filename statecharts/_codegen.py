@@ -125,7 +125,11 @@ def _missing(function: str, name: str) -> Any:
 
 
 def _in_states(inst: Any, state_ids: frozenset[str]) -> bool:
-    return state_ids <= {inst._node.state.id}
+    return bool(state_ids <= inst._node.active_ids)
+
+
+def _oset_of(states: tuple[Any, ...]) -> OrderedSet[Any]:
+    return OrderedSet(states)
 
 
 def _oset(state: Any) -> OrderedSet[Any]:
@@ -142,6 +146,7 @@ _HELPERS: dict[str, Any] = {
     "_kwall": _kwall,
     "_missing": _missing,
     "_oset": _oset,
+    "_oset_of": _oset_of,
     "_rest": _rest,
 }
 
@@ -284,9 +289,16 @@ class FunctionWriter:
     # -- expressions -------------------------------------------------------------------------
 
     def phase(
-        self, transition: str, state: str, source: str, target: str, new_state: str | None = None
+        self,
+        transition: str,
+        state: str,
+        source: str,
+        target: str,
+        new_state: str | None = None,
+        configurations: tuple[str, str] | None = None,
     ) -> Phase:
-        """Injected values for a group; ``new_state`` marks the ``on`` group."""
+        """Injected values for a group; ``new_state`` (flat charts) or ``configurations``
+        (the constant tuples before and after, in a statechart) mark the ``on`` group."""
         values = {
             "machine": "inst",
             "model": "m",
@@ -300,7 +312,10 @@ class FunctionWriter:
                 f"{transition}, {state}, {source}, {target})"
             ),
         }
-        if new_state is not None:
+        if configurations is not None:
+            values["previous_configuration"] = f"_oset_of({configurations[0]})"
+            values["new_configuration"] = f"_oset_of({configurations[1]})"
+        elif new_state is not None:
             values["previous_configuration"] = f"_oset({source})"
             values["new_configuration"] = f"_oset({new_state})"
         return Phase(values)

@@ -101,7 +101,9 @@ class _Reader:
 
     def read(self) -> ChartDef:
         self._check_class()
-        states = tuple(self._state(state, order) for order, state in enumerate(self.cls.states))
+        states = tuple(
+            self._state(state, order) for order, state in enumerate(declared_states(self.cls))
+        )
         transitions = self._transitions()
         events = tuple(EventDef(id=str(e.id), name=str(e.name)) for e in self.cls._events)
         flags = Flags(
@@ -162,12 +164,6 @@ class _Reader:
 
     def _state(self, state: DeclaredState, order: int) -> StateDef:
         where = f"state {state.id!r}"
-        if state.parallel:
-            raise self.refuse("a parallel state", where)
-        if state.states:
-            raise self.refuse("a compound state", where)
-        if state.history or state.is_history:
-            raise self.refuse("a history state", where)
         invoke = [spec for spec in state.invoke if not spec.is_convention]
         conventional_invoke = [
             spec for spec in state.invoke if spec.is_convention and spec.func in self.attributes
@@ -183,19 +179,20 @@ class _Reader:
             enter=self._callbacks(state.enter, Group.ENTER),
             exit=self._callbacks(state.exit, Group.EXIT),
             order=order,
+            parent=state.parent.id if state.parent is not None else None,
+            kind=state_kind(state),
         )
 
     def _transitions(self) -> tuple[TransitionDef, ...]:
         result: list[TransitionDef] = []
         seen: dict[str, int] = {}
-        for state in self.cls.states:
-            for transition in state.transitions:
-                definition = self._transition(transition, len(result))
-                count = seen.get(definition.id, 0) + 1
-                seen[definition.id] = count
-                if count > 1:
-                    definition = replace(definition, id=f"{definition.id}#{count}")
-                result.append(definition)
+        for transition in declared_transitions(self.cls):
+            definition = self._transition(transition, len(result))
+            count = seen.get(definition.id, 0) + 1
+            seen[definition.id] = count
+            if count > 1:
+                definition = replace(definition, id=f"{definition.id}#{count}")
+            result.append(definition)
         return tuple(result)
 
     def _transition(self, transition: DeclaredTransition, order: int) -> TransitionDef:
@@ -203,8 +200,6 @@ class _Reader:
         target = transition.target.id if transition.target is not None else None
         events = tuple(str(event) for event in transition.events)
         where = f"transition from {source!r} to {target!r}"
-        if transition.is_eventless:
-            raise self.refuse("an eventless transition", where)
         if len(transition.targets) > 1:
             raise self.refuse("a transition with several targets", where)
         return TransitionDef(
@@ -219,6 +214,7 @@ class _Reader:
             on=self._callbacks(transition.on, Group.ON),
             after=self._callbacks(transition.after, Group.AFTER),
             order=order,
+            initial=bool(transition.initial),
         )
 
     def _callbacks(self, specs: Iterable[CallbackSpec], group: Group) -> tuple[CallbackDef, ...]:
@@ -261,6 +257,28 @@ class _Reader:
             func=function,
             lookup_name=str(spec.lookup_name),
         )
+
+
+def declared_states(cls: type[StateChart[Any]]) -> list[DeclaredState]:
+    """Every state of a declared chart, parents first in declaration order, then the history
+    pseudo-states (python-statemachine keeps those out of ``states_map``)."""
+    states = list(cls.states_map.values())
+    histories = [history for state in states for history in state.history]
+    return states + histories
+
+
+def declared_transitions(cls: type[StateChart[Any]]) -> list[DeclaredTransition]:
+    """Every transition of a declared chart, by source state in ``declared_states`` order."""
+    return [t for state in declared_states(cls) for t in state.transitions]
+
+
+def state_kind(state: DeclaredState) -> Any:
+    """The ``StateDef.kind`` of a declared state."""
+    if state.is_history:
+        return "deep_history" if getattr(state, "type").is_deep else "shallow_history"  # noqa: B009
+    if state.parallel:
+        return "parallel"
+    return "compound" if state.states else "atomic"
 
 
 def _function_of(value: Any) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 
 class Group(StrEnum):
@@ -71,9 +71,17 @@ def run_order(callbacks: tuple[CallbackDef, ...]) -> tuple[CallbackDef, ...]:
     return tuple(sorted(callbacks, key=lambda callback: callback.priority))
 
 
+StateKind = Literal["atomic", "compound", "parallel", "shallow_history", "deep_history"]
+
+
 @dataclass(frozen=True, slots=True)
 class StateDef:
-    """A state: its attribute name (``id``), display name, stored value and role."""
+    """A state: its attribute name (``id``), display name, stored value and role.
+
+    ``parent`` is the id of the compound or parallel state holding it (``None`` at the top);
+    ``kind`` says whether it is atomic, compound, parallel or a history pseudo-state. States
+    are listed parents first, in declaration order.
+    """
 
     id: str
     name: str
@@ -83,6 +91,8 @@ class StateDef:
     enter: tuple[CallbackDef, ...] = ()
     exit: tuple[CallbackDef, ...] = ()
     order: int = 0
+    parent: str | None = None
+    kind: StateKind = "atomic"
 
     def __str__(self) -> str:
         return self.id
@@ -95,6 +105,8 @@ class TransitionDef:
     ``id`` is stable across runs and machines (``source:events:target``, with ``#n`` added
     when several transitions share that triple), so coverage files can key on it.
     ``target`` is ``None`` for a targetless transition, which runs actions and stays put.
+    ``events`` is empty for an eventless transition; ``initial`` marks a compound or parallel
+    state's default entry into its children.
     """
 
     id: str
@@ -108,6 +120,13 @@ class TransitionDef:
     on: tuple[CallbackDef, ...] = ()
     after: tuple[CallbackDef, ...] = ()
     order: int = 0
+    initial: bool = False
+
+    @property
+    def is_eventless(self) -> bool:
+        """Whether the transition is taken without an event (``initial``: a compound state's
+        default entry)."""
+        return not self.events
 
     @property
     def is_self(self) -> bool:
@@ -166,8 +185,20 @@ class ChartDef:
 
     @property
     def initial(self) -> StateDef:
-        """The initial state."""
-        return next(state for state in self.states if state.initial)
+        """The initial (top-level) state."""
+        return next(state for state in self.states if state.initial and state.parent is None)
+
+    @property
+    def is_hierarchical(self) -> bool:
+        """Whether the chart has compound, parallel or history states, or eventless
+        transitions (it then runs on the statechart interpreter, not the flat fast path)."""
+        return any(
+            state.parent is not None or state.kind != "atomic" for state in self.states
+        ) or any(transition.is_eventless for transition in self.transitions)
+
+    def children(self, state_id: str | None) -> tuple[StateDef, ...]:
+        """The states directly inside ``state_id`` (``None``: the top-level states)."""
+        return tuple(state for state in self.states if state.parent == state_id)
 
     @property
     def finals(self) -> tuple[StateDef, ...]:

@@ -23,7 +23,9 @@ from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
 from ._codegen import FunctionWriter, Module, Step, write_function
-from ._compiler import chart_attributes, descriptor_matches, read_chart
+from ._compiler import chart_attributes, declared_states, descriptor_matches, read_chart
+from ._compiler import declared_transitions as all_declared_transitions
+from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
 
@@ -201,8 +203,9 @@ class Instance:
 
     @property
     def is_terminated(self) -> bool:
-        """Whether the instance reached a final state (every later event is ignored)."""
-        return self._node.state.final
+        """Whether the instance reached a top-level final state (every later event is
+        ignored)."""
+        return self._node.terminated
 
     def send(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
         """Send ``event`` with a payload; return the outcome. Never raises for an ignored event
@@ -376,6 +379,215 @@ class Instance:
         return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"
 
 
+class StatechartInstance(Instance):
+    """An instance of a chart with compound, parallel or history states or eventless
+    transitions. ``send`` runs python-statemachine's processing loop: a macrostep (eventless
+    transitions and internal events until neither enables one), the event, and macrosteps
+    again, taking events queued by callbacks one at a time, until a macrostep takes nothing.
+    """
+
+    __slots__ = ()
+
+    def send(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
+        """Send ``event`` with a payload; return its outcome (``transitions`` lists every
+        transition its macrostep took: its own, then eventless ones and internal events')."""
+        pending = self._pending
+        mine = (event, args, kwargs)
+        if pending is None:
+            node: Any = self._node
+            if node.eventless is None and not node.terminated:
+                fire = node.table.get(event)
+                if fire is not None:  # the usual case: no eventless transition, nothing queued
+                    self._pending = _BUSY
+                    try:
+                        outcome: Outcome = fire(self, args, kwargs)
+                    except BaseException:
+                        self._settle_failure()
+                        raise
+                    if _observers:
+                        _notify(self, outcome)
+                    after: Any = self._node
+                    if self._pending is _BUSY and after.eventless is None:
+                        self._pending = None
+                        return outcome
+                    return self._loop(None, outcome)
+                ignored = node.ignored.get(event)
+                if ignored is not None and not node.binding.strict:
+                    if _observers:
+                        _notify(self, ignored)
+                    return ignored  # type: ignore[no-any-return]
+            self._pending = _BUSY
+        elif pending is _BUSY or pending.busy:
+            return self._send_busy(event, args, kwargs)
+        else:  # events an earlier failure left queued run first
+            pending.busy = True
+            pending.external.append(mine)
+        return self._loop(mine, None)
+
+    def _loop(self, mine: Any, outcome: Outcome | None) -> Outcome:
+        try:
+            outcome = self._processing_loop(mine, outcome)
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._pending = None
+        return outcome
+
+    def _processing_loop(self, mine: Any, outcome: Outcome | None) -> Outcome:
+        """python-statemachine's ``processing_loop``; ``mine`` is the event sent (taken first
+        unless events were left queued, then it is in the queue), ``outcome`` its outcome if
+        already taken."""
+        pending = self._pending
+        queued = isinstance(pending, _Queues) and any(item is mine for item in pending.external)
+        took = True
+        collecting: list[TransitionDef] | None = None
+        if outcome is not None:
+            collecting = list(outcome.transitions)
+        while took:  # python-statemachine stops once a macrostep ends in a final configuration
+            taken: list[TransitionDef] = []
+            took = self._macrostep(taken)
+            if collecting is not None and outcome is not None:
+                collecting.extend(taken)
+                outcome = _with_transitions(outcome, self._node.state, collecting)
+                collecting = None
+            if self._node.terminated:
+                break
+            pending = self._pending
+            if outcome is None and not queued:
+                item = mine  # the event sent is first in python-statemachine's queue
+            elif isinstance(pending, _Queues) and pending.external:
+                item = pending.external.popleft()
+            else:
+                continue
+            result = self._take(*item)
+            if item is mine:
+                outcome = result
+                collecting = list(result.transitions)
+            took = True
+        pending = self._pending
+        if isinstance(pending, _Queues):
+            pending.external.clear()
+        if outcome is None:
+            outcome = self._terminated(self._node, mine[0])
+        elif collecting is not None:
+            outcome = _with_transitions(outcome, self._node.state, collecting)
+        return outcome
+
+    def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        """Run one external event (a microstep, or an ignored outcome)."""
+        node = self._node
+        fire = node.table.get(event)
+        if fire is None:
+            try:
+                found = node.binding.unmatched(node, event)
+            except TransitionNotAllowed:
+                _selection_failed(self)
+                raise
+            if isinstance(found, Outcome):
+                if _observers:
+                    _notify(self, found)
+                return found
+            fire = found
+        outcome: Outcome = fire(self, args, kwargs)
+        if _observers:
+            _notify(self, outcome)
+        return outcome
+
+    def _run_queues(self, outcome: Outcome) -> Outcome:
+        """After entering the initial configuration: macrosteps until one takes nothing."""
+        try:
+            while self._macrostep([]) and not self._node.terminated:
+                pass
+            pending = self._pending
+            while isinstance(pending, _Queues) and pending.external:
+                if self._node.terminated:
+                    pending.external.clear()
+                    break
+                self._take(*pending.external.popleft())
+                while self._macrostep([]) and not self._node.terminated:
+                    pass
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._pending = None
+        return outcome
+
+    def _macrostep(self, taken: list[TransitionDef]) -> bool:
+        """Take eventless transitions and internal events until neither enables one; return
+        whether any transition was taken."""
+        took = False
+        while True:
+            node = self._node
+            binding = node.binding
+            if self._eventless(node, taken):
+                took = True
+                continue
+            pending = self._pending
+            if not isinstance(pending, _Queues) or not pending.internal:
+                return took
+            event, args, kwargs = pending.internal.popleft()
+            pending.in_internal = True
+            try:
+                fire = node.table.get(event)
+                if fire is None:
+                    found = binding.unmatched(node, event, strict=False)
+                    if isinstance(found, Outcome):
+                        if _observers:
+                            _notify(self, found)
+                        continue
+                    fire = found
+                outcome = fire(self, args, kwargs)
+            finally:
+                pending.in_internal = False
+            if _observers:
+                _notify(self, outcome)
+            if outcome.applied:
+                took = True
+            taken.extend(outcome.transitions)
+
+    def _eventless(self, node: Any, taken: list[TransitionDef]) -> bool:
+        """Take the node's eventless transitions once, if any is enabled."""
+        eventless = node.binding.eventless(node)
+        if eventless is None:
+            return False
+        pending = self._pending
+        if isinstance(pending, _Queues):
+            pending.in_internal = True
+        try:
+            outcome: Outcome = eventless(self, (), {})
+        finally:
+            if isinstance(pending, _Queues):
+                pending.in_internal = False
+        if not outcome.applied:
+            return False
+        if _observers:
+            _notify(self, outcome)
+        taken.extend(outcome.transitions)
+        return True
+
+    def _terminated(self, node: Any, event: str) -> Outcome:
+        outcome: Outcome = node.binding.terminated(node, event)
+        if _observers:
+            _notify(self, outcome)
+        return outcome
+
+
+def _with_transitions(
+    outcome: Outcome, state: StateDef, transitions: list[TransitionDef]
+) -> Outcome:
+    if len(transitions) == len(outcome.transitions):
+        return outcome
+    return Outcome(
+        outcome.applied,
+        outcome.event,
+        outcome.source,
+        state if outcome.applied else None,
+        outcome.transition,
+        outcome.reason,
+        tuple(transitions),
+    )
+
+
 def _selection_failed(instance: Instance) -> None:
     """A guard or validator raised: python-statemachine keeps the queued events then (unless
     an internal event was being selected)."""
@@ -430,13 +642,26 @@ Fire = Callable[[Instance, tuple[Any, ...], dict[str, Any]], Outcome]
 class StateNode:
     """A state as the runtime holds it: the event table and what it was compiled from."""
 
-    __slots__ = ("binding", "configuration", "declared", "ignored", "state", "table")
+    __slots__ = (
+        "active_ids",
+        "binding",
+        "configuration",
+        "declared",
+        "declared_configuration",
+        "ignored",
+        "state",
+        "table",
+        "terminated",
+    )
 
     def __init__(self, binding: Binding, state: StateDef, declared: DeclaredState) -> None:
         self.binding = binding
         self.state = state
         self.configuration = (state,)
+        self.active_ids = frozenset({state.id})
         self.declared = declared
+        self.declared_configuration = (declared,)
+        self.terminated = state.final
         self.table: dict[str, Fire] = {}
         self.ignored: dict[str, Outcome] = {}
 
@@ -755,27 +980,13 @@ class Binding:
 _FIRE_HELPERS: dict[str, Any] = {}
 
 
-def describe_transition(transition: TransitionDef) -> str:
-    """A transition in one line, as the generated code comments it:
-    ``pending --ready [arguments_parse]--> running / keep_arguments``."""
-    events = " ".join(transition.events) or "(eventless)"
-    guards = " and ".join(c.label for c in transition.guards if not c.convention)
-    arrow = f"--{events} [{guards}]-->" if guards else f"--{events}-->"
-    target = transition.target or "(stays)"
-    if transition.internal:
-        target += " (internal)"
-    actions = ", ".join(c.ref for c in transition.actions if not c.convention)
-    line = f"{transition.source} {arrow} {target}"
-    return f"{line} / {actions}" if actions else line
-
-
 def _event_object(name: str) -> DeclaredEvent:
     """The event object callbacks receive for an undeclared event name (as the reference)."""
     return DeclaredEvent(id=name, name=name)
 
 
-def _not_allowed(event: DeclaredEvent, node: StateNode) -> TransitionNotAllowed:
-    return TransitionNotAllowed(event, OrderedSet([node.declared]))
+def _not_allowed(event: DeclaredEvent, node: Any) -> TransitionNotAllowed:
+    return TransitionNotAllowed(event, OrderedSet(node.declared_configuration))
 
 
 class Runtime:
@@ -785,17 +996,17 @@ class Runtime:
         self.chart = chart
         self.declared = declared
         self.attributes = chart_attributes(declared)
-        self.declared_states: dict[str, DeclaredState] = {s.id: s for s in declared.states}
-        declared_transitions: list[DeclaredTransition] = [
-            t for state in declared.states for t in state.transitions
-        ]
+        all_states = declared_states(declared)
+        self.declared_states: dict[str, DeclaredState] = {s.id: s for s in all_states}
+        declared_transitions = all_declared_transitions(declared)
+        self.declared_transition_list = declared_transitions
         self.declared_transitions = {
             definition.id: transition
             for definition, transition in zip(chart.transitions, declared_transitions, strict=True)
         }
         #: How python-statemachine names each state and transition in its error messages.
         self.where = {
-            f"state:{s.id}": str(d) for s, d in zip(chart.states, declared.states, strict=True)
+            f"state:{s.id}": str(d) for s, d in zip(chart.states, all_states, strict=True)
         }
         self.where.update(
             (f"transition:{t.id}", str(d))
@@ -817,7 +1028,7 @@ class Runtime:
         )
         self.instance_class: type[Instance] = type(
             f"{declared.__name__}Instance",
-            (Instance,),
+            (StatechartInstance if chart.is_hierarchical else Instance,),
             {
                 **{k: v for k, v in self.attributes.items()},
                 "__slots__": (),
@@ -857,6 +1068,9 @@ class Runtime:
             self.event_ids,
             None if model_type is type(None) else model_type,
         )
+        if self.chart.is_hierarchical:
+            support = Support(Outcome, _BUSY, _FIRE_HELPERS, _not_allowed, _reject)
+            return HBinding(self, resolver, support)  # type: ignore[return-value]
         return Binding(self, resolver)
 
 

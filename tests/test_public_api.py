@@ -46,6 +46,7 @@ EXPORTS = {
     "toolcalls": {
         "AbortSignal",
         "CallbackFailure",
+        "CheckpointConflict",
         "ExecutionChart",
         "ExecutionStatus",
         "ExecutorClosed",
@@ -53,8 +54,10 @@ EXPORTS = {
         "InvalidEvent",
         "InvalidTool",
         "InvalidToolCall",
+        "LocalRunner",
         "Outcome",
         "ProtocolError",
+        "Runner",
         "SessionClosed",
         "SnapshotError",
         "Tool",
@@ -69,6 +72,7 @@ EXPORTS = {
         "ToolError",
         "ToolErrorKind",
         "ToolExecutor",
+        "ToolFailure",
         "UNSET",
         "tool_call_streaming_state_machine",
     },
@@ -103,6 +107,7 @@ EXPORTS = {
         "SubprocessImplementation",
         "check",
     },
+    "toolcalls.checkpoint": {"CheckpointStore", "Checkpoints", "MemoryStore", "RedisStore"},
     "toolcalls.events": {
         "DeltaEvent",
         "ErrorEvent",
@@ -175,3 +180,14 @@ def test_error_types_say_whose_fault_it_was() -> None:
         assert issubclass(error, ValueError)
     assert issubclass(toolcalls.SessionClosed, RuntimeError)
     assert issubclass(toolcalls.ExecutorClosed, RuntimeError)
+
+
+@pytest.mark.parametrize("name", ["ToolExecutor", "ToolCallSession"])
+def test_executor_and_session_take_a_runner_by_keyword(name: str) -> None:
+    import inspect
+
+    import toolcalls
+
+    parameter = inspect.signature(getattr(toolcalls, name)).parameters["runner"]
+    assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameter.default is None

@@ -11,6 +11,7 @@ per call::
 
 from ._chart import ToolCallChart
 from ._errors import (
+    CheckpointConflict,
     ExecutorClosed,
     ImplementationFailed,
     InvalidEvent,
@@ -21,10 +22,12 @@ from ._errors import (
     SnapshotError,
     ToolAborted,
     ToolCallsError,
+    ToolFailure,
 )
 from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
 from ._executor import CallbackFailure, ToolCallReadyChunk, ToolExecutor
 from ._record import UNSET, ToolCall
+from ._runner import LocalRunner, Runner
 from ._session import ToolCallSession
 from ._tools import AbortSignal, Tool
 from ._tracker import Outcome, ToolCallTracker, tool_call_streaming_state_machine
@@ -33,6 +36,7 @@ __all__ = [
     "UNSET",
     "AbortSignal",
     "CallbackFailure",
+    "CheckpointConflict",
     "ExecutionChart",
     "ExecutionStatus",
     "ExecutorClosed",
@@ -40,8 +44,10 @@ __all__ = [
     "InvalidEvent",
     "InvalidTool",
     "InvalidToolCall",
+    "LocalRunner",
     "Outcome",
     "ProtocolError",
+    "Runner",
     "SessionClosed",
     "SnapshotError",
     "Tool",
@@ -56,5 +62,6 @@ __all__ = [
     "ToolError",
     "ToolErrorKind",
     "ToolExecutor",
+    "ToolFailure",
     "tool_call_streaming_state_machine",
 ]

@@ -30,14 +30,16 @@ from __future__ import annotations
 import asyncio
 from asyncio.events import _get_running_loop as _running_loop
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
-from types import TracebackType
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Mapping
+from types import MappingProxyType, TracebackType
 from typing import Any, Final, Self
 
-from ._errors import InvalidEvent, SessionClosed
+from . import _checkpoint
+from ._errors import InvalidEvent, SessionClosed, SnapshotError
 from ._execution import ToolCallState, ToolError
 from ._executor import ToolExecutor
 from ._record import UNSET
+from ._runner import Runner
 from ._tools import Tool, ToolFunction, copy_args, is_flat
 from ._tracker import (
     ENDED_BY_STREAM,
@@ -59,7 +61,8 @@ class ToolCallSession:
 
     ``max_history`` bounds both the tracker and the executor (oldest finished calls are
     forgotten first, never an in-flight one); ``max_concurrency`` bounds tools running at
-    once. Use it on one event loop, with one consumer of ``settled()``/``run()``.
+    once; ``runner`` decides where they run (see ``ToolExecutor``). Use it on one event loop,
+    with one consumer of ``settled()``/``run()``.
     """
 
     def __init__(
@@ -68,6 +71,7 @@ class ToolCallSession:
         *,
         max_history: int = 50,
         max_concurrency: int | None = None,
+        runner: Runner | None = None,
     ) -> None:
         self._tracker = ToolCallTracker(max_history=max_history)
         self._executor = ToolExecutor(
@@ -75,6 +79,7 @@ class ToolCallSession:
             on_call_settled=self._on_settled,
             max_history=max_history,
             max_concurrency=max_concurrency,
+            runner=runner,
         )
         self._running: set[str] = set()  # ids handed to the executor that have not settled
         self._ready: deque[ToolCallState] = deque()
@@ -82,6 +87,8 @@ class ToolCallSession:
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop ready events ran on
         self._finished = False
         self._closed = False
+        #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
+        self.position: Any = None
 
     @property
     def tracker(self) -> ToolCallTracker:
@@ -291,6 +298,72 @@ class ToolCallSession:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    def checkpoint(self, position: Any = None) -> dict[str, Any]:
+        """A JSON-serialisable checkpoint of this session: the tracker's snapshot, the calls
+        being executed (``pending`` or ``executing``), settled calls not yet handed to the
+        consumer, and ``position`` (yours: where your stream stood, any JSON value).
+
+        ``ToolCallSession.resume`` continues it, in this process or another. Raises
+        ``SnapshotError`` when a value the tracker holds cannot be JSON.
+        """
+        executor = self._executor
+        in_flight: list[tuple[str, str, str]] = []
+        for call in self._tracker.list():
+            if call.id in self._running:
+                state = executor.get_call(call.id)
+                status = "executing" if state is None else state.status
+                in_flight.append((call.id, call.name, status))
+        return _checkpoint.take(
+            self._tracker.snapshot(), in_flight, list(self._ready), self._finished, position
+        )
+
+    @classmethod
+    def resume(
+        cls,
+        checkpoint: Mapping[str, Any],
+        tools: Mapping[str, ToolFunction | Tool],
+        *,
+        rerun: Collection[str] = (),
+        max_concurrency: int | None = None,
+        runner: Runner | None = None,
+    ) -> ToolCallSession:
+        """A session continuing ``checkpoint`` (from ``checkpoint()``), with these tools.
+
+        The rule for the calls it was executing: one still ``pending`` (its tool never
+        started) runs now; one ``executing`` runs again only if its tool's name is in
+        ``rerun`` (you say running it twice is harmless), otherwise it ends in ``error``, kind
+        ``interrupted``, and is reported like any settled call. Settled calls that were not yet
+        reported are reported first. ``max_history`` is the checkpoint's. Call it from the event
+        loop the session will run on when calls are to run. Raises ``SnapshotError`` for a
+        damaged checkpoint (nothing is started then).
+        """
+        picture = _checkpoint.read(checkpoint)
+        tracker = ToolCallTracker.restore(picture.tracker)
+        for index, (call_id, _name, _state) in enumerate(picture.in_flight):
+            restored = tracker.get(call_id)
+            if restored is None or restored.status != "running":
+                raise SnapshotError(f"inFlight.{index}", f"call {call_id!r} is not running")
+        max_history = tracker.max_history if tracker.max_history is not None else 50
+        session = cls(
+            tools, max_history=max_history, max_concurrency=max_concurrency, runner=runner
+        )
+        session._tracker = tracker
+        session._finished = picture.finished
+        session._ready.extend(picture.unreported)
+        session.position = picture.position
+        for call_id, name, state in picture.in_flight:
+            if state == "pending" or name in rerun:
+                session._hand_over(call_id)
+            else:
+                error = ToolError.interrupted(name)
+                tracker.apply({"type": "error", "id": call_id, "error": error.to_dict()})
+                args = tracker.get(call_id).args  # type: ignore[union-attr]
+                view = MappingProxyType(dict(args) if isinstance(args, dict) else {})
+                session._ready.append(ToolCallState(call_id, name, view, "error", None, error))
+        return session
 
     # -- lifecycle ---------------------------------------------------------------------------
 

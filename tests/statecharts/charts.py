@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statemachine import Event, State, StateChart, StateMachine
+from statemachine import Event, HistoryState, State, StateChart, StateMachine
 
 INJECTED = {
     "event_data",
@@ -383,6 +383,138 @@ class Fallible(Logging, StateChart[Recorder]):
         self.raise_("repair", via="raise")
 
 
+class Order(Logging, StateChart[Recorder]):
+    """Nested compound states: entry and exit through several levels, a parent's transition
+    beside a child's, a targetless one, and done.state when a compound reaches its final."""
+
+    catch_errors_as_events = False
+
+    class open(State.Compound):
+        class shopping(State.Compound):
+            browsing = State(initial=True)
+            cart = State(enter="count")
+            add = browsing.to(cart) | cart.to.itself(on="count")
+            clear = cart.to(browsing)
+
+        checkout = State()
+        paid = State(final=True)
+        proceed = shopping.to(checkout, cond="ready")
+        pay = checkout.to(paid, unless="locked")
+        ping = shopping.to(None, on="count")
+
+    closed = State(final=True)
+    cancel = open.to(closed)
+    done_state_open = open.to(closed, on="count")
+
+    def ready(self, **kw: Any) -> bool:
+        note(self.model, "ready", kwargs=kw)
+        return bool(self.model.ready)
+
+    def count(self, event: Any, state: Any, **kw: Any) -> None:
+        self.model.level += 1
+        note(self.model, "count", event, state, kwargs=kw)
+
+
+class Player(Logging, StateChart[Recorder]):
+    """Parallel regions: one event handled in both, In() guards across regions, and
+    done.state of the parallel state once every region is final."""
+
+    catch_errors_as_events = False
+
+    class playing(State.Parallel):
+        class sound(State.Compound):
+            muted = State(initial=True)
+            loud = State()
+            quiet = State(final=True)
+            toggle = muted.to(loud) | loud.to(muted)
+            fade = loud.to(quiet, cond="In('slow')")
+
+        class speed(State.Compound):
+            normal = State(initial=True)
+            slow = State()
+            stopped = State(final=True)
+            toggle = normal.to(slow, cond="ready") | slow.to(normal)
+            fade = slow.to(stopped)
+
+    idle = State(initial=True)
+    over = State(final=True)
+    play = idle.to(playing)
+    eject = playing.to(idle)
+    done_state_playing = playing.to(over)
+
+
+class Wizard(Logging, StateChart[Recorder]):
+    """Shallow and deep history: leaving and coming back resumes where the steps were."""
+
+    catch_errors_as_events = False
+
+    class steps(State.Compound):
+        class basics(State.Compound):
+            name = State(initial=True)
+            email = State()
+            next_field = name.to(email) | email.to(name)
+
+        extras = State()
+        shallow = HistoryState()
+        deep = HistoryState(type="deep")
+        forward = basics.to(extras) | extras.to(basics)
+
+    paused = State(initial=True)
+    start = paused.to(steps)
+    pause = steps.to(paused)
+    resume = paused.to(steps.shallow)
+    restore = paused.to(steps.deep, on="count")
+
+    def count(self, **kw: Any) -> None:
+        note(self.model, "count", kwargs=kw)
+
+
+class Pipeline(Logging, StateChart[Recorder]):
+    """Eventless chains (waiting on model flags), raise_ from an action, error.execution handled
+    (errors caught as events, python-statemachine's default) and done.state with data."""
+
+    class work(State.Compound):
+        queued = State(initial=True)
+        running = State()
+        checked = State()
+        finished = State(final=True, enter="result")
+        queued.to(running, cond="locked")
+        running.to(checked, on="run")
+        checked.to(finished, cond="ready")
+        retry = checked.to(queued, on="again")
+
+    failed = State()
+    complete = State(final=True)
+    kick = work.to.itself(on="kick_off")
+    done_state_work = work.to(complete, on="collect")
+    error_execution = work.to(failed, on="record_error")
+    reset = failed.to(work)
+
+    def ready(self, **kw: Any) -> bool:
+        note(self.model, "ready", kwargs=kw)
+        return bool(self.model.ready)
+
+    def run(self, **kw: Any) -> None:
+        note(self.model, "run", kwargs=kw)
+
+    def again(self, **kw: Any) -> None:
+        note(self.model, "again", kwargs=kw)
+        self.raise_("kick", via="raise")
+
+    def kick_off(self, **kw: Any) -> None:
+        note(self.model, "kick_off", kwargs=kw)
+
+    def result(self, **kw: Any) -> dict[str, Any]:
+        note(self.model, "result", kwargs=kw)
+        return {"total": self.model.level}
+
+    def collect(self, total: int = -1, **kw: Any) -> None:
+        note(self.model, "collect", kwargs={"total": total, **kw})
+
+    def record_error(self, error: Exception, **kw: Any) -> None:
+        note(self.model, "record_error", kwargs={"error": error, **kw})
+
+
 def caught(chart: type[StateChart[Any]]) -> type[StateChart[Any]]:
     """The same chart with python-statemachine's default ``catch_errors_as_events = True``."""
     return type(f"{chart.__name__}Caught", (chart,), {"catch_errors_as_events": True})
@@ -413,4 +545,14 @@ DIFFERENTIAL = {
         ["add", "checkout", "pay", "back", "ping", "promo.code"],
     ),
     "relay-caught": (RelayCaught, Recorder, ["go", "hop"]),
+}
+
+#: Statecharts (compound, parallel and history states, eventless transitions) the
+#: differential test runs too; diagrams do not draw hierarchy yet, so they are kept apart.
+HIERARCHICAL = {
+    "order": (Order, Recorder, ["add", "clear", "proceed", "pay", "ping", "cancel"]),
+    "order-caught": (caught(Order), Recorder, ["add", "clear", "proceed", "pay", "ping"]),
+    "player": (Player, Recorder, ["play", "toggle", "fade", "eject"]),
+    "wizard": (Wizard, Recorder, ["start", "next_field", "forward", "pause", "resume", "restore"]),
+    "pipeline": (Pipeline, Recorder, ["kick", "retry", "reset"]),
 }

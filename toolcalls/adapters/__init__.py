@@ -15,9 +15,10 @@ stream) in ``error`` with ``kind`` ``"truncated"``: a truncated call never becom
 provider SDKs are optional: the adapters read their objects by attribute and plain dicts by key.
 """
 
+from .._errors import AdapterError
 from ._ai_sdk import AISDKAdapter
 from ._anthropic import AnthropicAdapter
-from ._base import TRUNCATED, AdapterError, Event, StreamAdapter
+from ._base import TRUNCATED, Event, StreamAdapter
 from ._gemini import GeminiAdapter
 from ._openai_chat import OpenAIChatAdapter
 from ._openai_responses import OpenAIResponsesAdapter

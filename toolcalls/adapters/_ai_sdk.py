@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._base import AdapterError, StreamAdapter, _Call, text_field
+from .._errors import AdapterError
+from ._base import StreamAdapter, _Call, text_field
 from ._base import field as get
 
 

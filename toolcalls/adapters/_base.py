@@ -17,21 +17,12 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Ma
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .._errors import ToolCallsError
+from .._errors import AdapterError
 
 Event = dict[str, Any]
 
 #: ``kind`` of the error event that ends a call whose arguments were cut off.
 TRUNCATED = "truncated"
-
-
-class AdapterError(ToolCallsError, ValueError):
-    """A chunk is not what the provider's protocol says it can be; names where and why."""
-
-    def __init__(self, where: str, reason: str) -> None:
-        self.where = where
-        self.reason = reason
-        super().__init__(f"{where}: {reason}")
 
 
 @dataclass(slots=True)

@@ -21,8 +21,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._errors import AdapterError
 from .._execution import ToolCallState
-from ._base import AdapterError, Event, StreamAdapter, _Call, field2
+from ._base import Event, StreamAdapter, _Call, field2
 from ._base import field as get
 from ._results import Settled, gemini_function_response
 

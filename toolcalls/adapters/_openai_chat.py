@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._base import AdapterError, Event, StreamAdapter, _Call
+from .._errors import AdapterError
+from ._base import Event, StreamAdapter, _Call
 from ._base import field as get
 
 _COMPLETE = frozenset({"tool_calls", "stop", "function_call"})

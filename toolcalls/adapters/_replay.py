@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidEvent, ToolCallsError
+from .._errors import AdapterError, InvalidEvent, ToolCallsError
 from .._record import ToolCall, reject_constant
 from .._session import ToolCallSession
 from .._tools import Tool, ToolFunction
 from .._tracker import ToolCallTracker
 from . import ADAPTERS
-from ._base import AdapterError, Event
+from ._base import Event
 
 #: Every ``--format``: ``native`` (our own events) and one per adapter.
 FORMATS: tuple[str, ...] = ("native", *ADAPTERS)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._errors import AdapterError
 from .._execution import ToolCallState
 from .._record import ToolCall
-from ._base import AdapterError
 
 Settled = ToolCallState | ToolCall
 

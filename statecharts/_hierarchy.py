@@ -1,0 +1,779 @@
+"""The statechart runtime: compound, parallel and history states, eventless transitions and
+``done.state`` events, with python-statemachine 3.2's ``StateChart`` semantics (the SCXML
+algorithm).
+
+A node here is a whole *configuration* (the active states, ancestors included) together with
+the history values recorded so far; nodes are made on first reach and shared by every instance
+of the chart. For each (node, event) one function is generated on first use: it tries, for each
+active atomic state in document order, the transitions of that state and then of its ancestors,
+in declaration order, evaluating their guards inline, and hands the selection to a second
+generated function, one per (node, event, selection): the microstep. Which states that exits
+and enters, in which order, where history leads and which ``done.state`` events follow is
+worked out once, when the microstep is generated, by python-statemachine's own algorithm
+functions run over the declared states (``BaseEngine``'s exit-set, entry-set, conflict and
+history computations); the generated code then only calls the callbacks and moves the instance
+to the precomputed next node. So a statechart event costs about what a flat one does, plus one
+call per microstep.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from statemachine.engines.base import BaseEngine
+from statemachine.orderedset import OrderedSet
+from statemachine.state import State as DeclaredState
+from statemachine.transition import Transition as DeclaredTransition
+
+from ._codegen import FunctionWriter, Module, Phase, write_function
+from ._compiler import descriptor_matches
+from ._ir import Group, StateDef, TransitionDef
+from ._resolve import Resolved
+
+_IGNORED_CACHE_SIZE = 256
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """What the statechart binding uses of the runtime module (passed in, so this module does
+    not import it): the outcome type, the busy marker, the generated code's helpers and the
+    ``TransitionNotAllowed`` makers."""
+
+    outcome: Any
+    busy: Any
+    helpers: dict[str, Any]
+    not_allowed: Callable[..., Any]
+    reject: Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _MicroPlan:
+    """A microstep as python-statemachine's algorithm plans it, before any callback runs."""
+
+    transitions: list[DeclaredTransition]
+    ordered_exit: list[Any]
+    ordered_enter: list[Any]
+    default_ids: set[str]
+    default_history: dict[str, Any]
+    done_events: dict[int, list[str]]
+    previous: tuple[DeclaredState, ...]
+    new_configuration: tuple[DeclaredState, ...]
+    new_node: HNode
+    restore_node: HNode
+
+
+@dataclass(frozen=True, slots=True)
+class _MicroNames:
+    """The generated module's names of what a microstep refers to."""
+
+    configurations: tuple[str, str]
+    new_node: str
+    restore: str
+    outcome: str
+    failed: str
+    handling_error: bool
+
+
+class _Planner:
+    """What ``BaseEngine``'s planning functions read of a machine: its configuration, history
+    values and flags."""
+
+    __slots__ = (
+        "atomic_configuration_update",
+        "configuration",
+        "enable_self_transition_entries",
+        "history_values",
+    )
+
+    def __init__(
+        self,
+        configuration: OrderedSet[DeclaredState],
+        history: dict[str, list[DeclaredState]],
+        enable_self_transition_entries: bool,
+    ) -> None:
+        self.configuration = configuration
+        self.history_values = history
+        self.enable_self_transition_entries = enable_self_transition_entries
+        self.atomic_configuration_update = False
+
+
+def _planning_engine(planner: _Planner) -> Any:
+    engine: Any = BaseEngine.__new__(BaseEngine)
+    engine.sm = planner
+    engine._debug = lambda *args, **kwargs: None
+    engine._log_id = ""
+    return engine
+
+
+class HNode:
+    """A configuration and the history values recorded so far, with its event table."""
+
+    __slots__ = (
+        "active_ids",
+        "binding",
+        "candidates",
+        "configuration",
+        "declared_configuration",
+        "eventless",
+        "history",
+        "ignored",
+        "key",
+        "label",
+        "plans",
+        "state",
+        "table",
+        "terminated",
+    )
+
+    def __init__(
+        self,
+        binding: Any,
+        configuration: tuple[DeclaredState, ...],
+        history: tuple[tuple[str, tuple[DeclaredState, ...]], ...],
+    ) -> None:
+        chart = binding.chart
+        self.binding = binding
+        self.declared_configuration = configuration
+        self.history = history
+        self.key = _node_key(configuration, history)
+        self.configuration: tuple[StateDef, ...] = tuple(
+            chart.state(state.id) for state in configuration
+        )
+        self.active_ids = frozenset(state.id for state in configuration)
+        atomic = [state for state in self.configuration if state.kind == "atomic"]
+        self.state: StateDef = atomic[0] if atomic else chart.initial
+        self.label = "_".join(state.id for state in atomic) or "start"
+        self.terminated = any(
+            state.final and state.parent is None for state in configuration
+        ) or any(
+            state.parallel and state.parent is None and _in_final(state, self.active_ids)
+            for state in configuration
+        )
+        self.table: dict[str, Callable[..., Any]] = {}
+        self.ignored: dict[str, Any] = {}
+        self.plans: dict[tuple[str | None, tuple[int, ...]], Callable[..., Any]] = {}
+        self.candidates: dict[str | None, list[list[DeclaredTransition]]] = {}
+        self.eventless: Any = _UNSET
+
+
+def _in_final(state: DeclaredState, active: frozenset[str]) -> bool:
+    if state.parallel:
+        return all(_in_final(child, active) for child in state.states)
+    return any(child.final and child.id in active for child in state.states)
+
+
+def _node_key(
+    configuration: tuple[DeclaredState, ...],
+    history: tuple[tuple[str, tuple[DeclaredState, ...]], ...],
+) -> tuple[Any, ...]:
+    return (
+        tuple(state.id for state in configuration),
+        tuple((name, tuple(state.id for state in states)) for name, states in history),
+    )
+
+
+def _history_tuple(
+    history: dict[str, list[DeclaredState]],
+) -> tuple[tuple[str, tuple[DeclaredState, ...]], ...]:
+    return tuple(sorted((name, tuple(states)) for name, states in history.items()))
+
+
+class HBinding:
+    """A statechart's generated code for one kind of model: nodes made on first reach, and
+    for each (node, event) a selection function and its microsteps, generated on first use."""
+
+    def __init__(self, runtime: Any, resolver: Any, support: Support) -> None:
+        self.support = support
+        self.Outcome = support.outcome
+        chart = runtime.chart
+        self.chart = chart
+        self.runtime = runtime
+        self.resolver = resolver
+        self.cls = runtime.instance_class
+        self.strict = not chart.flags.allow_event_without_transition
+        self.catch = chart.flags.catch_errors_as_events
+        self.flags = chart.flags
+        self._groups: dict[tuple[str, str], tuple[Resolved, ...]] = {}
+        self._lock = threading.RLock()
+        self._nodes: dict[tuple[Any, ...], HNode] = {}
+        self._definitions = {
+            id(transition): definition
+            for definition, transition in zip(
+                chart.transitions, runtime.declared_transition_list, strict=True
+            )
+        }
+        model_type = resolver.model_type
+        self._label = chart.name
+        if model_type is not None:
+            self._label = f"{chart.name}, model {model_type.__name__}"
+        self.source = ""
+        self.instance_names = tuple(resolver.instance_names.items())
+        self.initial_node = self.node((), {})
+        self.initial: Callable[..., Any] | None = self._initial_plan()
+        self.instance_names = tuple(resolver.instance_names.items())
+
+    def enter_initial(self, instance: Any, kwargs: dict[str, Any]) -> None:
+        """Enter the initial configuration, then run the macrostep that follows."""
+        assert self.initial is not None
+        instance._pending = self.support.busy
+        try:
+            outcome = self.initial(instance, (), kwargs)
+        except BaseException:
+            instance._pending = None
+            raise
+        instance._run_queues(outcome)
+
+    def check_instance(self, model: Any) -> None:
+        """Raise python-statemachine's error if the model lacks a name the class lacks too."""
+        from ._resolve import not_found
+
+        for name, where in self.instance_names:
+            if not hasattr(model, name):
+                raise not_found(where, [name])
+
+    # -- nodes -------------------------------------------------------------------------------
+
+    def node(
+        self,
+        configuration: tuple[DeclaredState, ...] | OrderedSet[DeclaredState],
+        history: dict[str, list[DeclaredState]],
+    ) -> HNode:
+        """The shared node of a configuration and history values (made on first reach)."""
+        configuration = tuple(configuration)
+        history_items = _history_tuple(history)
+        key = _node_key(configuration, history_items)
+        found = self._nodes.get(key)
+        if found is None:
+            with self._lock:
+                found = self._nodes.get(key)
+                if found is None:
+                    found = HNode(self, configuration, history_items)
+                    self._nodes[key] = found
+        return found
+
+    def _candidates(self, node: HNode, event: str | None) -> list[list[DeclaredTransition]]:
+        """For each active atomic state, in configuration order, the transitions an event (or,
+        for ``None``, no event) may take: the state's own, then its ancestors', in order."""
+        found = node.candidates.get(event)
+        if found is not None:
+            return found
+        result = []
+        for state in node.declared_configuration:
+            if not state.is_atomic:
+                continue
+            chain = [state, *state.ancestors()]
+            result.append(
+                [
+                    transition
+                    for owner in chain
+                    for transition in owner.transitions
+                    if not transition.initial and self._matches(transition, event)
+                ]
+            )
+        node.candidates[event] = result
+        return result
+
+    @staticmethod
+    def _matches(transition: DeclaredTransition, event: str | None) -> bool:
+        if event is None:
+            return bool(transition.is_eventless)
+        return any(descriptor_matches(str(d), event) for d in transition.events)
+
+    # -- events the table does not hold ------------------------------------------------------
+
+    def unmatched(self, node: HNode, event: str, strict: bool = True) -> Any:
+        """The function for ``event`` from ``node`` (generated now), or the outcome of
+        ignoring it (``TransitionNotAllowed`` for a strict chart, unless ``strict`` is false).
+        """
+        _not_allowed = self.support.not_allowed
+        outcome = node.ignored.get(event)
+        if outcome is None:
+            if not isinstance(event, str):
+                raise TypeError(f"event must be a str, got {type(event).__name__}: {event!r}")
+            candidates = self._candidates(node, event)
+            if any(candidates):
+                fire = self._selection(node, event, candidates)
+                if event in self.runtime.event_ids or len(node.table) < _IGNORED_CACHE_SIZE:
+                    node.table[event] = fire
+                return fire
+            if node.terminated and node.state.final:
+                reason = "terminated"
+            elif event in self.runtime.event_ids:
+                reason = "no_transition"
+            else:
+                reason = "unknown_event"
+            outcome = self.Outcome(False, event, node.state, None, None, reason)
+            if len(node.ignored) < _IGNORED_CACHE_SIZE:
+                node.ignored[event] = outcome
+        if self.strict and strict:
+            raise _not_allowed(self.runtime.event_object(event), node)
+        return outcome
+
+    def terminated(self, node: HNode, event: str) -> Any:
+        """The outcome of an event sent once the instance terminated (python-statemachine
+        drops it, or raises ``TransitionNotAllowed`` for a strict chart)."""
+        _not_allowed = self.support.not_allowed
+        if not isinstance(event, str):
+            raise TypeError(f"event must be a str, got {type(event).__name__}: {event!r}")
+        if self.strict:
+            raise _not_allowed(self.runtime.event_object(event), node)
+        return self.Outcome(False, event, node.state, None, None, "terminated")
+
+    def eventless(self, node: HNode) -> Callable[..., Any] | None:
+        """The function trying the node's eventless transitions, or ``None`` if it has none."""
+        found = node.eventless
+        if found is _UNSET:
+            candidates = self._candidates(node, None)
+            found = self._selection(node, None, candidates) if any(candidates) else None
+            node.eventless = found
+        return found  # type: ignore[no-any-return]
+
+    # -- generation --------------------------------------------------------------------------
+
+    def _resolved(self, owner: str, group: Group, callbacks: Any) -> tuple[Resolved, ...]:
+        key = (owner, group.value)
+        found = self._groups.get(key)
+        if found is None:
+            where = self.runtime.where[owner]
+            found = self.resolver.resolve_group(callbacks, where)
+            self._groups[key] = found
+        return found
+
+    def _transition_group(
+        self, transition: DeclaredTransition, group: Group
+    ) -> tuple[Resolved, ...]:
+        definition = self._definitions.get(id(transition))
+        if definition is None:  # the initial transitions python-statemachine makes on start
+            return ()
+        return self._resolved(
+            f"transition:{definition.id}", group, getattr(definition, group.value)
+        )
+
+    def _state_group(self, state: DeclaredState, group: Group) -> tuple[Resolved, ...]:
+        definition = self.chart.state(state.id)
+        callbacks = definition.enter if group is Group.ENTER else definition.exit
+        return self._resolved(f"state:{state.id}", group, callbacks)
+
+    def _module(self) -> Module:
+        module = Module(self._label)
+        module.namespace.update(self.support.helpers)
+        module.namespace.update(_plan=_plan, _done=_done)
+        return module
+
+    def _event_const(self, module: Module, event: str | None) -> str:
+        if event is None:
+            return "None"
+        return module.const(self.runtime.event_object(event), f"EVENT_{event}")
+
+    def _selection(
+        self, node: HNode, event: str | None, candidates: list[list[DeclaredTransition]]
+    ) -> Callable[..., Any]:
+        """Generate the function choosing, for each active atomic state, the first enabled
+        transition; it hands the choice to the microstep (``_plan``)."""
+        with self._lock:
+            module = self._module()
+            event_expr = self._event_const(module, event)
+            node_name = module.const(node, f"NODE_{node.label}")
+            handling_error = event == "error.execution"
+            name = module.unique(f"{node.label}__{event or 'eventless'}")
+            runtime = self.runtime
+
+            def body(writer: FunctionWriter) -> None:
+                for index, transitions in enumerate(candidates):
+                    variable = f"c{index}"
+                    writer.emit(0, f"{variable} = -1")
+                    for number, transition in enumerate(transitions):
+                        definition = self._definitions[id(transition)]
+                        indent = 0
+                        if number:
+                            writer.emit(0, f"if {variable} < 0:")
+                            indent = 1
+                        writer.emit(indent, f"# {_describe(definition)}")
+                        base = self._phase(writer, module, transition, transition.source)
+                        validators = writer.call_lines(
+                            self._transition_group(transition, Group.VALIDATORS), base
+                        )
+                        cond = self._transition_group(transition, Group.COND)
+                        reraise = ["_selection_failed(inst)", "raise"]
+                        writer.block(indent, validators, reraise, "except BaseException:")
+                        if not cond:
+                            writer.emit(indent, f"{variable} = {number}")
+                            continue
+                        guard = f"enabled = {writer.guard(cond, base)}"
+                        if self.catch:
+                            writer.block(indent, [guard], ["enabled = _guard_failed(inst, error)"])
+                        else:
+                            writer.block(indent, [guard], reraise, "except BaseException:")
+                        writer.emit(indent, "if enabled:")
+                        writer.emit(indent + 1, f"{variable} = {number}")
+                choice = ", ".join(f"c{index}" for index in range(len(candidates)))
+                writer.emit(
+                    0, f"return _plan(inst, args, kw, {node_name}, {event!r}, ({choice},))"
+                )
+
+            write_function(
+                module,
+                name,
+                "inst, args, kw",
+                body,
+                event_expr,
+                event,
+                positional_variant=False,
+                catch=self.catch,
+                handling_error=handling_error,
+            )
+            namespace = module.build()
+            del runtime
+            return namespace[name]  # type: ignore[no-any-return]
+
+    def _phase(
+        self,
+        writer: FunctionWriter,
+        module: Module,
+        transition: DeclaredTransition,
+        state: DeclaredState | None,
+        source: DeclaredState | None = None,
+        target: DeclaredState | str | None = "transition",
+        configurations: tuple[str, str] | None = None,
+    ) -> Phase:
+        transition_name = module.const(transition, self._transition_name(transition))
+        source = transition.source if source is None else source
+        if target == "transition":
+            target = transition.target
+        return writer.phase(
+            transition_name,
+            self._state_const(module, state),
+            self._state_const(module, source),
+            self._state_const(module, target),  # type: ignore[arg-type]
+            configurations=configurations,
+        )
+
+    def _state_const(self, module: Module, state: DeclaredState | None) -> str:
+        if state is None:
+            return "None"
+        name = state.id if state.id else "none"
+        return module.const(state, f"STATE_{name}")
+
+    def _transition_name(self, transition: DeclaredTransition) -> str:
+        definition = self._definitions.get(id(transition))
+        return f"TRANSITION_{definition.id if definition else 'initial'}"
+
+    # -- microsteps --------------------------------------------------------------------------
+
+    def plan(self, node: HNode, event: str | None, key: tuple[int, ...]) -> Callable[..., Any]:
+        """The microstep of a selection, generated on first use."""
+        found = node.plans.get((event, key))
+        if found is not None:
+            return found
+        with self._lock:
+            found = node.plans.get((event, key))
+            if found is None:
+                candidates = self._candidates(node, event)
+                chosen = [
+                    candidates[index][number] for index, number in enumerate(key) if number >= 0
+                ]
+                if chosen:
+                    found = self._write_microstep(node, event, chosen, initial=False)
+                else:
+                    found = self._rejected(node, event)
+                node.plans[(event, key)] = found
+        return found
+
+    def _rejected(self, node: HNode, event: str | None) -> Callable[..., Any]:
+        _reject = self.support.reject
+        name = event or ""
+        outcome = self.Outcome(False, name, node.state, None, None, "guards_rejected")
+        if event is None or not self.strict:
+            return lambda inst, args, kw: outcome
+        event_object = self.runtime.event_object(event)
+        return lambda inst, args, kw: _reject(inst, event_object, node, outcome)
+
+    def _initial_plan(self) -> Callable[..., Any]:
+        declared = self.runtime.declared
+        start = [declared.states_map[declared.initial_state.id]]
+        empty = self.runtime.initial_source
+        transitions = []
+        for state in start:
+            transition = DeclaredTransition(empty, state, event="__initial__")
+            transition._specs.clear()  # type: ignore[no-untyped-call]
+            transitions.append(transition)
+        return self._write_microstep(self.initial_node, "__initial__", transitions, initial=True)
+
+    def _write_microstep(
+        self,
+        node: HNode,
+        event: str | None,
+        chosen: list[DeclaredTransition],
+        initial: bool,
+    ) -> Callable[..., Any]:
+        """Plan a microstep with python-statemachine's algorithm, then generate its code."""
+        plan = self._plan_microstep(node, chosen, initial)
+        module = self._module()
+        event_expr = (
+            self._event_const(module, event)
+            if not initial
+            else module.const(self.runtime.initial_event, "EVENT___initial__")
+        )
+        new_node = plan.new_node
+        name = module.unique(
+            f"{node.label}__{event or 'eventless'}__to__{new_node.label}"
+            if not initial
+            else f"enter_{new_node.label}"
+        )
+        definitions = [self._definitions.get(id(t)) for t in plan.transitions]
+        taken = tuple(d for d in definitions if d is not None)
+        outcome_event = "__initial__" if initial else (event or "")
+        first = taken[0] if taken else None
+        outcome = self.Outcome(True, outcome_event, node.state, new_node.state, first, None, taken)
+        failed = self.Outcome(False, outcome_event, node.state, None, None, "failed")
+        names = _MicroNames(
+            configurations=(
+                module.const(plan.previous, "CONFIGURATION_before"),
+                module.const(plan.new_configuration, "CONFIGURATION_after"),
+            ),
+            new_node=module.const(new_node, f"NODE_{new_node.label}"),
+            restore=module.const(plan.restore_node, f"NODE_{node.label}_restored"),
+            outcome=module.const(outcome, f"TOOK_{node.label}_{new_node.label}"),
+            failed=module.const(failed, f"FAILED_{node.label}"),
+            handling_error=event == "error.execution",
+        )
+
+        def body(writer: FunctionWriter) -> None:
+            for definition in taken:
+                writer.emit(0, f"# {_describe(definition)}")
+            self._emit_microstep(writer, module, plan, names)
+
+        write_function(
+            module,
+            name,
+            "inst, args, kw",
+            body,
+            event_expr,
+            event if not initial else "__initial__",
+            positional_variant=False,
+            catch=self.catch,
+            handling_error=names.handling_error,
+        )
+        namespace = module.build()
+        self.source += module.source
+        return namespace[name]  # type: ignore[no-any-return]
+
+    def _plan_microstep(
+        self, node: HNode, chosen: list[DeclaredTransition], initial: bool
+    ) -> _MicroPlan:
+        previous = OrderedSet(node.declared_configuration)
+        history = {name: list(states) for name, states in node.history}
+        planner = _Planner(
+            OrderedSet(previous), history, self.flags.enable_self_transition_entries
+        )
+        engine = _planning_engine(planner)
+        if initial:
+            transitions = list(chosen)
+            ordered_exit: list[Any] = []
+            states_to_exit: OrderedSet[DeclaredState] = OrderedSet()
+        else:
+            transitions = list(engine._filter_conflicting_transitions(OrderedSet(chosen)))
+            ordered_exit, states_to_exit = engine._prepare_exit_states(transitions)
+        new_history = dict(planner.history_values)
+        ordered_enter, default_entry, default_history, new_configuration = (
+            engine._prepare_entry_states(transitions, states_to_exit, previous)
+        )
+        # which done.state events each final state entered raises (the configuration grows
+        # state by state while entering, as python-statemachine's does)
+        growing = OrderedSet(state for state in previous if state not in states_to_exit)
+        done_events: dict[int, list[str]] = {}
+        for position, info in enumerate(ordered_enter):
+            target = info.state
+            growing.add(target)
+            if not target.final or target.parent is None:
+                continue
+            events = [f"done.state.{target.parent.id}"]
+            grandparent = target.parent.parent
+            if grandparent is not None and grandparent.parallel:
+                planner.configuration = growing
+                if all(engine.is_in_final_state(child) for child in grandparent.states):
+                    events.append(f"done.state.{grandparent.id}")
+            done_events[position] = events
+        return _MicroPlan(
+            transitions=transitions,
+            ordered_exit=ordered_exit,
+            ordered_enter=ordered_enter,
+            default_ids={info.state.id for info in default_entry if info.state},
+            default_history=default_history,
+            done_events=done_events,
+            previous=tuple(previous),
+            new_configuration=tuple(new_configuration),
+            new_node=self.node(new_configuration, new_history),
+            restore_node=self.node(previous, new_history),
+        )
+
+    def _emit_microstep(
+        self, writer: FunctionWriter, module: Module, plan: _MicroPlan, names: _MicroNames
+    ) -> None:
+        fail = [
+            f"_failed(inst, error, {names.handling_error})",
+            f"inst._node = {names.restore}",
+            f"return {names.failed}",
+        ]
+        before: list[str] = []
+        for transition in plan.transitions:
+            phase = self._phase(writer, module, transition, transition.source)
+            before += writer.call_lines(self._transition_group(transition, Group.BEFORE), phase)
+        writer.block(0, before, fail[::2] if self.catch else None)
+        risky: list[tuple[str, list[str]]] = []
+        for info in plan.ordered_exit:
+            state = info.state
+            phase = self._phase(writer, module, info.transition, state, source=state)
+            lines = writer.call_lines(self._state_group(state, Group.EXIT), phase)
+            if lines:
+                risky += [("plain", [f"# exit {state.id}"]), ("isolated", lines)]
+        on: list[str] = []
+        for transition in plan.transitions:
+            phase = self._phase(
+                writer, module, transition, transition.source, configurations=names.configurations
+            )
+            on += writer.call_lines(self._transition_group(transition, Group.ON), phase)
+        if on:
+            risky.append(("on", on))
+        risky.append(("plain", [f"inst._node = {names.new_node}"]))
+        for position, info in enumerate(plan.ordered_enter):
+            risky += self._entry(writer, module, plan, names, position, info)
+        self._emit_risky(writer, risky, fail, names.restore, names.handling_error)
+        after: list[str] = []
+        for transition in plan.transitions:
+            target = transition.target
+            phase = self._phase(
+                writer,
+                module,
+                transition,
+                target if target is not None else transition.source,
+                target=target,
+                configurations=names.configurations if target is None else None,
+            )
+            after += writer.call_lines(self._transition_group(transition, Group.AFTER), phase)
+        writer.block(0, after, fail[:1] if self.catch else None)
+        writer.emit(0, f"return {names.outcome}")
+
+    def _entry(
+        self,
+        writer: FunctionWriter,
+        module: Module,
+        plan: _MicroPlan,
+        names: _MicroNames,
+        position: int,
+        info: Any,
+    ) -> list[tuple[str, list[str]]]:
+        """Entering one state: its ``enter`` callbacks, the done.state events a final state
+        raises, a compound's initial transition content and default history content."""
+        state = info.state
+        phase = self._phase(
+            writer, module, info.transition, state, source=info.transition.source, target=state
+        )
+        lines = writer.call_lines(self._state_group(state, Group.ENTER), phase)
+        events = plan.done_events.get(position)
+        risky: list[tuple[str, list[str]]] = []
+        if lines or events:
+            risky.append(("plain", [f"# enter {state.id}"]))
+        if events:
+            risky.append(("results", lines))
+            risky += [("plain", [f"_done(inst, {done!r}, results)"]) for done in events]
+        elif lines:
+            risky.append(("isolated", lines))
+        if state.id in plan.default_ids:
+            initial_transitions = [t for t in state.transitions if t.initial]
+            if len(initial_transitions) == 1:
+                group = self._transition_group(initial_transitions[0], Group.ON)
+                risky.append(("plain", writer.call_lines(group, phase)))
+        for history_info in plan.default_history.get(state.id, []):
+            # python-statemachine runs the ``on`` content of the transition that led here
+            # through the history state again (with recorded history, the transition taken)
+            history_transition = history_info.transition
+            history_phase = self._phase(
+                writer,
+                module,
+                history_transition,
+                history_transition.source,
+                configurations=names.configurations,
+            )
+            group = self._transition_group(history_transition, Group.ON)
+            risky.append(("plain", writer.call_lines(group, history_phase)))
+        return risky
+
+    def _emit_risky(
+        self,
+        writer: FunctionWriter,
+        risky: list[tuple[str, list[str]]],
+        fail: list[str],
+        restore_name: str,
+        handling_error: bool,
+    ) -> None:
+        """Emit exits, ``on``, the move and entries: each callback isolated when errors are
+        caught as events; otherwise all inside one ``try`` restoring the configuration."""
+        indent = 0
+        if not self.catch:
+            writer.emit(0, "try:")
+            indent = 1
+        for kind, lines in risky:
+            if kind == "plain":
+                for line in lines:
+                    writer.emit(indent, line)
+            elif kind == "results":
+                writer.emit(indent, "results = []")
+                writer.isolated(indent, [f"results.append({line})" for line in lines])
+            elif kind == "on" and self.catch and handling_error:
+                writer.block(indent, lines, fail)
+            else:
+                writer.isolated(indent, lines)
+        if not self.catch:
+            writer.emit(0, "except BaseException:")
+            writer.emit(1, f"inst._node = {restore_name}")
+            writer.emit(1, "raise")
+
+
+def describe_transition(transition: TransitionDef) -> str:
+    """A transition in one line, as the generated code comments it:
+    ``pending --ready [arguments_parse]--> running / keep_arguments``."""
+    events = " ".join(transition.events) or "(eventless)"
+    guards = " and ".join(c.label for c in transition.guards if not c.convention)
+    arrow = f"--{events} [{guards}]-->" if guards else f"--{events}-->"
+    target = transition.target or "(stays)"
+    if transition.internal:
+        target += " (internal)"
+    actions = ", ".join(c.ref for c in transition.actions if not c.convention)
+    line = f"{transition.source} {arrow} {target}"
+    return f"{line} / {actions}" if actions else line
+
+
+_describe = describe_transition
+
+
+def _plan(
+    inst: Any,
+    args: tuple[Any, ...],
+    kw: dict[str, Any],
+    node: HNode,
+    event: str | None,
+    key: tuple[int, ...],
+) -> Any:
+    plan = node.plans.get((event, key))
+    if plan is None:
+        plan = node.binding.plan(node, event, key)
+    return plan(inst, args, kw)
+
+
+def _done(inst: Any, event: str, results: list[Any]) -> None:
+    """Queue ``done.state.<id>`` with the done data the final state's ``enter`` returned."""
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = {}
+    for item in results:
+        if not item:
+            continue
+        if isinstance(item, dict):
+            kwargs.update(item)
+        else:
+            args = (item,)
+    inst._queues().internal.append((event, args, kwargs))
