@@ -303,8 +303,8 @@ def path_runs() -> list[tuple[PathStep, ...]]:
 
 
 def run_paths(implementation: Implementation, counts: Counts) -> Iterator[tuple[PathStep, ...]]:
-    """Run each path on a fresh implementation (and, after one that ends in a final state, each
-    event once more: finals absorb); yields each run passed."""
+    """Run each of ``path_runs`` on a fresh implementation, checking after every event; yields
+    each run that passed (a divergence raises)."""
     for steps in path_runs():
         adapter = SeedAdapter(implementation, counts)
         runner = ChartRunner(CHART, adapter, _record)
