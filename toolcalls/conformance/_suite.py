@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import HealthCheck, Verbosity, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, rule, run_state_machine_as_test
 
@@ -323,11 +323,13 @@ def check(
     examples: int = 1000,
     steps: int = 20,
     randomize: bool = False,
+    shrink: bool = True,
     progress: Callable[[Counts], None] | None = None,
 ) -> Report:
     """Run the paths, then ``examples`` generated sequences of up to ``steps`` rules, against
     ``implementation`` (the same sequences every run unless ``randomize``). Returns a report
-    whose ``divergence`` holds the shrunk counterexample, if any. ``ProtocolError`` (a broken
+    whose ``divergence`` holds the counterexample, if any, shrunk unless ``shrink`` is false
+    (when only whether matters: mutation testing). ``ProtocolError`` (a broken
     protocol) propagates."""
     counts = Counts()
     started = time.perf_counter()
@@ -354,6 +356,7 @@ def check(
                 report_multiple_bugs=False,
                 verbosity=Verbosity.quiet,
                 suppress_health_check=list(HealthCheck),
+                phases=[phase for phase in Phase if shrink or phase is not Phase.shrink],
             )
             run_state_machine_as_test(machine, settings=options)
         except Divergence as divergence:
