@@ -185,3 +185,9 @@ def test_a_value_json_cannot_hold_is_a_protocol_error() -> None:
 )
 def test_same_compares_as_json_does(expected: Any, actual: Any, equal: bool) -> None:
     assert same(expected, actual) is equal
+
+
+def test_without_shrinking_a_divergence_is_still_reported() -> None:
+    report = check(ObjectImplementation(lambda: Seed000("loses_a_delta")), shrink=False)
+    assert report.divergence is not None
+    assert report.divergence.transcript[0] == {"type": "start", "id": "k0", "name": "search"}
