@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check bench diagrams graphviz clean
+.PHONY: demo test check bench diagrams graphviz w3c clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,13 @@ bench: $(VENV)/.dev
 diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams
 
+# The W3C SCXML suite from python-statemachine's sdist (into .cache/), then its tests.
+w3c: $(VENV)/.dev
+	scripts/fetch-w3c-suite $(BIN)/python
+	$(BIN)/python -m pytest tests/statecharts/test_w3c.py -q
+
 graphviz:
 	@scripts/install-graphviz --if-possible
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .cache

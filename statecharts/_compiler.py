@@ -118,6 +118,9 @@ class _Reader:
             events=events,
             transitions=transitions,
             flags=flags,
+            start_configuration=tuple(
+                self.cls.states_map[value].id for value in self.cls.start_configuration_values
+            ),
             attributes=frozenset(self.attributes),
         )
 
@@ -126,8 +129,6 @@ class _Reader:
         if cls._class_listeners:
             hint = "resolve callbacks on the chart or the model"
             raise self.refuse("a class-level listener", "listeners", hint)
-        if list(cls.start_configuration_values):
-            raise self.refuse("start_configuration_values", "class attribute")
         for klass in cls.__mro__:
             if _is_user_chart_class(klass) and "__init__" in vars(klass):
                 raise self.refuse(
@@ -135,6 +136,13 @@ class _Reader:
                     f"{klass.__name__}.__init__",
                     "keep per-instance data on the model; the chart only declares behaviour",
                 )
+        if getattr(cls, "prepare_event", None) is not None:
+            raise self.refuse(
+                "a prepare_event callback",
+                "prepare_event",
+                "python-statemachine's SCXML, JSON and YAML loaders set one to pass system "
+                "variables (_event, _sessionid, ...) and their actions use its engine's queues",
+            )
         for name, value in self.attributes.items():
             self._check_attribute(name, value)
         for event in cls._events:

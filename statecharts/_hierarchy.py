@@ -494,7 +494,8 @@ class HBinding:
 
     def _initial_plan(self) -> Callable[..., Any]:
         declared = self.runtime.declared
-        start = [declared.states_map[declared.initial_state.id]]
+        start_ids = self.chart.start_configuration or (self.chart.initial.id,)
+        start = [self.runtime.declared_states[state_id] for state_id in start_ids]
         empty = self.runtime.initial_source
         transitions = []
         for state in start:

@@ -177,6 +177,9 @@ class ChartDef:
     events: tuple[EventDef, ...]
     transitions: tuple[TransitionDef, ...]
     flags: Flags = Flags()
+    #: The ids of the states a chart starts in when it names them itself
+    #: (``start_configuration_values``, as charts loaded from SCXML do); empty: ``initial``.
+    start_configuration: tuple[str, ...] = ()
     attributes: frozenset[str] = frozenset()
     states_by_id: Mapping[str, StateDef] = field(init=False, compare=False, repr=False)
 
@@ -192,6 +195,8 @@ class ChartDef:
     def is_hierarchical(self) -> bool:
         """Whether the chart has compound, parallel or history states, or eventless
         transitions (it then runs on the statechart interpreter, not the flat fast path)."""
+        if self.start_configuration:
+            return True
         return any(
             state.parent is not None or state.kind != "atomic" for state in self.states
         ) or any(transition.is_eventless for transition in self.transitions)

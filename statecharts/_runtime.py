@@ -1214,6 +1214,7 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
             events=definition.events,
             transitions=definition.transitions,
             flags=definition.flags,
+            start_configuration=definition.start_configuration,
             attributes=definition.attributes,
             declared=cls,
         )
