@@ -1,0 +1,141 @@
+"""Breaks found by an independent review of issue 10. Each test reproduces one; fix the code, do
+not weaken the test. If a test is wrong, say why in your report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from statemachine import State, StateChart
+from statemachine.exceptions import InvalidDefinition
+
+from statecharts import UnsupportedChart, compile_chart
+
+
+class Model:
+    """A model whose ``log`` the charts' callbacks append to."""
+
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+
+    def __repr__(self) -> str:
+        return "Model()"
+
+
+def _ids(states: Any) -> list[str]:
+    return [state.id for state in states]
+
+
+class CancelTick(StateChart[Model]):
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on="later")
+    tick = b.to(c)
+    back = c.to(a) | b.to(a)
+
+    def later(self) -> None:
+        self.send("tick", send_id="t1", delay=50_000)
+        self.cancel_event("t1")
+
+
+def test_C6_a_cancelled_delayed_event_does_not_run() -> None:
+    """A callback sends `tick` with `delay` and `send_id`, then cancels it: python-statemachine
+    never runs it and stays in `b`; the compiled runtime runs `tick` at once (the delay is
+    ignored, `cancel_event` fails silently as `error.execution`) and ends in `c`."""
+    try:
+        chart = compile_chart(CancelTick)
+    except UnsupportedChart:
+        return
+    reference = CancelTick(Model())
+    instance = chart.create(Model())
+    reference.send("go")
+    instance.send("go")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["b"]
+
+
+class DelayedTick(StateChart[Model]):
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on="later")
+    tick = b.to(c)
+    back = c.to(a) | b.to(a)
+
+    def later(self) -> None:
+        self.send("tick", delay=1)
+
+    def on_tick(self, **kwargs: Any) -> None:
+        self.model.log.append(sorted(kwargs))
+
+
+def test_C8_send_delay_is_not_passed_to_callbacks_as_payload() -> None:
+    """`self.send("tick", delay=1)` from a callback: python-statemachine takes `delay` as the
+    send option; the compiled runtime passes `delay=1` to `tick`'s callbacks as payload, so a
+    `**kwargs` callback sees a key the reference never gives."""
+    try:
+        chart = compile_chart(DelayedTick)
+    except UnsupportedChart:
+        return
+    reference = DelayedTick(Model())
+    instance = chart.create(Model())
+    reference.send("go")
+    instance.send("go")
+    assert instance.model.log == reference.model.log
+
+
+class RaiseDelayed(StateChart[Model]):
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on="later")
+    tick = b.to(c)
+    back = c.to(a) | b.to(a)
+
+    def later(self) -> None:
+        self.raise_("tick", delay=5)
+
+
+def test_C3_raise_with_a_delay_is_refused_as_the_reference_does() -> None:
+    """`self.raise_("tick", delay=5)`: python-statemachine raises `InvalidDefinition` (an
+    internal event cannot be delayed) and stays in `a`; the compiled runtime runs `tick` at
+    once and silently ends in `c`."""
+    try:
+        chart = compile_chart(RaiseDelayed)
+    except UnsupportedChart:
+        return
+    reference = RaiseDelayed(Model())
+    with pytest.raises(InvalidDefinition):
+        reference.send("go")
+    instance = chart.create(Model())
+    with pytest.raises(InvalidDefinition):
+        instance.send("go")
+    assert _ids(instance.configuration) == _ids(reference.configuration)
+
+
+class Nested(StateChart[Model]):
+    class p(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b)
+
+    z = State(final=True)
+    fin = p.to(z)
+
+
+def test_C10_resume_a_hierarchical_chart() -> None:
+    """`Chart.resume("b", model)` restores a checkpoint of a chart with a compound state: it
+    fails with `AttributeError: 'HBinding' object has no attribute 'nodes'`."""
+    instance = compile_chart(Nested).resume("b", Model())
+    assert _ids(instance.configuration) == ["p", "b"]
+    instance.send("fin")
+    assert _ids(instance.configuration) == ["z"]
+
+
+def test_issue10_source_shows_the_functions_tracebacks_name() -> None:
+    """`Chart.source(Model)` of a hierarchical chart, after an event ran, lacks the selection
+    function `a__go` that tracebacks through that event name; only the initial entry and
+    the microstep are shown, so the "readable generated code" cannot be read."""
+    chart = compile_chart(Nested)
+    chart.create(Model()).send("go")
+    assert "def a__go(" in chart.source(Model)
