@@ -3,6 +3,7 @@ not weaken the test. If a test is wrong, say why in your report."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -139,3 +140,93 @@ def test_issue10_source_shows_the_functions_tracebacks_name() -> None:
     chart = compile_chart(Nested)
     chart.create(Model()).send("go")
     assert "def a__go(" in chart.source(Model)
+
+
+class Listener:
+    """A python-statemachine listener recording the states entered."""
+
+    def __init__(self) -> None:
+        self.entered: list[str] = []
+
+    def on_enter_state(self, state: Any) -> None:
+        self.entered.append(state.id)
+
+
+def test_C3_create_with_start_value_starts_there() -> None:
+    """`Nested(model, start_value="b")` starts python-statemachine in `p`/`b`;
+    `chart.create(model, start_value="b")` takes `start_value` as a payload for the initial
+    callbacks and silently starts in `p`/`a`. Honour it or refuse it."""
+    reference = Nested(Model(), start_value="b")
+    try:
+        instance = compile_chart(Nested).create(Model(), start_value="b")
+    except TypeError:
+        return
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["p", "b"]
+
+
+def test_C3_create_with_listeners_calls_them() -> None:
+    """`listeners=[...]` is how python-statemachine users observe a machine; given to
+    `chart.create`, it becomes a payload keyword and the listener is silently never called."""
+    seen, ignored = Listener(), Listener()
+    Nested(Model(), listeners=[seen]).send("go")
+    try:
+        compile_chart(Nested).create(Model(), listeners=[ignored]).send("go")
+    except TypeError:
+        return
+    assert ignored.entered == seen.entered == ["p", "a", "b"]
+
+
+class TriggerData(StateChart[Model]):
+    class p(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b)
+
+    z = State(final=True)
+    fin = p.to(z)
+
+    def on_go(self, event_data: Any) -> None:
+        self.model.log.append(
+            (sorted(event_data.trigger_data.kwargs), sorted(event_data.extended_kwargs))
+        )
+
+
+def test_C8_event_data_has_trigger_data_and_extended_kwargs() -> None:
+    """The issue lists `event_data.trigger_data` and `.extended_kwargs` as missing; they still
+    are, so an `on_go(event_data)` reading them fails and, errors being caught as events, is
+    silently skipped: the reference logs the payload keys, the compiled runtime nothing."""
+    reference = TriggerData(Model())
+    instance = compile_chart(TriggerData).create(Model())
+    reference.send("go", size=3)
+    instance.send("go", size=3)
+    assert instance.model.log == reference.model.log
+    assert instance.model.log
+
+
+class InvokingModel(Model):
+    def on_invoke_b(self) -> None:
+        self.log.append("invoked b")
+
+
+class Plain(StateChart[InvokingModel]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b)
+    back = b.to(a)
+
+
+def test_C6_invoke_declared_on_the_model_is_refused_or_run() -> None:
+    """python-statemachine runs a model's `on_invoke_<state>` when the state is entered (its
+    naming convention for invoke); the compiler refuses invoke only when the chart declares it,
+    so with the model's it compiles, creates, and silently never invokes."""
+    reference = Plain(InvokingModel())
+    reference.send("go")
+    try:
+        instance = compile_chart(Plain).create(InvokingModel())
+        instance.send("go")
+    except UnsupportedChart:
+        return
+    deadline = time.monotonic() + 5  # python-statemachine runs invoke in a thread
+    while time.monotonic() < deadline and not (reference.model.log and instance.model.log):
+        time.sleep(0.01)
+    assert instance.model.log == reference.model.log == ["invoked b"]
