@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 import pytest
-from statemachine import State, StateChart
-from statemachine.exceptions import InvalidDefinition
+from statemachine import State, StateChart, StateMachine
+from statemachine.exceptions import InvalidDefinition, TransitionNotAllowed
 
 from statecharts import UnsupportedChart, compile_chart
 
@@ -230,3 +230,63 @@ def test_C6_invoke_declared_on_the_model_is_refused_or_run() -> None:
     while time.monotonic() < deadline and not (reference.model.log and instance.model.log):
         time.sleep(0.01)
     assert instance.model.log == reference.model.log == ["invoked b"]
+
+
+class Boom(Exception):
+    """Raised by a callback asked to fail."""
+
+
+class StrictFinish(StateMachine):
+    catch_errors_as_events = True
+
+    a = State(initial=True)
+    b = State()
+    end = State(final=True)
+    go = a.to(end, after="boom")
+    hop = a.to(b)
+    back = b.to(a)
+
+    def boom(self) -> None:
+        raise Boom("after")
+
+
+def test_C3_after_raising_into_a_final_state_of_a_strict_chart_raises() -> None:
+    """A `StateMachine` (strict) with `catch_errors_as_events = True` finishes in a final state
+    and its `after` raises: python-statemachine's `error.execution` then raises
+    `TransitionNotAllowed` ("Can't Error execution when in End."); the compiled runtime
+    returns normally, so the caller never learns of the failure."""
+    reference = StrictFinish()
+    with pytest.raises(TransitionNotAllowed) as expected:
+        reference.send("go")
+    instance = compile_chart(StrictFinish).create()
+    with pytest.raises(TransitionNotAllowed) as got:
+        instance.send("go")
+    assert str(got.value) == str(expected.value)
+
+
+class PreparingModel(Model):
+    def prepare_event(self) -> dict[str, Any]:
+        return {"extra": 42}
+
+    def on_go(self, extra: Any = None) -> None:
+        self.log.append(("go", extra))
+
+
+class Toggle(StateChart[PreparingModel]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b) | b.to(a)
+
+
+def test_C6_prepare_event_on_the_model_is_refused_or_run() -> None:
+    """The compiler refuses `prepare_event` on the chart, but python-statemachine also calls a
+    model's `prepare_event` and passes what it returns to every callback: `on_go` gets
+    `extra=42` there and silently `extra=None` compiled."""
+    reference = Toggle(PreparingModel())
+    reference.send("go")
+    try:
+        instance = compile_chart(Toggle).create(PreparingModel())
+    except UnsupportedChart:
+        return
+    instance.send("go")
+    assert instance.model.log == reference.model.log == [("go", 42)]
