@@ -290,3 +290,63 @@ def test_C6_prepare_event_on_the_model_is_refused_or_run() -> None:
         return
     instance.send("go")
     assert instance.model.log == reference.model.log == [("go", 42)]
+
+
+class Regions(StateChart[Model]):
+    class par(State.Parallel):
+        class r1(State.Compound):
+            a = State(initial=True)
+            b = State(final=True)
+            e = a.to(b)
+
+        class r2(State.Compound):
+            c = State(initial=True)
+            d = State(final=True)
+            e = c.to(d)
+
+    done = State(final=True)
+    done_state_par = par.to(done)
+
+
+def test_D3_mermaid_nests_compound_states_and_separates_regions() -> None:
+    """The issue asks Mermaid output with nested states and `--` between parallel regions; a
+    parallel chart comes out flat, every initial child drawn as its own top-level `[*] -->`
+    start (five starts for one chart), regions as plain states."""
+    from statecharts import to_mermaid
+
+    text = to_mermaid(compile_chart(Regions))
+    assert "state par {" in text.replace('"', "")
+    assert any(line.strip() == "--" for line in text.splitlines())
+    assert text.count("[*] -->") < 5
+
+
+def test_D3_dot_draws_compound_states_as_clusters() -> None:
+    """The issue asks DOT output with compound states as clusters; a parallel chart's DOT has
+    no `subgraph cluster` at all."""
+    from statecharts import to_dot
+
+    assert "subgraph cluster" in to_dot(compile_chart(Regions))
+
+
+class Membership(StateChart[Model]):
+    class p(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b)
+
+    z = State(final=True)
+    fin = p.to(z)
+
+    def on_enter_b(self, state: Any, machine: Any) -> None:
+        self.model.log.append(state in machine.configuration)
+
+
+def test_C8_the_state_a_callback_gets_is_in_the_machines_configuration() -> None:
+    """`on_enter_b(state, machine)` checks `state in machine.configuration`: True on
+    python-statemachine; compiled, `state` is the declared `State` but `configuration` holds
+    `StateDef`s, so the check is silently False."""
+    reference = Membership(Model())
+    instance = compile_chart(Membership).create(Model())
+    reference.send("go")
+    instance.send("go")
+    assert instance.model.log == reference.model.log == [True]
