@@ -98,6 +98,21 @@ class StateDef:
         return self.id
 
 
+class Configuration(tuple[StateDef, ...]):
+    """Active states in python-statemachine's order. ``in`` also accepts the declared
+    python-statemachine ``State`` (what callbacks receive as ``state``), matched by id."""
+
+    __slots__ = ()
+
+    def __contains__(self, item: object) -> bool:
+        if tuple.__contains__(self, item):
+            return True
+        if isinstance(item, StateDef | str):
+            return False
+        key = getattr(item, "id", None)
+        return key is not None and any(state.id == key for state in self)
+
+
 @dataclass(frozen=True, slots=True)
 class TransitionDef:
     """A transition in declaration order (per source state, which is the order guards run in).
@@ -160,6 +175,7 @@ class Flags:
     allow_event_without_transition: bool = True
     enable_self_transition_entries: bool = True
     catch_errors_as_events: bool = True
+    atomic_configuration_update: bool = False
 
 
 @dataclass(frozen=True, slots=True)
