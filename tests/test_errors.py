@@ -20,6 +20,7 @@ PRIVATE_CONTROL_FLOW = {
     # a replayed line (or --tools registry) that cannot be used, turned into exit status 2 by
     # the command line
     "toolcalls.__main__.ReplayError",
+    # the same for a provider recording replayed with --format
     "toolcalls.adapters._replay.ReplayInputError",
 }
 

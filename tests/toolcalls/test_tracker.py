@@ -737,3 +737,16 @@ def test_tracker_is_sans_io_no_event_loop_no_threads() -> None:
     assert threading.active_count() == threads
     with pytest.raises(RuntimeError):
         asyncio.get_running_loop()
+
+
+def test_chart_coverage_records_every_delta_the_tracker_applies() -> None:
+    from statecharts import Coverage, compile_chart
+    from statecharts.testing import record_coverage
+
+    with record_coverage(Coverage()) as coverage:
+        tracker = ToolCallTracker()
+        feed(tracker, start("c"), delta("c", '{"q": '), delta("c", "1}"), ready("c"))
+        tracker.apply(delta("c", "late"))
+    counts = coverage.chart(compile_chart(ToolCallChart))
+    assert counts.taken["pending:delta:pending"] == 2
+    assert counts.ignored == {"running": {"delta": 1}}
