@@ -1,6 +1,6 @@
 """Anthropic Messages events: blocks by index, whole inputs, empty inputs, max_tokens."""
 
-# Rules checked here (docs/spec.md): A1, A2, A3.
+# Rules checked here (docs/spec.md): A1, A3, A4.
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 nothing: the adapter goes on exactly as if it had never seen it, even when the bad part came
 after good ones in the same chunk."""
 
+# Rules checked here (docs/spec.md): A6.
+
 from __future__ import annotations
 
 from collections.abc import Callable

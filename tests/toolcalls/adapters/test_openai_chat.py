@@ -1,6 +1,6 @@
 """OpenAI Chat Completions chunks: routing by index and the quirks of compatible servers."""
 
-# Rules checked here (docs/spec.md): A1, A2, A3, A4.
+# Rules checked here (docs/spec.md): A1, A2, A3, A4, A5.
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Results back: each provider's message or item for a settled call, success and error."""
 
-# Rules checked here (docs/spec.md): A5.
+# Rules checked here (docs/spec.md): A7.
 
 from __future__ import annotations
 
