@@ -31,8 +31,6 @@ from ._resolve import Expr, Leaf, Mode, Resolved, format_expr
 #: The names python-statemachine injects into every callback and drops from user keywords.
 INJECTED = ("event_data", "machine", "event", "model", "transition", "state", "source", "target")
 EVENT_DATA_KWARGS = frozenset(INJECTED)
-#: Injected into ``on`` callbacks only.
-ON_EXTRA = ("previous_configuration", "new_configuration")
 
 _NOSELF: Any = object()
 

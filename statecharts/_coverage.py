@@ -27,6 +27,7 @@ from inside a callback) are not recorded: they are decided later, when the queue
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,9 @@ class Coverage:
     for the file format."""
 
     def __init__(self) -> None:
+        # Counting is read-modify-write: tests driving charts from several threads must not
+        # lose counts, so recording holds this lock (M3).
+        self._lock = threading.Lock()
         self.charts: dict[str, ChartCoverage] = {}
         #: The charts recorded in this process, by qualname (not saved: reports draw them).
         self.definitions: dict[str, ChartDef] = {}
@@ -97,8 +101,9 @@ class Coverage:
         return counts
 
     def record(self, chart: ChartDef, outcome: Outcome) -> None:
-        """Count what sending one event to an instance of ``chart`` did."""
-        self.chart(chart).record(outcome)
+        """Count what sending one event to an instance of ``chart`` did (thread-safe)."""
+        with self._lock:
+            self.chart(chart).record(outcome)
 
     def merge(self, other: Coverage) -> Coverage:
         """A new ``Coverage`` with the counts of both (neither is changed)."""

@@ -144,11 +144,6 @@ class TransitionDef:
         return not self.events
 
     @property
-    def is_self(self) -> bool:
-        """Whether the transition leaves and re-enters (or, if internal, stays in) its source."""
-        return self.target == self.source
-
-    @property
     def guards(self) -> tuple[CallbackDef, ...]:
         """The callbacks that decide whether the transition is enabled, in evaluation order."""
         return run_order(self.validators) + run_order(self.cond)

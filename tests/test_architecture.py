@@ -3,6 +3,8 @@ a cycle, counting imports deferred into functions (a deferred import hides a cyc
 remove it). Imports under ``if TYPE_CHECKING:`` are left out: they name types for the checker and
 never run."""
 
+# Rules checked here (docs/spec.md): P1, P3.
+
 from __future__ import annotations
 
 import ast

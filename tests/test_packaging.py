@@ -1,5 +1,7 @@
 """What a new user meets first: the package index page, the licence, the project's links."""
 
+# Rules checked here (docs/spec.md): P3.
+
 from __future__ import annotations
 
 import re

@@ -55,8 +55,8 @@ class ToolCallReadyChunk(BaseModel):
 
     model_config = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True)
 
-    tool_call_id: str = Field(alias="toolCallId", min_length=1)
-    tool_name: str = Field(alias="toolName", min_length=1)
+    tool_call_id: str = Field(alias="toolCallId", min_length=1, strict=True)
+    tool_name: str = Field(alias="toolName", min_length=1, strict=True)
     args: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -468,6 +468,7 @@ def _read_chunk(chunk: Any) -> tuple[str, str, Mapping[str, Any]]:
             and type(tool_name) is str
             and tool_name
             and type(args) is dict
+            and all(type(key) is str for key in args)
         ):
             return tool_call_id, tool_name, args
     if isinstance(chunk, Mapping):
@@ -487,6 +488,9 @@ def _read_chunk(chunk: Any) -> tuple[str, str, Mapping[str, Any]]:
         return tool_call_id, tool_name, {}
     if not isinstance(args, Mapping):
         raise InvalidToolCall("args", f"must be a mapping, got {type(args).__name__}")
+    for key in args:
+        if not isinstance(key, str):  # a JSON object's keys are strings, as the model says
+            raise InvalidToolCall("args", f"keys must be strings, got {type(key).__name__}")
     return tool_call_id, tool_name, args
 
 

@@ -87,13 +87,12 @@ class CallRecord:
 
     @property
     def parsed(self) -> Any:
-        """The value ``parse_arguments`` produced (taken once)."""
-        value, self._outcome = self._outcome, UNSET
-        return value
+        """The value ``parse_arguments`` produced (reading it changes nothing)."""
+        return self._outcome
 
     @property
     def parse_error(self) -> dict[str, Any]:
-        """The failure ``parse_arguments`` produced (taken once)."""
+        """The failure ``parse_arguments`` produced."""
         value: dict[str, Any] = self.parsed
         return value
 

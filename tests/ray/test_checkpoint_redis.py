@@ -1,6 +1,8 @@
 """Checkpoints in Redis: the fenced store, and a stream resumed in a second process after the
 first was killed with SIGKILL mid-tool."""
 
+# Rules checked here (docs/spec.md): R6, R7.
+
 from __future__ import annotations
 
 import asyncio

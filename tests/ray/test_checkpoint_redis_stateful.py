@@ -1,6 +1,8 @@
 """The versioned-store machine of ``tests/toolcalls`` against ``RedisStore`` (a fresh key
 prefix per example, on the session's Redis server)."""
 
+# Rules checked here (docs/spec.md): R7, M2.
+
 from __future__ import annotations
 
 import itertools

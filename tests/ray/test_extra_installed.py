@@ -1,5 +1,7 @@
 """Whether the Ray tests can run here (this module imports nothing from Ray)."""
 
+# Rules checked here (docs/spec.md): R4.
+
 import os
 
 import pytest

@@ -1,5 +1,7 @@
 """bench_ray.py keeps running (a smoke run; times are never asserted)."""
 
+# Rules checked here (docs/spec.md): P5.
+
 from __future__ import annotations
 
 import subprocess

@@ -9,6 +9,8 @@ actor holding each token's outcome, which the test sets. Tokens are unique acros
 advanced until every call whose token was resolved has settled.
 """
 
+# Rules checked here (docs/spec.md): R1, M2.
+
 from __future__ import annotations
 
 import asyncio

@@ -11,6 +11,8 @@ typed in. The compiled runtime must then either refuse the chart at compile time
 different answer. ``test_w3c_summary`` prints the counts.
 """
 
+# Rules checked here (docs/spec.md): C3, C15.
+
 from __future__ import annotations
 
 import collections

@@ -2,6 +2,8 @@
 stream processing. Differences are findings, not failures; this test keeps the table of them in
 docs/conformance.md true to what the installed SDK does."""
 
+# Rules checked here (docs/spec.md): M6.
+
 from __future__ import annotations
 
 import importlib.util

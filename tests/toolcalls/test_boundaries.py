@@ -88,7 +88,7 @@ def _chunk_cases() -> list[Any]:
     cases = []
     for name, info in ToolCallReadyChunk.model_fields.items():
         for key in {info.alias or name, name}:
-            for value in (*CANDIDATES, {"q": [1]}):
+            for value in (*CANDIDATES, {"q": [1]}, b"c1", {1: 2}):
                 chunk = {k: v for k, v in valid.items() if k != (info.alias or name)}
                 if value is not MISSING:
                     chunk[key] = value

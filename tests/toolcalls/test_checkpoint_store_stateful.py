@@ -3,6 +3,8 @@ testing: saves succeed exactly when they name the current version, a refused sav
 nothing, and a load returns the last accepted save. (``tests/ray`` runs the same machine
 against ``RedisStore``.)"""
 
+# Rules checked here (docs/spec.md): R7, M2.
+
 from __future__ import annotations
 
 import asyncio

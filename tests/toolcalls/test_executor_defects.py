@@ -5,6 +5,8 @@ without a loop fails before anything changes; a queued call is not lost when the
 without ``aclose()``; an ``AbortSignal`` callback added while another thread aborts still runs.
 """
 
+# Rules checked here (docs/spec.md): X9, X10, X20.
+
 from __future__ import annotations
 
 import asyncio

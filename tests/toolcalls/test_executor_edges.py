@@ -1,6 +1,8 @@
 """The executor's edges that mutation testing showed no test looked at: options, loops, chunk
 objects, callbacks that fail or succeed quietly, and its repr."""
 
+# Rules checked here (docs/spec.md): X2, X16.
+
 from __future__ import annotations
 
 import asyncio

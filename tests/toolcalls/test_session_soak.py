@@ -18,6 +18,8 @@ Marked ``soak``: the default test run leaves it out; ``.ci/run`` runs it with
 ``TOOLCALLS_SOAK_CALLS`` calls (100,000 unless set).
 """
 
+# Rules checked here (docs/spec.md): S2, S10.
+
 from __future__ import annotations
 
 import asyncio

@@ -1,5 +1,7 @@
 """AI SDK UI message stream chunks: the protocol maps onto our events."""
 
+# Rules checked here (docs/spec.md): A1, A3, A4.
+
 from __future__ import annotations
 
 import pytest

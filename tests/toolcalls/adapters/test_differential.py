@@ -7,6 +7,8 @@ fragments of parallel calls. The same chunks go through openai's ``ChatCompletio
 and anthropic's ``accumulate_event``, and through our adapter into a tracker.
 """
 
+# Rules checked here (docs/spec.md): A1.
+
 from __future__ import annotations
 
 import itertools

@@ -7,6 +7,8 @@ them with empty arguments, one for a tool that does not exist). The adapter feed
 results-back helpers; the server checks them and answers 400 if anything is off.
 """
 
+# Rules checked here (docs/spec.md): A1, A7.
+
 from __future__ import annotations
 
 import asyncio

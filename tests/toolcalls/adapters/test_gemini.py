@@ -1,5 +1,7 @@
 """Gemini chunks: whole calls without ids, Vertex partialArgs by JSON path, truncation."""
 
+# Rules checked here (docs/spec.md): A1, A5, A6.
+
 from __future__ import annotations
 
 from typing import Any

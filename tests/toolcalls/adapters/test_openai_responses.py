@@ -1,5 +1,7 @@
 """OpenAI Responses events: calls by output index, rotating item ids, truncation."""
 
+# Rules checked here (docs/spec.md): A1, A3, A4.
+
 from __future__ import annotations
 
 import itertools

@@ -8,6 +8,8 @@ before the finish reason, and at the end every call is running with its argument
 response was cut off, in error as truncated.
 """
 
+# Rules checked here (docs/spec.md): A1, M2.
+
 from __future__ import annotations
 
 import json
