@@ -45,6 +45,7 @@ EXPORTS = {
     },
     "toolcalls": {
         "AbortSignal",
+        "ApplyOutcome",
         "CallbackFailure",
         "CheckpointConflict",
         "ExecutionChart",
@@ -56,7 +57,6 @@ EXPORTS = {
         "InvalidTool",
         "InvalidToolCall",
         "LocalRunner",
-        "Outcome",
         "ProtocolError",
         "Runner",
         "SessionClosed",
@@ -172,3 +172,13 @@ def test_executor_and_session_take_a_runner_by_keyword(name: str) -> None:
     parameter = inspect.signature(getattr(toolcalls, name)).parameters["runner"]
     assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
     assert parameter.default is None
+
+
+def test_the_old_name_of_apply_outcome_warns_and_still_answers() -> None:
+    """T19: ``toolcalls.Outcome`` was renamed ``ApplyOutcome`` (``statecharts.Outcome`` is
+    another class); the old name answers for one release, with a ``DeprecationWarning``."""
+    import toolcalls
+
+    with pytest.warns(DeprecationWarning, match="ApplyOutcome"):
+        old = toolcalls.Outcome  # type: ignore[attr-defined]
+    assert old is toolcalls.ApplyOutcome

@@ -31,11 +31,12 @@ from ._record import UNSET, ToolCall
 from ._runner import LocalRunner, Runner
 from ._session import ToolCallSession
 from ._tools import AbortSignal, Tool
-from ._tracker import Outcome, ToolCallTracker, tool_call_streaming_state_machine
+from ._tracker import ApplyOutcome, ToolCallTracker, tool_call_streaming_state_machine
 
 __all__ = [
     "UNSET",
     "AbortSignal",
+    "ApplyOutcome",
     "CallbackFailure",
     "CheckpointConflict",
     "ExecutionChart",
@@ -47,7 +48,6 @@ __all__ = [
     "InvalidTool",
     "InvalidToolCall",
     "LocalRunner",
-    "Outcome",
     "ProtocolError",
     "Runner",
     "SessionClosed",
@@ -67,3 +67,18 @@ __all__ = [
     "ToolFailure",
     "tool_call_streaming_state_machine",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Deprecated names, kept for one release."""
+    if name == "Outcome":
+        import warnings
+
+        warnings.warn(
+            "toolcalls.Outcome is deprecated: use toolcalls.ApplyOutcome (statecharts.Outcome is "
+            "another class)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ApplyOutcome
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

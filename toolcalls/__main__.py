@@ -194,6 +194,19 @@ def parser() -> argparse.ArgumentParser:
     replay_parser.add_argument(
         "--max-history", type=_positive, default=None, help="keep at most N calls (finished first)"
     )
+    from .adapters._replay import FORMATS  # the provider formats (L6)
+
+    replay_parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="native",
+        help="what each line holds: our events (native, the default) or a provider's payloads",
+    )
+    replay_parser.add_argument(
+        "--tools",
+        metavar="MODULE:REGISTRY",
+        help="run the calls with this mapping of tools (a module path or a .py file)",
+    )
     # ``toolcalls conformance``: the seed 000 conformance suite (see toolcalls.conformance).
     add_conformance_arguments(
         commands.add_parser(
@@ -221,7 +234,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     try:
-        status = _run_replay(args, sys.stdout, sys.stderr)
+        if args.format != "native" or args.tools:
+            from .adapters._replay import run_cli  # provider recordings and tools (L6)
+
+            status = run_cli(args, sys.stdout, sys.stderr)
+        else:
+            status = _run_replay(args, sys.stdout, sys.stderr)
         sys.stdout.flush()
     except BrokenPipeError:
         # The reader went away (``| head -1``): it has what it wanted. Point stdout at

@@ -46,8 +46,9 @@ _IMMUTABLE: Final = (str, int, float, bool, type(None))
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
-    """What ``apply`` did with one event.
+class ApplyOutcome:
+    """What ``apply`` did with one event (named apart from ``statecharts.Outcome``, which is what
+    sending an event to one chart instance did).
 
     ``applied`` is true when the event moved its call (or, for ``start``, created it).
     Otherwise ``reason`` says why it was ignored: ``"unknown_id"`` (no call has that id),
@@ -74,6 +75,10 @@ class Outcome:
         if self.reason == "duplicate_start":
             return f"start ignored: the id is already tracked (call is {self.status})"
         return f"{self.type} ignored: not allowed while the call is {self.status}"
+
+
+#: The name before 0.2 (``toolcalls.Outcome`` still answers, with a ``DeprecationWarning``).
+Outcome = ApplyOutcome
 
 
 def _outcome_table() -> dict[tuple[str, bool, str | None], Outcome]:

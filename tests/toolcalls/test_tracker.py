@@ -12,8 +12,8 @@ import pytest
 
 from toolcalls import (
     UNSET,
+    ApplyOutcome,
     InvalidEvent,
-    Outcome,
     ToolCall,
     ToolCallChart,
     ToolCallTracker,
@@ -42,7 +42,7 @@ def error(call_id: str, value: Any) -> dict[str, Any]:
     return {"type": "error", "id": call_id, "error": value}
 
 
-def feed(tracker: ToolCallTracker, *events: dict[str, Any]) -> list[Outcome]:
+def feed(tracker: ToolCallTracker, *events: dict[str, Any]) -> list[ApplyOutcome]:
     return [tracker.apply(event) for event in events]
 
 
@@ -86,7 +86,7 @@ def test_worked_example_out_of_order_result_is_ignored_not_fatal() -> None:
     m.apply({"type": "start", "id": "t2", "name": "now"})
     outcome = m.apply({"type": "result", "id": "t2", "result": 42})
     assert m.get("t2").status == "pending"  # type: ignore[union-attr]
-    assert outcome == Outcome(False, "result", "pending", "not_allowed")
+    assert outcome == ApplyOutcome(False, "result", "pending", "not_allowed")
 
 
 # -- T5: route by id ---------------------------------------------------------------------------
@@ -173,7 +173,7 @@ def test_guard_every_transition_in_every_status(status: str, kind: str) -> None:
     outcome = tracker.apply(EVENTS[kind])
     expected = ALLOWED.get((status, kind))
     if expected is None:
-        assert outcome == Outcome(False, kind, status, "not_allowed")  # type: ignore[arg-type]
+        assert outcome == ApplyOutcome(False, kind, status, "not_allowed")  # type: ignore[arg-type]
         assert tracker.get("c") == before
     else:
         assert outcome.applied
@@ -202,7 +202,7 @@ def test_error_after_done_is_ignored() -> None:
 
 def test_ready_twice_is_ignored_the_second_time() -> None:
     tracker = call_in("running")
-    assert tracker.apply(ready("c")) == Outcome(False, "ready", "running", "not_allowed")
+    assert tracker.apply(ready("c")) == ApplyOutcome(False, "ready", "running", "not_allowed")
 
 
 def test_error_while_running_records_the_error_and_keeps_the_args() -> None:
@@ -245,7 +245,7 @@ def test_parse_failure_is_an_error_with_message_and_position(
     tracker = ToolCallTracker()
     feed(tracker, start("c"), delta("c", text))
     outcome = tracker.apply(ready("c"))
-    assert outcome == Outcome(True, "ready", "error")
+    assert outcome == ApplyOutcome(True, "ready", "error")
     call = tracker.get("c")
     assert call is not None
     assert call.has_args is False
@@ -408,7 +408,7 @@ def test_string_subclasses_are_accepted_as_strings() -> None:
 def test_second_start_for_a_tracked_id_is_ignored_and_the_first_wins() -> None:
     tracker = call_in("running")
     outcome = tracker.apply(start("c", "other"))
-    assert outcome == Outcome(False, "start", "running", "duplicate_start")
+    assert outcome == ApplyOutcome(False, "start", "running", "duplicate_start")
     assert tracker.get("c").name == "search"  # type: ignore[union-attr]
 
 
@@ -418,7 +418,7 @@ def test_second_start_for_a_tracked_id_is_ignored_and_the_first_wins() -> None:
 def test_events_for_unknown_ids_are_ignored(event: dict[str, Any]) -> None:
     tracker = call_in("pending")
     outcome = tracker.apply(event)
-    assert outcome == Outcome(False, event["type"], None, "unknown_id")
+    assert outcome == ApplyOutcome(False, event["type"], None, "unknown_id")
     assert tracker.get("ghost") is None
     assert len(tracker) == 1
 
@@ -439,7 +439,7 @@ def test_none_result_is_a_result() -> None:
 def test_a_result_event_without_a_result_ends_the_call_done_with_no_result(model: bool) -> None:
     tracker = call_in("running")
     event = ResultEvent(id="c") if model else {"type": "result", "id": "c"}
-    assert tracker.apply(event) == Outcome(True, "result", "done")
+    assert tracker.apply(event) == ApplyOutcome(True, "result", "done")
     call = tracker.get("c")
     assert call is not None
     assert (call.status, call.has_result, call.result) == ("done", False, UNSET)
@@ -452,7 +452,7 @@ def test_an_error_event_without_an_error_ends_the_call_in_error_with_no_error(
     status: str,
 ) -> None:
     tracker = call_in(status)
-    assert tracker.apply({"type": "error", "id": "c"}) == Outcome(True, "error", "error")
+    assert tracker.apply({"type": "error", "id": "c"}) == ApplyOutcome(True, "error", "error")
     call = tracker.get("c")
     assert call is not None
     assert (call.status, call.has_error) == ("error", False)
