@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check bench diagrams graphviz w3c clean
+.PHONY: demo test check bench bench-ray ray diagrams graphviz node mutation w3c clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,13 +14,22 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,providers]'
 	touch $@
+
+# The Ray tests' extra (ray, redis client) and Debian's redis-server; without them `make test`
+# skips tests/ray with one line.
+$(VENV)/.ray: $(VENV)/.dev
+	$(BIN)/python -m pip install --quiet -e '.[dev,providers,ray]'
+	touch $@
+
+ray: $(VENV)/.ray
+	scripts/install-redis
 
 demo: $(VENV)/.base
 	$(BIN)/toolcalls replay examples/interleaved-calls.jsonl
 
-test: $(VENV)/.dev graphviz
+test: $(VENV)/.dev graphviz node
 	$(BIN)/python -m pytest
 
 check: $(VENV)/.dev
@@ -32,17 +41,30 @@ bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_tracker.py
 	$(BIN)/python benchmarks/bench_executor.py
+	$(BIN)/python benchmarks/bench_adapters.py
+
+bench-ray: $(VENV)/.ray
+	$(BIN)/python benchmarks/bench_ray.py
 
 diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams
+
+graphviz:
+	@scripts/install-graphviz --if-possible
+
+# Node.js for the JavaScript conformance example, and the AI SDK peer's locked packages.
+node: examples/ai-sdk/node_modules/.package-lock.json
+
+examples/ai-sdk/node_modules/.package-lock.json: examples/ai-sdk/package-lock.json
+	scripts/install-node
 
 # The W3C SCXML suite from python-statemachine's sdist (into .cache/), then its tests.
 w3c: $(VENV)/.dev
 	scripts/fetch-w3c-suite $(BIN)/python
 	$(BIN)/python -m pytest tests/statecharts/test_w3c.py -q
 
-graphviz:
-	@scripts/install-graphviz --if-possible
+mutation: $(VENV)/.dev
+	$(BIN)/python benchmarks/mutation_score.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .cache examples/ai-sdk/node_modules

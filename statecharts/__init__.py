@@ -20,6 +20,7 @@ from ._coverage import ChartCoverage, Coverage
 from ._diagram import Emphasis, Mark, Overlay, render, to_dot, to_mermaid
 from ._errors import (
     CoverageError,
+    Divergence,
     GraphvizNotFound,
     ManifestError,
     StatechartsError,
@@ -47,6 +48,7 @@ __all__ = [
     "ChartDef",
     "Coverage",
     "CoverageError",
+    "Divergence",
     "Emphasis",
     "EventData",
     "EventDef",

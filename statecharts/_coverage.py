@@ -75,6 +75,8 @@ class Coverage:
 
     def __init__(self) -> None:
         self.charts: dict[str, ChartCoverage] = {}
+        #: The charts recorded in this process, by qualname (not saved: reports draw them).
+        self.definitions: dict[str, ChartDef] = {}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Coverage) and self.charts == other.charts
@@ -86,8 +88,13 @@ class Coverage:
 
     def chart(self, chart: ChartDef | str) -> ChartCoverage:
         """The counts for ``chart`` (a chart or its qualname), created empty if absent."""
-        key = chart if isinstance(chart, str) else chart.qualname
-        return self.charts.setdefault(key, ChartCoverage())
+        if isinstance(chart, str):
+            return self.charts.setdefault(chart, ChartCoverage())
+        counts = self.charts.get(chart.qualname)
+        if counts is None:
+            counts = self.charts[chart.qualname] = ChartCoverage()
+            self.definitions[chart.qualname] = chart
+        return counts
 
     def record(self, chart: ChartDef, outcome: Outcome) -> None:
         """Count what sending one event to an instance of ``chart`` did."""
@@ -96,6 +103,7 @@ class Coverage:
     def merge(self, other: Coverage) -> Coverage:
         """A new ``Coverage`` with the counts of both (neither is changed)."""
         merged = Coverage()
+        merged.definitions = {**self.definitions, **other.definitions}
         for source in (self, other):
             for key, counts in source.charts.items():
                 merged.chart(key).add(counts)

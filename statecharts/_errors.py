@@ -8,12 +8,15 @@
     ├── CoverageError (ValueError)               a coverage file is malformed or does not fit
     │                                            the chart it is drawn over (M3)
     ├── TraceError (ValueError)                  a trace does not fit the chart (D6)
-    └── ManifestError (ValueError)               a diagrams manifest is malformed, or a chart it
-                                                 names cannot be imported or compiled (D5)
+    ├── ManifestError (ValueError)               a diagrams manifest is malformed, or a chart it
+    │                                            names cannot be imported or compiled (D5)
+    └── Divergence (AssertionError)              a system under test disagreed with its chart
+                                                 in a derived test (statecharts.testing)
 
 Whose fault: ``UnsupportedChart`` and python-statemachine's own ``InvalidDefinition`` (which it
-subclasses) are the chart author's; ``GraphvizNotFound`` is the machine's; the other three are
-a file's, and their message names the file and what is wrong in it.
+subclasses) are the chart author's; ``GraphvizNotFound`` is the machine's; the next three are
+a file's, and their message names the file and what is wrong in it; ``Divergence`` is the
+system under test's, and carries the steps that show it.
 
 Raised as python-statemachine raises them, and not wrapped (C12, C7):
 
@@ -30,6 +33,10 @@ Raised as python-statemachine raises them, and not wrapped (C12, C7):
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
 
 from statemachine.exceptions import InvalidDefinition
 
@@ -84,3 +91,45 @@ class TraceError(StatechartsError, ValueError):
 
 class ManifestError(StatechartsError, ValueError):
     """The manifest is malformed, or a chart it names cannot be imported or compiled."""
+
+
+class Divergence(StatechartsError, AssertionError):
+    """The system under test disagreed with the chart. ``steps`` is the run up to the
+    disagreement (paste it into a test and call ``statecharts.testing.replay``),
+    ``expected``/``actual`` what each side showed, and ``transcript`` what the adapter sent to
+    the SUT in its own terms (if it keeps one)."""
+
+    def __init__(
+        self,
+        problem: str,
+        steps: Sequence[object],
+        expected: Any = None,
+        actual: Any = None,
+        transcript: Sequence[Any] = (),
+    ) -> None:
+        self.problem = problem
+        self.steps = tuple(steps)
+        self.expected = expected
+        self.actual = actual
+        self.transcript = tuple(transcript)
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        lines = [self.problem, f"  expected: {self.expected!r}", f"  actual:   {self.actual!r}"]
+        lines.append(
+            f"after {len(self.steps)} steps (replay(chart, adapter, steps) repeats them):"
+        )
+        lines.append("steps = [")
+        lines += [f"    {step!r}," for step in self.steps]
+        lines.append("]")
+        if self.transcript:
+            lines.append("sent to the system under test:")
+            lines += [f"  {_line(item)}" for item in self.transcript]
+        return "\n".join(lines)
+
+
+def _line(item: Any) -> str:
+    try:
+        return json.dumps(item)
+    except (TypeError, ValueError):
+        return repr(item)

@@ -1,45 +1,135 @@
-"""pytest plugin: ``--chart-coverage=FILE`` records which chart transitions the tests took.
+"""pytest plugin: chart coverage of a test run.
 
-Registered through the ``pytest11`` entry point, so any project that installs ``statecharts``
-gets the option; without it the plugin does nothing.
+- ``--chart-coverage=FILE`` writes the transitions of compiled charts the tests took to FILE;
+- ``--chart-coverage-html=DIR`` writes a static HTML report (diagrams with the coverage overlay,
+  tables linking into them);
+- ``--chart-coverage-min=PCT`` fails the session when fewer than PCT percent of the recorded
+  charts' transitions were taken.
+
+Any of them records coverage and prints a table per chart at the end of the run. Registered
+through the ``pytest11`` entry point, so any project that installs ``statecharts`` gets the
+options; without them the plugin does nothing.
 """
 
 from __future__ import annotations
 
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from ._coverage import Coverage
+from ._report import summaries, terminal_table, total_percent, write_html
 from .testing import record_coverage
 
-_STASH = pytest.StashKey[tuple[ExitStack, Coverage, Path]]()
+
+@dataclass
+class _Recording:
+    stack: ExitStack
+    coverage: Coverage
+    file: Path | None
+    html: Path | None
+    minimum: float | None
+    below: bool = False
+
+
+_STASH = pytest.StashKey[_Recording]()
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise pytest.UsageError(f"--chart-coverage-min: {text!r} is not a number") from None
+    if not 0 <= value <= 100:
+        raise pytest.UsageError(f"--chart-coverage-min: {text} is not between 0 and 100")
+    return value
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("statecharts").addoption(
+    group = parser.getgroup("statecharts")
+    group.addoption(
         "--chart-coverage",
         metavar="FILE",
         default=None,
         help="write the transitions of compiled charts the tests took to FILE (JSON)",
     )
+    group.addoption(
+        "--chart-coverage-html",
+        metavar="DIR",
+        default=None,
+        help="write an HTML chart coverage report (diagrams and tables) into DIR",
+    )
+    group.addoption(
+        "--chart-coverage-min",
+        metavar="PCT",
+        default=None,
+        help="fail when fewer than PCT percent of the charts' transitions were taken",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     target = config.getoption("--chart-coverage", default=None)
-    if not target:
+    html = config.getoption("--chart-coverage-html", default=None)
+    minimum = config.getoption("--chart-coverage-min", default=None)
+    if not (target or html or minimum is not None):
         return
     stack = ExitStack()
     coverage = stack.enter_context(record_coverage(Coverage()))
-    config.stash[_STASH] = (stack, coverage, Path(target))
+    config.stash[_STASH] = _Recording(
+        stack,
+        coverage,
+        Path(target) if target else None,
+        Path(html) if html else None,
+        _percent(minimum) if minimum is not None else None,
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    recording = session.config.stash.get(_STASH, None)
+    if recording is None or recording.minimum is None:
+        return
+    if total_percent(summaries(recording.coverage)) < recording.minimum:
+        recording.below = True
+        if exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    recording = terminalreporter.config.stash.get(_STASH, None)
+    if recording is None:
+        return
+    found = summaries(recording.coverage)
+    total = total_percent(found)
+    terminalreporter.write_sep(
+        "-", f"chart coverage: {len(found)} charts, {total:.1f}% of transitions"
+    )
+    for summary in found:
+        for line in terminal_table(summary):
+            terminalreporter.write_line(line)
+    if recording.html is not None:
+        index = write_html(recording.html, recording.coverage)
+        terminalreporter.write_line(f"chart coverage HTML report: {index}")
+    if recording.minimum is not None:
+        if recording.below:
+            terminalreporter.write_line(
+                f"FAIL: chart coverage {total:.1f}% is below --chart-coverage-min="
+                f"{recording.minimum:g}%",
+                red=True,
+                bold=True,
+            )
+        else:
+            terminalreporter.write_line(
+                f"chart coverage {total:.1f}% reaches --chart-coverage-min={recording.minimum:g}%"
+            )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    entry = config.stash.get(_STASH, None)
-    if entry is None:
+    recording = config.stash.get(_STASH, None)
+    if recording is None:
         return
-    stack, coverage, path = entry
-    stack.close()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    coverage.save(path)
+    recording.stack.close()
+    if recording.file is not None:
+        recording.file.parent.mkdir(parents=True, exist_ok=True)
+        recording.coverage.save(recording.file)

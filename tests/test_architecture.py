@@ -1,6 +1,7 @@
 """The module graph of docs/architecture.md: each package's modules import each other without
 a cycle, counting imports deferred into functions (a deferred import hides a cycle, it does not
-remove it)."""
+remove it). Imports under ``if TYPE_CHECKING:`` are left out: they name types for the checker and
+never run."""
 
 from __future__ import annotations
 
@@ -21,7 +22,17 @@ def module_graph(package: str) -> dict[str, set[str]]:
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         here = ".".join(parts[:-1])  # the package a relative import starts from
         imported: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        type_only = {
+            id(child)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+            for statement in node.body
+            for child in ast.walk(statement)
+        }
+        for node in ast.walk(tree):
+            if id(node) in type_only:
+                continue
             if isinstance(node, ast.ImportFrom):
                 base = here.rsplit(".", node.level - 1)[0] if node.level else ""
                 target = ".".join(part for part in (base, node.module or "") if part)

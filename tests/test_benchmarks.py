@@ -21,6 +21,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
             "bench_session.py",
             ["hand-written loop (list)", "session.apply()", "run(list)", "run(queue)"],
         ),
+        ("bench_adapters.py", ["(a) OpenAI Chat Completions", "(b) Anthropic Messages"]),
     ],
 )
 def test_benchmark_runs_and_reports_every_measurement(script: str, expected: list[str]) -> None:

@@ -14,6 +14,7 @@ EXPORTS = {
         "ChartDef",
         "Coverage",
         "CoverageError",
+        "Divergence",
         "Emphasis",
         "EventData",
         "EventDef",
@@ -45,13 +46,18 @@ EXPORTS = {
     "toolcalls": {
         "AbortSignal",
         "CallbackFailure",
+        "CheckpointConflict",
         "ExecutionChart",
         "ExecutionStatus",
         "ExecutorClosed",
+        "ImplementationFailed",
         "InvalidEvent",
         "InvalidTool",
         "InvalidToolCall",
+        "LocalRunner",
         "Outcome",
+        "ProtocolError",
+        "Runner",
         "SessionClosed",
         "SnapshotError",
         "Tool",
@@ -66,9 +72,42 @@ EXPORTS = {
         "ToolError",
         "ToolErrorKind",
         "ToolExecutor",
+        "ToolFailure",
         "UNSET",
         "tool_call_streaming_state_machine",
     },
+    "statecharts.testing": {
+        "Adapter",
+        "ChartMachine",
+        "ChartRunner",
+        "Divergence",
+        "Exploration",
+        "Path",
+        "PathStep",
+        "Step",
+        "chart_machine",
+        "configuration_of",
+        "cover",
+        "default_payloads",
+        "explore",
+        "path_cases",
+        "payload_parameters",
+        "record_coverage",
+        "replay",
+        "run_path",
+        "shortest_paths",
+        "transition_cover",
+    },
+    "toolcalls.conformance": {
+        "Implementation",
+        "ImplementationFailed",
+        "ObjectImplementation",
+        "ProtocolError",
+        "Report",
+        "SubprocessImplementation",
+        "check",
+    },
+    "toolcalls.checkpoint": {"CheckpointStore", "Checkpoints", "MemoryStore", "RedisStore"},
     "toolcalls.events": {
         "DeltaEvent",
         "ErrorEvent",
@@ -78,6 +117,23 @@ EXPORTS = {
         "StartEvent",
         "ToolCallEvent",
         "parse_event",
+    },
+    "toolcalls.adapters": {
+        "ADAPTERS",
+        "TRUNCATED",
+        "AISDKAdapter",
+        "AdapterError",
+        "AnthropicAdapter",
+        "Event",
+        "GeminiAdapter",
+        "OpenAIChatAdapter",
+        "OpenAIResponsesAdapter",
+        "StreamAdapter",
+        "ai_sdk_tool_output",
+        "anthropic_tool_result",
+        "gemini_function_response",
+        "openai_chat_tool_message",
+        "openai_responses_output",
     },
 }
 
@@ -103,3 +159,35 @@ def test_statecharts_never_imports_toolcalls() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+def test_error_types_say_whose_fault_it_was() -> None:
+    from statemachine.exceptions import InvalidDefinition
+
+    import statecharts
+    import toolcalls
+
+    assert issubclass(statecharts.UnsupportedChart, InvalidDefinition)
+    from toolcalls.adapters import AdapterError
+
+    for error in (
+        toolcalls.InvalidEvent,
+        toolcalls.SnapshotError,
+        toolcalls.InvalidToolCall,
+        AdapterError,
+    ):
+        assert issubclass(error, toolcalls.ToolCallsError)
+        assert issubclass(error, ValueError)
+    assert issubclass(toolcalls.SessionClosed, RuntimeError)
+    assert issubclass(toolcalls.ExecutorClosed, RuntimeError)
+
+
+@pytest.mark.parametrize("name", ["ToolExecutor", "ToolCallSession"])
+def test_executor_and_session_take_a_runner_by_keyword(name: str) -> None:
+    import inspect
+
+    import toolcalls
+
+    parameter = inspect.signature(getattr(toolcalls, name)).parameters["runner"]
+    assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameter.default is None

@@ -11,18 +11,23 @@ per call::
 
 from ._chart import ToolCallChart
 from ._errors import (
+    CheckpointConflict,
     ExecutorClosed,
+    ImplementationFailed,
     InvalidEvent,
     InvalidTool,
     InvalidToolCall,
+    ProtocolError,
     SessionClosed,
     SnapshotError,
     ToolAborted,
     ToolCallsError,
+    ToolFailure,
 )
 from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
 from ._executor import CallbackFailure, ToolCallReadyChunk, ToolExecutor
 from ._record import UNSET, ToolCall
+from ._runner import LocalRunner, Runner
 from ._session import ToolCallSession
 from ._tools import AbortSignal, Tool
 from ._tracker import Outcome, ToolCallTracker, tool_call_streaming_state_machine
@@ -31,13 +36,18 @@ __all__ = [
     "UNSET",
     "AbortSignal",
     "CallbackFailure",
+    "CheckpointConflict",
     "ExecutionChart",
     "ExecutionStatus",
     "ExecutorClosed",
+    "ImplementationFailed",
     "InvalidEvent",
     "InvalidTool",
     "InvalidToolCall",
+    "LocalRunner",
     "Outcome",
+    "ProtocolError",
+    "Runner",
     "SessionClosed",
     "SnapshotError",
     "Tool",
@@ -52,5 +62,6 @@ __all__ = [
     "ToolError",
     "ToolErrorKind",
     "ToolExecutor",
+    "ToolFailure",
     "tool_call_streaming_state_machine",
 ]

@@ -5,6 +5,11 @@ applies them to a tracker and prints the calls as a table (``--json``: one JSON 
 followed by every event that was ignored and why. A line that is not a valid event stops the
 replay with its line number and the problem, and exit status 2.
 
+Each line is read with the rules arguments are parsed with (``JSON.parse``, numbers within a
+double's range, nesting up to 256 levels), so ``--json`` always writes valid JSON. When the
+reader of the output goes away (``| head -1``), the command stops quietly with status 0.
+``toolcalls --version`` prints the installed version.
+
 ``--trace ID`` prints instead the path of one call through ``ToolCallChart``, as the JSON-lines
 trace ``statecharts diagram toolcalls:ToolCallChart --trace FILE`` draws: each event of that
 call after its start, named as the chart names it, with the state it left the call in (or
@@ -15,13 +20,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import IO, Any
 
 from ._errors import InvalidEvent
-from ._record import ToolCall, reject_constant
+from ._record import ToolCall, parse_json
 from ._tracker import CHART_EVENTS, ToolCallTracker
 
 EXIT_BAD_INPUT = 2
@@ -59,7 +66,7 @@ def replay(
         if not line.strip():
             continue
         try:
-            event = json.loads(line, parse_constant=reject_constant)
+            event = parse_json(line, "the event nests")
         except ValueError as error:
             raise ReplayError(number, f"not valid JSON: {error}") from None
         try:
@@ -144,7 +151,7 @@ def _run_replay(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     calls, ignored = done.tracker.list(), done.ignored
     if args.json:
         for call in calls:
-            print(json.dumps(call.to_dict(), ensure_ascii=False), file=out)
+            print(json.dumps(call.to_dict(), ensure_ascii=False, allow_nan=False), file=out)
         return 0
     print(table(calls), file=out)
     print(f"\n{_summary(calls)}", file=out)
@@ -156,9 +163,12 @@ def _run_replay(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
@@ -167,6 +177,7 @@ def parser() -> argparse.ArgumentParser:
     main_parser = argparse.ArgumentParser(
         prog="toolcalls", description="Track streamed tool calls as declared statecharts."
     )
+    main_parser.add_argument("--version", action="version", version=f"toolcalls {_version()}")
     commands = main_parser.add_subparsers(dest="command", required=True)
     replay_parser = commands.add_parser(
         "replay", help="apply tool call events from a JSON-lines file and print the calls"
@@ -183,6 +194,13 @@ def parser() -> argparse.ArgumentParser:
     return main_parser
 
 
+def _version() -> str:
+    try:
+        return metadata.version("toolcalls")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = parser().parse_args(argv)
@@ -191,7 +209,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    return _run_replay(args, sys.stdout, sys.stderr)
+    try:
+        status = _run_replay(args, sys.stdout, sys.stderr)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head -1``): it has what it wanted. Point stdout at
+        # devnull so the interpreter's own flush at exit cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    return status
 
 
 if __name__ == "__main__":

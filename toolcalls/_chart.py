@@ -1,9 +1,10 @@
-"""The tool call chart of seed 000, declared once as a python-statemachine ``StateChart``.
+"""The chart of one streamed tool call (spec T3, T4), declared once as a python-statemachine
+``StateChart``.
 
 The tracker runs one compiled instance of this chart per call; the diagrams in ``diagrams/``
-are drawn from the same declaration. States carry the seed's status names. The seed's ``error``
-event is declared as ``fail``: python-statemachine names states and events by attribute, and the
-state is already called ``error`` (the tracker maps the wire name to the chart's).
+are drawn from the same declaration. States carry the call's status names. The wire's ``error``
+event is declared as ``fail`` (T24): python-statemachine names states and events by attribute,
+and the state is already called ``error`` (the tracker maps the wire name to the chart's).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from ._record import CallRecord
 class ToolCallChart(StateChart[CallRecord]):
     """One streamed tool call: pending (arguments streaming) -> running -> done, or error.
 
-    Every transition the seed does not list is absent, so a delta after ready, a result while
-    pending or an error after done is ignored by construction.
+    Every transition T3 and T4 do not list is absent, so a delta after ready, a result while
+    pending or an error after done is ignored by construction (T9).
     """
 
     pending = State(initial=True)

@@ -11,23 +11,40 @@
     ├── InvalidTool (TypeError)           ToolExecutor() got a tool it cannot call (X7)
     ├── ExecutorClosed (RuntimeError)     register_call() after aclose() (X14)
     ├── SessionClosed (RuntimeError)      an event applied after finish() or aclose() (S5)
-    └── ToolAborted                       the call was aborted: AbortSignal.raise_if_aborted(),
-                                          or wait() for a call dropped by reset()/aclose() (X13)
+    ├── CheckpointConflict (RuntimeError) another process saved or resumed the checkpoint
+    │                                     since: this one no longer owns the stream
+    ├── ToolAborted                       the call was aborted: AbortSignal.raise_if_aborted(),
+    │                                     or wait() for a call dropped by reset()/aclose() (X13)
+    ├── AdapterError (ValueError)         toolcalls.adapters: a provider chunk the protocol does
+    │                                     not allow; ``where`` and ``reason`` say what (A1)
+    ├── ProtocolError (RuntimeError)      an implementation under the conformance suite broke
+    │                                     the JSON-lines protocol (no answer, not JSON, died)
+    ├── ImplementationFailed              an implementation under the conformance suite
+    │                                     answered a request with a failure, or raised
+    └── ToolFailure                       a runner failed a call outside its tool (a worker
+                                          died...): the executor records its ToolError
 
 Whose fault: the three field errors are the input's (the stream, the caller's chunk, a stored
 snapshot), and name the field and the reason as attributes, so a caller can log them or map
 them to a response without parsing the message; ``InvalidTool`` is the developer's;
-``ExecutorClosed`` and ``SessionClosed`` are a use after the end. Raising any of them leaves
-the tracker, executor or session exactly as it was.
+``ExecutorClosed`` and ``SessionClosed`` are a use after the end; ``AdapterError`` is the
+provider stream's; the conformance errors are those of the implementation that ``toolcalls
+conformance`` checks. Raising any of them leaves the tracker, executor or session exactly as it
+was.
 
 How a *tool* failed is not an exception but data: a call ends in ``error`` with a ``ToolError``
 whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``timeout`` or
-``aborted`` (X9). Outside the tree: ``KeyError`` from ``ToolExecutor.wait()`` for an id that is
-not tracked, ``RuntimeError`` from ``register_call()`` without a usable event loop (X20), and
-``ValueError`` for a constructor option out of range (``max_history``, ``timeout`` ...).
+``aborted`` (X9), and where tools run on a cluster ``worker_died``, ``result_unserializable``,
+``cluster_unreachable``, or ``interrupted`` after a resume; a runner hands such an error to the
+executor as ``ToolFailure``, which the executor turns into that data. Outside the tree:
+``KeyError`` from ``ToolExecutor.wait()`` for an id that is not tracked, ``RuntimeError`` from
+``register_call()`` without a usable event loop (X20), and ``ValueError`` for a constructor
+option out of range (``max_history``, ``timeout`` ...).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class ToolCallsError(Exception):
@@ -89,3 +106,47 @@ class ToolAborted(ToolCallsError):
     def __init__(self, reason: str | None) -> None:
         super().__init__(f"tool call aborted: {reason}" if reason else "tool call aborted")
         self.reason = reason
+
+
+class AdapterError(ToolCallsError, ValueError):
+    """A chunk is not what the provider's protocol says it can be; names where and why."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"{where}: {reason}")
+
+
+class ProtocolError(ToolCallsError, RuntimeError):
+    """An implementation under the conformance suite broke the protocol: no answer, not JSON,
+    a wrong shape, or it died. The message says which request and what came back."""
+
+
+class ImplementationFailed(ToolCallsError):
+    """An implementation under the conformance suite answered a request with a failure
+    (``{"ok": false}``) or raised."""
+
+
+class ToolFailure(ToolCallsError):
+    """Raised by a runner when a call failed for a reason outside the tool (a worker died, a
+    result could not be sent back...); ``error``, a ``ToolError``, is what the call records
+    (typed loosely here: this module imports nothing of the package)."""
+
+    def __init__(self, error: Any) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class CheckpointConflict(ToolCallsError, RuntimeError):
+    """A checkpoint was saved or resumed elsewhere since this process read it: it no longer
+    owns the stream, and nothing was written. ``key``, ``expected`` and ``found`` (versions)
+    say which checkpoint and how far it moved."""
+
+    def __init__(self, key: str, expected: int, found: int) -> None:
+        super().__init__(
+            f"checkpoint {key!r} is at version {found}, not {expected}: another process "
+            "saved or resumed it since"
+        )
+        self.key = key
+        self.expected = expected
+        self.found = found

@@ -33,7 +33,17 @@ if TYPE_CHECKING:
     import asyncio
 
 ExecutionStatus = Literal["pending", "executing", "success", "error"]
-ToolErrorKind = Literal["unknown_tool", "invalid_arguments", "tool_raised", "timeout", "aborted"]
+ToolErrorKind = Literal[
+    "unknown_tool",
+    "invalid_arguments",
+    "tool_raised",
+    "timeout",
+    "aborted",
+    "worker_died",
+    "result_unserializable",
+    "cluster_unreachable",
+    "interrupted",
+]
 
 
 class ExecutionChart(StateChart["Call"]):
@@ -85,10 +95,14 @@ class ToolError:
 
     ``kind`` says whose fault it was: ``"unknown_tool"`` and ``"invalid_arguments"`` (the model
     asked for something the registry cannot run; the tool was never called), ``"tool_raised"``,
-    ``"timeout"``, ``"aborted"``. ``message`` is one readable sentence; ``details`` holds the
-    facts as JSON-friendly values (``tool_name`` always, then ``available``, ``errors`` (pydantic's
-    ``loc``/``msg``/``type``), ``exception_type``/``exception_message``, ``timeout`` or
-    ``reason``). ``exception`` is the exception a tool raised, for logging (not compared).
+    ``"timeout"``, ``"aborted"``; where tools run on a cluster, ``"worker_died"`` (the process
+    running the tool ended mid-call), ``"result_unserializable"`` (the result could not be sent
+    back) and ``"cluster_unreachable"``; after a resume, ``"interrupted"`` (the call was
+    executing when its process died and was not run again). ``message`` is one readable
+    sentence; ``details`` holds the facts as JSON-friendly values (``tool_name`` always, then
+    ``available``, ``errors`` (pydantic's ``loc``/``msg``/``type``),
+    ``exception_type``/``exception_message``, ``timeout`` or ``reason``; ``detail`` for the
+    cluster's kinds). ``exception`` is the exception a tool raised, for logging (not compared).
     """
 
     kind: ToolErrorKind
@@ -100,8 +114,9 @@ class ToolError:
         return self.message
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire shape: ``{"kind", "message", "details"}`` with camelCase detail keys."""
-        details = {_camel(key): value for key, value in self.details.items()}
+        """The wire shape: ``{"kind", "message", "details"}`` with camelCase detail keys; a new
+        object each time, sharing nothing with this error."""
+        details = {_camel(key): copy.deepcopy(value) for key, value in self.details.items()}
         return {"kind": self.kind, "message": self.message, "details": details}
 
     @classmethod
@@ -156,6 +171,42 @@ class ToolError:
             "aborted",
             f"tool {tool_name!r} was aborted{because}",
             {"tool_name": tool_name, "reason": reason},
+        )
+
+    @classmethod
+    def worker_died(cls, tool_name: str, detail: str) -> ToolError:
+        """The process running the tool ended before the tool returned."""
+        return cls(
+            "worker_died",
+            f"the worker running tool {tool_name!r} died: {detail}",
+            {"tool_name": tool_name, "detail": detail},
+        )
+
+    @classmethod
+    def result_unserializable(cls, tool_name: str, detail: str) -> ToolError:
+        """The tool returned, but its result could not be sent back."""
+        return cls(
+            "result_unserializable",
+            f"the result of tool {tool_name!r} could not be sent back: {detail}",
+            {"tool_name": tool_name, "detail": detail},
+        )
+
+    @classmethod
+    def cluster_unreachable(cls, tool_name: str, detail: str) -> ToolError:
+        """The cluster that runs the tool could not be reached."""
+        return cls(
+            "cluster_unreachable",
+            f"cannot run tool {tool_name!r}: the cluster is unreachable: {detail}",
+            {"tool_name": tool_name, "detail": detail},
+        )
+
+    @classmethod
+    def interrupted(cls, tool_name: str) -> ToolError:
+        """The call was executing when the process holding it died; it was not run again."""
+        return cls(
+            "interrupted",
+            f"tool {tool_name!r} was executing when its process stopped; it was not run again",
+            {"tool_name": tool_name},
         )
 
 

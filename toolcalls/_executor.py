@@ -1,21 +1,22 @@
 """The tool executor: runs ready tool calls and tracks them (seed 001, an asyncio component).
 
 The bookkeeping lives in ``CallBook`` (sans-I/O, see ``_execution``); this module is the shell
-that carries out its effects: it starts tasks and worker threads, arms timeouts, aborts
-signals, wakes waiters and calls ``on_call_settled``. A tool's outcome goes back to the book as
+that carries out its effects: it hands calls to its runner (``_runner``: tasks and worker
+threads here, or a cluster), arms timeouts, aborts signals, wakes waiters and calls
+``on_call_settled``. A tool's outcome goes back to the book as
 an event for the call's chart; the shell never sets a status.
 
 Errors: ``InvalidToolCall``, ``InvalidTool``, ``ExecutorClosed`` and ``ToolAborted``, drawn with
 the rest of the tree in ``_errors``; ``KeyError`` from ``wait()`` for an id that is not tracked.
 How a call failed is not an exception but data: ``ToolCallState.error`` is a ``ToolError``
 whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``timeout`` or
-``aborted``.
+``aborted`` (or one a runner adds: ``worker_died``, ``result_unserializable``,
+``cluster_unreachable``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import logging
 from asyncio.events import _get_running_loop as _running_loop
@@ -27,8 +28,9 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._errors import ExecutorClosed, InvalidToolCall, ToolAborted
+from ._errors import ExecutorClosed, InvalidToolCall, ToolAborted, ToolFailure
 from ._execution import Call, CallBook, Effects, ToolCallState, ToolError
+from ._runner import LOCAL_RUNNER, LocalRunner, Runner
 from ._tools import SCALARS as _SCALARS
 from ._tools import (
     AbortSignal,
@@ -77,7 +79,8 @@ class ToolExecutor:
     the oldest settled ones are evicted first, never an in-flight one. ``max_concurrency``
     bounds the tools executing at once; later calls wait in ``pending``, in arrival order (a
     plain ``def`` tool that timed out or was aborted frees its slot when its call settles, while
-    its thread runs on until it returns: threads cannot be killed).
+    its thread runs on until it returns: threads cannot be killed). ``runner`` decides where
+    tools run: ``LocalRunner`` (the default: this process) or ``toolcalls.ray.RayRunner``.
 
     Use it on one event loop, from that loop's thread, as ``async with`` (``aclose()`` on
     exit aborts in-flight calls, the counterpart of the seed's unmount).
@@ -90,6 +93,7 @@ class ToolExecutor:
         on_call_settled: SettledCallback | None = None,
         max_history: int = 50,
         max_concurrency: int | None = None,
+        runner: Runner | None = None,
     ) -> None:
         if isinstance(max_history, bool) or not isinstance(max_history, int) or max_history < 0:
             raise ValueError(f"max_history must be an int >= 0, not {max_history!r}")
@@ -102,6 +106,13 @@ class ToolExecutor:
                 f"max_concurrency must be None or an int >= 1, not {max_concurrency!r}"
             )
         prepared = {name: prepare_tool(name, spec) for name, spec in tools.items()}
+        if runner is None:
+            runner = LOCAL_RUNNER
+        elif not isinstance(runner, Runner):
+            raise TypeError(f"runner must have check() and run() (a Runner), not {runner!r}")
+        runner.check(prepared)
+        self._runner = runner
+        self._local = isinstance(runner, LocalRunner)
         self._book = CallBook(prepared, max_history, max_concurrency)
         self._on_call_settled = on_call_settled
         # An async callback's coroutine needs a loop: every call needs one then.
@@ -131,7 +142,7 @@ class ToolExecutor:
             (tool_name in book.tools or self._callback_needs_loop)
             and (self._loop is None or _running_loop() is not self._loop)
         ):
-            self.check_open(tool_call_id, tool_name)  # raises, or binds the running loop
+            self._check_open(tool_call_id, tool_name)  # raises, or binds the running loop
         if tool_call_id in book.calls:
             return False
         flat = _SCALARS.issuperset(map(type, args.values()))  # is_flat, inlined
@@ -142,7 +153,7 @@ class ToolExecutor:
 
     # -- the typed entry points a session uses (arguments copied once, at the edge) ----------
 
-    def check_open(self, tool_call_id: str, tool_name: str) -> None:
+    def _check_open(self, tool_call_id: str, tool_name: str) -> None:
         """Raise, before anything changes, what ``register_call`` raises for a call that
         cannot be taken now: ``ExecutorClosed``, or ``RuntimeError`` without a usable loop."""
         if self._closed:
@@ -150,10 +161,10 @@ class ToolExecutor:
         if tool_name in self._book.tools or self._callback_needs_loop:
             self._bind_loop()  # the call may start a tool or a callback task: fail now
 
-    def admit(self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool) -> bool:
+    def _admit(self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool) -> bool:
         """Register a call whose arguments the executor now owns (nobody changes them after);
         ``flat`` says whether ``is_flat(args)``. Return whether it is new. Call
-        ``check_open`` first."""
+        ``_check_open`` first."""
         effects = self._book.admit(tool_call_id, tool_name, args, flat)
         if effects is None:
             return False
@@ -161,11 +172,11 @@ class ToolExecutor:
             self._apply(effects)
         return True
 
-    def reject(
+    def _reject(
         self, tool_call_id: str, tool_name: str, args: dict[str, Any], error: ToolError
     ) -> bool:
         """Track a call that cannot run, settled in ``error`` at once (``on_call_settled``
-        runs); return whether it is new. Call ``check_open`` first."""
+        runs); return whether it is new. Call ``_check_open`` first."""
         effects = self._book.reject(tool_call_id, tool_name, args, error)
         if effects is None:
             return False
@@ -224,6 +235,11 @@ class ToolExecutor:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._idle.append(waiter)
             await waiter
+
+    @property
+    def runner(self) -> Runner:
+        """Where this executor runs its tools."""
+        return self._runner
 
     @property
     def in_flight(self) -> int:
@@ -311,10 +327,11 @@ class ToolExecutor:
 
     # -- running a tool: the one place that knows where and how a tool runs ---------------
     #
-    # ``_run`` launches a call's tool: an ``async def`` tool as a task on the loop, any other
-    # in a worker thread (the task awaits it). However it ends, ``_execute`` reports it to the
-    # book as one event for the call's chart (``succeed`` or ``fail``), and ``_stop`` abandons
-    # it. Nothing else touches tasks or threads of tools.
+    # ``_run`` launches a call's tool as a task that hands it to the runner (where tools run:
+    # the local runner awaits an ``async def`` tool here directly and runs any other in a
+    # worker thread). However it ends, ``_execute`` reports it to the book as one event for the
+    # call's chart (``succeed`` or ``fail``), and ``_stop`` abandons it. Nothing else touches
+    # tasks or threads of tools.
 
     def _run(self, call: Call) -> None:
         tool = call.tool
@@ -332,10 +349,10 @@ class ToolExecutor:
         tool cannot end the host. A ``KeyboardInterrupt`` raised on the loop thread settles the
         call and goes on, so Ctrl-C still stops the program."""
         try:
-            if tool.is_async:
+            if tool.is_async and self._local:  # the usual case, without a hop
                 result = await tool.invoke(call.bound, signal)
             else:
-                result = await self._in_thread(tool, call.bound, signal)
+                result = await self._runner.run(tool, call.args, call.bound, signal)
         except asyncio.CancelledError:
             if signal.aborted:  # we stopped it: the book already settled or dropped the call
                 raise
@@ -345,6 +362,8 @@ class ToolExecutor:
                 raise
             # The tool raised CancelledError itself (it awaited something cancelled).
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, "cancelled")))
+        except ToolFailure as exc:  # the runner failed the call, not the tool
+            self._apply(self._book.fail(call, exc.error))
         except ToolAborted as exc:
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, exc.reason)))
         except BaseException as exc:
@@ -353,21 +372,6 @@ class ToolExecutor:
                 raise
         else:
             self._apply(self._book.succeed(call, result))
-
-    async def _in_thread(self, tool: PreparedTool, bound: Any, signal: AbortSignal) -> Any:
-        """Run a plain tool in a worker thread (with the caller's context variables); what it
-        raises there, ``SystemExit`` included, comes back here as an exception."""
-        loop = self._loop or self._bind_loop()
-        run = contextvars.copy_context().run
-        outcome: _ThreadOutcome = await loop.run_in_executor(
-            None, _call_catching, run, tool.invoke, bound, signal
-        )
-        if outcome.raised is not None:
-            raise outcome.raised
-        result = outcome.value
-        if inspect.isawaitable(result):
-            result = await result
-        return result
 
     def _time_out(self, call: Call) -> None:
         call.timer = None
@@ -425,7 +429,7 @@ class ToolExecutor:
         except Exception as exc:
             self._callback_failed(state, exc)
             return
-        if inspect.isawaitable(outcome):
+        if outcome is not None and inspect.isawaitable(outcome):
             try:
                 loop = self._bind_loop()
             except RuntimeError as exc:  # a plain callback returned an awaitable, off any loop
@@ -456,25 +460,6 @@ class ToolExecutor:
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
-
-
-@dataclass(frozen=True, slots=True)
-class _ThreadOutcome:
-    """How a tool ended in its worker thread: its return value, or what it raised."""
-
-    value: Any = None
-    raised: BaseException | None = None
-
-
-def _call_catching(
-    run: Callable[..., Any], invoke: Callable[[Any, AbortSignal], Any], bound: Any, signal: Any
-) -> _ThreadOutcome:
-    """Call the tool in the worker thread, catching everything it raises there: the thread
-    pool would hand a ``SystemExit`` to the loop as-is, and it would end the host."""
-    try:
-        return _ThreadOutcome(run(invoke, bound, signal))
-    except BaseException as exc:
-        return _ThreadOutcome(raised=exc)
 
 
 def _read_chunk(chunk: Any) -> tuple[str, str, Mapping[str, Any]]:

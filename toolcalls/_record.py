@@ -61,11 +61,16 @@ class CallRecord:
 
     @property
     def args_text(self) -> str:
-        """The accumulated argument text (joined once, then kept joined)."""
+        """The accumulated argument text (joined once, then kept joined), as JavaScript would
+        hold it: a surrogate pair split across fragments is one character."""
         parts = self.parts
-        if len(parts) > 1:
-            parts[:] = ["".join(parts)]
-        return parts[0] if parts else ""
+        if len(parts) == 1:
+            text = parts[0]
+            if text.isascii():
+                return text
+        text = utf16_text("".join(parts))
+        parts[:] = [text]
+        return text
 
     def parse_arguments(self) -> bool:
         """Parse the arguments; keep the parsed value or the failure for ``take_parsed``."""
@@ -88,6 +93,21 @@ class CallRecord:
         """The failure ``parse_arguments`` produced (taken once)."""
         value: dict[str, Any] = self.parsed
         return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf16_text(text: str) -> str:
+    """``text`` with every high + low surrogate pair made the one character it encodes.
+
+    A server that splits text in UTF-16 code units (as JavaScript strings are) may end one
+    fragment with the high half of a pair and start the next with the low half; JavaScript's
+    concatenation then holds one character, Python's two lone surrogates that cannot be
+    encoded. Lone surrogates stay as they are."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,13 +172,31 @@ def reject_constant(name: str) -> Any:
 def _parse_float(text: str) -> float:
     value = float(text)
     if math.isinf(value):
-        raise _Rejected(text, f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
+        raise _out_of_range(text)
     return value
 
 
-def _parse_int(text: str) -> int | float:
-    """Integers beyond Python's digit limit are read as JSON.parse reads them, as a float."""
-    return _parse_float(text) if len(text) > 4000 else int(text)
+#: Digits beyond which an integer is certainly outside a double's range (its maximum is about
+#: 1.8e308, 309 digits); JSON allows no leading zeros, so the count is exact up to the sign.
+_MAX_INT_DIGITS = 310
+
+
+def _parse_int(text: str) -> int:
+    """An integer, kept exact (JSON.parse would round beyond 2**53); one outside a double's
+    range fails as a float literal would (JSON.parse would give Infinity)."""
+    if len(text) > _MAX_INT_DIGITS:
+        raise _out_of_range(text)
+    value = int(text)
+    if len(text) >= _MAX_INT_DIGITS - 2:
+        try:
+            float(value)
+        except OverflowError:
+            raise _out_of_range(text) from None
+    return value
+
+
+def _out_of_range(text: str) -> _Rejected:
+    return _Rejected(text, f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
 
 
 _STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
@@ -189,21 +227,26 @@ def _too_deep_at(text: str) -> int | None:
     return None
 
 
-def parse_json(text: str) -> Any:
+_DECODER: Final = json.JSONDecoder(
+    parse_constant=reject_constant, parse_float=_parse_float, parse_int=_parse_int
+)
+
+
+def parse_json(text: str, what: str = "arguments nest") -> Any:
     """Parse ``text`` with ``JSON.parse`` semantics (RFC 8259): ``NaN``, ``Infinity`` and the
     empty string fail, surrounding whitespace is fine. Two limits of this tracker fail too:
-    nesting deeper than ``MAX_DEPTH`` and numbers too large for a float (JSON.parse would give
-    Infinity, which JSON cannot write back). Raises ``ValueError`` (usually
-    ``json.JSONDecodeError``, with the position) on failure."""
+    nesting deeper than ``MAX_DEPTH`` and numbers, integer or not, outside a double's range
+    (JSON.parse would give Infinity, which JSON cannot write back). One difference: integers
+    are kept exact, where JSON.parse rounds those beyond 2**53. Raises ``ValueError``
+    (usually ``json.JSONDecodeError``, with the position) on failure; ``what`` starts the
+    message for nesting too deep."""
     too_deep = _too_deep_at(text)
     if too_deep is not None:
-        raise json.JSONDecodeError(
-            f"arguments nest deeper than {MAX_DEPTH} levels", text, too_deep
-        )
+        raise json.JSONDecodeError(f"{what} deeper than {MAX_DEPTH} levels", text, too_deep)
+    if text.startswith("\ufeff"):  # as json.loads (and JSON.parse) refuse it
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        return json.loads(
-            text, parse_constant=reject_constant, parse_float=_parse_float, parse_int=_parse_int
-        )
+        return _DECODER.decode(text)
     except _Rejected as error:
         raise json.JSONDecodeError(str(error), text, _token_position(text, error.token)) from None
     except RecursionError:

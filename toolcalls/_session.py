@@ -1,4 +1,4 @@
-"""A session wires the stream to execution and back (DESIGN §4).
+"""A session wires the stream to execution and back.
 
 Events go into a ``ToolCallTracker``. A call whose arguments parse (it becomes ``running``) is
 registered with a ``ToolExecutor``; when its tool settles, the tracker receives the ``result``
@@ -14,22 +14,46 @@ those still streaming arguments, end in ``error`` (kind ``aborted``) and are not
 other call the stream started is reported once: settled by its tool, or in ``error`` when it
 could not run (unknown tool, arguments that do not parse or are not an object, or a stream that
 ended before its arguments were complete). A call the stream itself ends is not reported.
+
+Re-delivery is harmless: while the executor still remembers an id (its ``max_history``), a
+call with that id is never run or reported again, even once the tracker forgot it; the
+tracker's new call takes the outcome the remembered call had (or, if its tool or arguments
+differ, an error saying the id is taken).
+
+The session hands calls to its tracker and executor through typed calls, not wire events:
+arguments are parsed once (by the tracker), shared with the executor when they are flat and
+copied once when they nest, and a tool's result is copied once, into the tracker.
 """
 
 from __future__ import annotations
 
 import asyncio
+from asyncio.events import _get_running_loop as _running_loop
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Mapping
 from types import MappingProxyType, TracebackType
-from typing import Any, Self
+from typing import Any, Final, Self
 
-from ._errors import InvalidEvent, SessionClosed
+from . import _checkpoint
+from ._errors import InvalidEvent, SessionClosed, SnapshotError
 from ._execution import ToolCallState, ToolError
 from ._executor import ToolExecutor
-from ._tools import Tool, ToolFunction
-from ._tracker import Outcome, ToolCallTracker
+from ._record import UNSET
+from ._runner import Runner
+from ._tools import Tool, ToolFunction, copy_args, is_flat
+from ._tracker import (
+    ENDED_BY_STREAM,
+    READY_FAILED,
+    READY_RUNNING,
+    Outcome,
+    ToolCallTracker,
+    copied,
+)
 from .events import ToolCallEvent
+
+#: How many events ``run()`` applies from a list (or an async source that never waits) before
+#: it lets the loop run the tools it started: fair to tools, without a loop turn per event.
+BATCH: Final = 256
 
 
 class ToolCallSession:
@@ -37,7 +61,8 @@ class ToolCallSession:
 
     ``max_history`` bounds both the tracker and the executor (oldest finished calls are
     forgotten first, never an in-flight one); ``max_concurrency`` bounds tools running at
-    once. Use it on one event loop, with one consumer of ``settled()``/``run()``.
+    once; ``runner`` decides where they run (see ``ToolExecutor``). Use it on one event loop,
+    with one consumer of ``settled()``/``run()``.
     """
 
     def __init__(
@@ -46,6 +71,7 @@ class ToolCallSession:
         *,
         max_history: int = 50,
         max_concurrency: int | None = None,
+        runner: Runner | None = None,
     ) -> None:
         self._tracker = ToolCallTracker(max_history=max_history)
         self._executor = ToolExecutor(
@@ -53,13 +79,16 @@ class ToolCallSession:
             on_call_settled=self._on_settled,
             max_history=max_history,
             max_concurrency=max_concurrency,
+            runner=runner,
         )
-        self._running: set[str] = set()  # ids this session registered that have not settled
-        self._silenced: set[str] = set()  # ids the stream ended while their tool still ran
+        self._running: set[str] = set()  # ids handed to the executor that have not settled
         self._ready: deque[ToolCallState] = deque()
-        self._wakeup: asyncio.Event | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop ready events ran on
         self._finished = False
         self._closed = False
+        #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
+        self.position: Any = None
 
     @property
     def tracker(self) -> ToolCallTracker:
@@ -68,7 +97,8 @@ class ToolCallSession:
 
     @property
     def executor(self) -> ToolExecutor:
-        """The executor running the calls."""
+        """The executor running the calls (read it; calls registered on it directly are not
+        the session's and are never reported)."""
         return self._executor
 
     @property
@@ -81,94 +111,121 @@ class ToolCallSession:
     def apply(self, event: Mapping[str, Any] | ToolCallEvent) -> Outcome:
         """Apply one stream event; a call it makes ``running`` is registered for execution.
 
-        Returns the tracker's outcome; raises ``InvalidEvent`` for a malformed event (nothing
-        changes) and ``SessionClosed`` after ``finish()`` or ``aclose()``. When the stream
-        itself ends a call whose tool is running (a ``result`` or ``error`` event), the tool
-        is aborted and the call is not reported again.
+        Returns the tracker's outcome. Raises ``InvalidEvent`` for a malformed event,
+        ``SessionClosed`` after ``finish()`` or ``aclose()``, and ``RuntimeError`` for a
+        ``ready`` event applied without the session's running event loop; in every case
+        nothing changes. When the stream itself ends a call whose tool is running (a
+        ``result`` or ``error`` event), the tool is aborted and the call is not reported.
         """
         if self._finished or self._closed:
             raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
+        loop = _running_loop()
+        if loop is None or loop is not self._loop:
+            self._check_loop(event)
         outcome = self._tracker.apply(event)
-        if not outcome.applied:
+        kind = outcome.type
+        if kind == "delta" or kind == "start":
             return outcome
-        call_id = _event_id(event)
-        if outcome.type == "ready" and outcome.status == "running":
-            self._register(call_id)
-        elif outcome.type == "ready":
-            self._report_parse_failure(call_id)
-        elif outcome.type in ("result", "error") and call_id in self._running:
-            self._running.discard(call_id)
-            self._silenced.add(call_id)
-            self._executor.abort(call_id, "the stream ended the call")
+        if outcome is READY_RUNNING or outcome is READY_FAILED:
+            self._hand_over(_event_id(event))
+        elif outcome in ENDED_BY_STREAM:
+            call_id = _event_id(event)
+            if call_id in self._running:
+                self._running.discard(call_id)  # settles now, unreported
+                self._executor.abort(call_id, "the stream ended the call")
         return outcome
+
+    def _check_loop(self, event: Mapping[str, Any] | ToolCallEvent) -> None:
+        """A ``ready`` event may start a tool: without a usable loop, fail before it is
+        applied (other events need none)."""
+        kind = event.get("type") if isinstance(event, Mapping) else event.type
+        if kind == "ready":
+            self._loop = self._executor._bind_loop()
 
     def finish(self) -> None:
         """No more events will come: calls still streaming their arguments end in ``error``
         (and are reported), and ``settled()`` ends once the running calls settle."""
         if not self._finished:
             self._finished = True
-            for call in self._tracker.list():
-                if call.status == "pending":
-                    self._fail_unrunnable(
-                        call.id, call.name, "the stream ended before the arguments were complete"
-                    )
+            reason = "the stream ended before the arguments were complete"
+            for record, status in self._tracker._unfinished():
+                if status == "pending":
+                    self._hand_over(record.id, _unrunnable(record.name, reason, "session"))
         self._wake()
 
-    def _register(self, call_id: str) -> None:
-        call = self._tracker.get(call_id)
-        assert call is not None
-        if not isinstance(call.args, dict):
-            self._fail_unrunnable(call_id, call.name, "arguments must be a JSON object")
+    def _hand_over(self, call_id: str, error: ToolError | None = None) -> None:
+        """Give the executor a call whose arguments ended (or, with ``error``, that cannot
+        run): it runs the tool, or settles the call in ``error`` at once. Either way the
+        settled call comes back through ``_on_settled``."""
+        record = self._tracker._record(call_id)
+        assert record is not None
+        name, args = record.name, record.args
+        if error is None:
+            if args is UNSET:  # the arguments did not parse (the tracker ended the call)
+                error = _unrunnable(name, record.error["message"], "json_invalid")
+            elif type(args) is not dict:
+                error = _unrunnable(name, "arguments must be a JSON object", "session")
+        if error is not None:
+            args = {}
+        executor = self._executor
+        known = executor.get_call(call_id)
+        if known is not None:  # re-delivery of a call the executor remembers
+            self._redelivered(call_id, name, args, error, known)
             return
         self._running.add(call_id)
-        chunk = {"toolCallId": call_id, "toolName": call.name, "args": call.args}
-        # The tracker forgot an earlier call with this id (max_history) and took a new one;
-        # the executor may still keep the earlier, settled one: forget it too.
-        if not self._executor.register_call(chunk) and not (
-            self._executor.forget(call_id) and self._executor.register_call(chunk)
-        ):
-            self._running.discard(call_id)
-            self._fail_unrunnable(call_id, call.name, "a call with this id is still running")
+        if error is not None:
+            executor._reject(call_id, name, args, error)
+            return
+        flat = is_flat(args)
+        # Flat arguments are shared (nobody changes them: the tracker hands out copies, the
+        # executor a read-only view, the tool its own); nested ones are copied once.
+        executor._admit(call_id, name, args if flat else copy_args(args, flat), flat)
 
-    def _report_parse_failure(self, call_id: str) -> None:
-        """Report a call whose arguments did not parse (the tracker already ended it), so the
-        model hears about every call it made."""
-        call = self._tracker.get(call_id)
-        assert call is not None
-        message = call.error["message"] if isinstance(call.error, dict) else str(call.error)
-        self._report(call_id, call.name, _unrunnable(call.name, message, "json_invalid"))
-
-    def _fail_unrunnable(self, call_id: str, tool_name: str, reason: str) -> None:
-        """End a call the executor cannot take in ``error``, and report it as settled."""
-        error = _unrunnable(tool_name, reason, "session")
-        self._tracker.apply({"type": "error", "id": call_id, "error": error.to_dict()})
-        self._report(call_id, tool_name, error)
-
-    def _report(self, call_id: str, tool_name: str, error: ToolError) -> None:
-        state = ToolCallState(call_id, tool_name, MappingProxyType({}), "error", None, error)
-        self._ready.append(state)
-        self._wake()
+    def _redelivered(
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        error: ToolError | None,
+        known: ToolCallState,
+    ) -> None:
+        """A call the executor remembers came again: never run or report it twice. The
+        tracker's call takes the remembered outcome if it is the same call, else an error."""
+        if error is None and (known.tool_name != name or known.args != args):
+            reason = f"id {call_id!r} is taken by an earlier call with other arguments"
+            error = _unrunnable(name, reason, "duplicate_id")
+        if error is None:
+            self._record(call_id, known)
+        else:
+            self._tracker._end(call_id, "error", error.to_dict())
 
     # -- results -----------------------------------------------------------------------------
 
     def _on_settled(self, state: ToolCallState) -> None:
         """The executor settled a call: tell the tracker, and queue it for the consumer."""
         call_id = state.tool_call_id
-        if call_id in self._silenced:
-            self._silenced.discard(call_id)
+        running = self._running
+        if call_id not in running:  # ended by the stream (or not the session's)
             return
-        self._running.discard(call_id)
+        running.discard(call_id)
+        self._record(call_id, state)
+        self._ready.append(state)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _record(self, call_id: str, state: ToolCallState) -> None:
+        """Record how a call ended in the tracker (ignored if the tracker ended it already)."""
+        tracker = self._tracker
         if state.status == "success":
             try:
-                self._tracker.apply({"type": "result", "id": call_id, "result": state.result})
+                tracker._end(call_id, "result", copied(state.result, "result"))
             except InvalidEvent as problem:
                 failure = {"kind": "unrecordable_result", "message": str(problem)}
-                self._tracker.apply({"type": "error", "id": call_id, "error": failure})
+                tracker._end(call_id, "error", failure)
         else:
             assert state.error is not None
-            self._tracker.apply({"type": "error", "id": call_id, "error": state.error.to_dict()})
-        self._ready.append(state)
-        self._wake()
+            tracker._end(call_id, "error", state.error.to_dict())
 
     def settled(self) -> AsyncIterator[ToolCallState]:
         """Each settled call, as it settles (``success`` or ``error``), to send upstream.
@@ -182,28 +239,30 @@ class ToolCallSession:
     ) -> AsyncIterator[ToolCallState]:
         """Apply ``events`` (read concurrently) and yield each settled call; end when the
         events are exhausted and every call settled. A malformed event stops the iteration
-        with ``InvalidEvent`` at once (calls already running keep running)."""
+        with ``InvalidEvent`` at once (calls already running keep running). Stopping the
+        iteration early stops reading the events."""
         return self._settled(events)
 
     async def _settled(
         self, events: AsyncIterable[Mapping[str, Any]] | Iterable[Mapping[str, Any]] | None
     ) -> AsyncIterator[ToolCallState]:
-        feeder = None if events is None else asyncio.create_task(self._feed(events))
+        feeder = None if events is None else asyncio.ensure_future(self._feed(events))
+        ready = self._ready
         try:
             while True:
-                while self._ready:
-                    yield self._ready.popleft()
+                while ready:
+                    yield ready.popleft()
                 if self._closed:
                     return
                 if feeder is not None and feeder.done():
                     feeder.result()  # re-raise what stopped the events, if anything
                 if self._finished and not self._running:
                     return
-                wakeup = self._wakeup
-                if wakeup is None:
-                    wakeup = self._wakeup = asyncio.Event()
-                wakeup.clear()
-                await wakeup.wait()
+                waiter = self._waiter = asyncio.get_running_loop().create_future()
+                try:
+                    await waiter
+                finally:
+                    self._waiter = None
         finally:
             if feeder is not None and not feeder.done():
                 feeder.cancel()
@@ -212,25 +271,99 @@ class ToolCallSession:
     async def _feed(
         self, events: AsyncIterable[Mapping[str, Any]] | Iterable[Mapping[str, Any]]
     ) -> None:
+        apply, count = self.apply, 0
         try:
             if isinstance(events, AsyncIterable):
                 async for event in events:
-                    if self._closed:
-                        return
-                    self.apply(event)
+                    apply(event)
+                    count += 1
+                    if count == BATCH:  # a source that never waits must not starve tools
+                        count = 0
+                        await asyncio.sleep(0)
             else:
                 for event in events:
-                    if self._closed:
-                        return
-                    self.apply(event)
-                    await asyncio.sleep(0)
+                    apply(event)
+                    count += 1
+                    if count == BATCH:
+                        count = 0
+                        await asyncio.sleep(0)
             self.finish()
+        except SessionClosed:
+            if not self._closed:  # finish() ran meanwhile: tell the consumer
+                raise
         finally:
             self._wake()
 
     def _wake(self) -> None:
-        if self._wakeup is not None:
-            self._wakeup.set()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    def checkpoint(self, position: Any = None) -> dict[str, Any]:
+        """A JSON-serialisable checkpoint of this session: the tracker's snapshot, the calls
+        being executed (``pending`` or ``executing``), settled calls not yet handed to the
+        consumer, and ``position`` (yours: where your stream stood, any JSON value).
+
+        ``ToolCallSession.resume`` continues it, in this process or another. Raises
+        ``SnapshotError`` when a value the tracker holds cannot be JSON.
+        """
+        executor = self._executor
+        in_flight: list[tuple[str, str, str]] = []
+        for call in self._tracker.list():
+            if call.id in self._running:
+                state = executor.get_call(call.id)
+                status = "executing" if state is None else state.status
+                in_flight.append((call.id, call.name, status))
+        return _checkpoint.take(
+            self._tracker.snapshot(), in_flight, list(self._ready), self._finished, position
+        )
+
+    @classmethod
+    def resume(
+        cls,
+        checkpoint: Mapping[str, Any],
+        tools: Mapping[str, ToolFunction | Tool],
+        *,
+        rerun: Collection[str] = (),
+        max_concurrency: int | None = None,
+        runner: Runner | None = None,
+    ) -> ToolCallSession:
+        """A session continuing ``checkpoint`` (from ``checkpoint()``), with these tools.
+
+        The rule for the calls it was executing: one still ``pending`` (its tool never
+        started) runs now; one ``executing`` runs again only if its tool's name is in
+        ``rerun`` (you say running it twice is harmless), otherwise it ends in ``error``, kind
+        ``interrupted``, and is reported like any settled call. Settled calls that were not yet
+        reported are reported first. ``max_history`` is the checkpoint's. Call it from the event
+        loop the session will run on when calls are to run. Raises ``SnapshotError`` for a
+        damaged checkpoint (nothing is started then).
+        """
+        picture = _checkpoint.read(checkpoint)
+        tracker = ToolCallTracker.restore(picture.tracker)
+        for index, (call_id, _name, _state) in enumerate(picture.in_flight):
+            restored = tracker.get(call_id)
+            if restored is None or restored.status != "running":
+                raise SnapshotError(f"inFlight.{index}", f"call {call_id!r} is not running")
+        max_history = tracker.max_history if tracker.max_history is not None else 50
+        session = cls(
+            tools, max_history=max_history, max_concurrency=max_concurrency, runner=runner
+        )
+        session._tracker = tracker
+        session._finished = picture.finished
+        session._ready.extend(picture.unreported)
+        session.position = picture.position
+        for call_id, name, state in picture.in_flight:
+            if state == "pending" or name in rerun:
+                session._hand_over(call_id)
+            else:
+                error = ToolError.interrupted(name)
+                tracker.apply({"type": "error", "id": call_id, "error": error.to_dict()})
+                args = tracker.get(call_id).args  # type: ignore[union-attr]
+                view = MappingProxyType(dict(args) if isinstance(args, dict) else {})
+                session._ready.append(ToolCallState(call_id, name, view, "error", None, error))
+        return session
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -239,7 +372,6 @@ class ToolCallSession:
         self._executor.reset()
         self._tracker = ToolCallTracker(max_history=self._tracker.max_history)
         self._running.clear()
-        self._silenced.clear()
         self._ready.clear()
         self._wake()
 
@@ -251,10 +383,9 @@ class ToolCallSession:
             self._closed = True
             self._running.clear()
             await self._executor.aclose()
-            for call in self._tracker.list():
-                if call.status in ("pending", "running"):
-                    error = ToolError.aborted(call.name, "the session closed")
-                    self._tracker.apply({"type": "error", "id": call.id, "error": error.to_dict()})
+            for record, _ in self._tracker._unfinished():
+                error = ToolError.aborted(record.name, "the session closed")
+                self._tracker._end(record.id, "error", error.to_dict())
         self._wake()
 
     async def __aenter__(self) -> Self:

@@ -46,11 +46,49 @@ class _Picture(BaseModel):
 
 
 def _json_value(value: Any, where: str) -> Any:
-    """``value`` as plain JSON data (lists, dicts, finite numbers), or ``SnapshotError``."""
+    """``value`` as plain JSON data (lists, dicts, finite numbers), or ``SnapshotError``.
+
+    Keys become strings as JSON writes them (``1`` -> ``"1"``), like a tuple becomes a list;
+    two keys of one mapping that would become the same string fail, naming the key, since
+    one value would be lost."""
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
+        text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise SnapshotError(where, f"not representable as JSON ({error})") from None
+    except RecursionError:
+        raise SnapshotError(where, "nests too deeply to write as JSON") from None
+    try:  # json.dumps wrote valid JSON: only _unique_keys can refuse it
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except ValueError as error:
+        raise SnapshotError(
+            where, f"two keys of one mapping both become the JSON key {error.args[0]!r}"
+        ) from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object hook refusing a key written twice (``ValueError`` with the key)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(key)
+            seen.add(key)
+    return value
+
+
+def same_json(left: Any, right: Any) -> bool:
+    """Whether two JSON values are the same value: equal *and* of the same JSON types, so
+    ``true`` is not ``1`` and ``1.0`` is not ``1`` (Python's ``==`` says they are)."""
+    if type(left) is not type(right):
+        return False
+    if type(left) is dict:
+        return left.keys() == right.keys() and all(
+            same_json(value, right[key]) for key, value in left.items()
+        )
+    if type(left) is list:
+        return len(left) == len(right) and all(map(same_json, left, right))
+    return bool(left == right)
 
 
 def take_snapshot(max_history: int | None, calls: list[ToolCall]) -> dict[str, Any]:
@@ -71,7 +109,8 @@ def read_snapshot(data: Mapping[str, Any]) -> tuple[int | None, list[ToolCall]]:
         raise SnapshotError("snapshot", f"expected a JSON object, got {type(data).__name__}")
     if data.get("format") != FORMAT:
         raise SnapshotError("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
-    if data.get("version") != VERSION:
+    version = data.get("version")
+    if type(version) is not int or version != VERSION:  # not True, not 1.0
         raise SnapshotError(
             "version",
             f"unsupported version {data.get('version')!r} (this library reads {VERSION})",
@@ -92,18 +131,19 @@ def _call(picture: _CallPicture, index: int) -> ToolCall:
     where = f"calls.{index}"
     status: Status = picture.status
     present = {key: key in given for key in ("args", "result", "error")}
+    # True: required, False: must be absent; a key not listed may be either (result and
+    # error are optional in the seed).
     rules = {
         "pending": {"args": False, "result": False, "error": False},
         "running": {"args": True, "result": False, "error": False},
-        "done": {"args": True, "result": True, "error": False},
-        "error": {"result": False, "error": True},
+        "done": {"args": True, "error": False},
+        "error": {"result": False},
     }[status]
     for key, required in rules.items():
         if present[key] != required:
             verb = "is missing" if required else "must be absent"
             raise SnapshotError(f"{where}.{key}", f"{verb} for a {status} call")
-    if present["error"] and picture.error is None:
-        raise SnapshotError(f"{where}.error", "must not be null")
+    parsed: Any = UNSET
     if present["args"]:
         try:
             parsed = parse_json(picture.args_text)
@@ -111,16 +151,18 @@ def _call(picture: _CallPicture, index: int) -> ToolCall:
             raise SnapshotError(
                 f"{where}.args", "present, but argsText is not valid JSON"
             ) from None
-        if parsed != picture.args:
+        if not same_json(parsed, picture.args):
             raise SnapshotError(f"{where}.args", "does not match what argsText parses to")
+    # The restored tracker owns its values: args as argsText parses, result and error copied
+    # (and checked to be JSON), so the caller's snapshot and the tracker never share.
     return ToolCall(
         id=picture.id,
         name=picture.name,
         args_text=picture.args_text,
-        args=picture.args if present["args"] else UNSET,
+        args=parsed if present["args"] else UNSET,
         status=status,
-        result=picture.result if present["result"] else UNSET,
-        error=picture.error if present["error"] else UNSET,
+        result=_json_value(picture.result, f"{where}.result") if present["result"] else UNSET,
+        error=_json_value(picture.error, f"{where}.error") if present["error"] else UNSET,
     )
 
 

@@ -17,7 +17,7 @@ from statecharts import Instance, compile_chart
 
 from ._chart import ToolCallChart
 from ._errors import InvalidEvent
-from ._record import FINISHED, STATUSES, CallRecord, Status, ToolCall
+from ._record import FINISHED, STATUSES, UNSET, CallRecord, Status, ToolCall
 from ._snapshot import read_snapshot, take_snapshot
 from .events import (
     EVENT_TYPES,
@@ -83,11 +83,17 @@ def _outcome_table() -> dict[tuple[str, bool, str | None], Outcome]:
 
 
 _OUTCOMES: Final = _outcome_table()
+_DELTA_APPLIED: Final = _OUTCOMES["delta", True, "pending"]
+_DELTA_UNKNOWN: Final = _OUTCOMES["delta", False, None]
+#: The outcomes a session acts on, by identity (``apply`` returns these very objects).
+READY_RUNNING: Final = _OUTCOMES["ready", True, "running"]
+READY_FAILED: Final = _OUTCOMES["ready", True, "error"]
+ENDED_BY_STREAM: Final = (_OUTCOMES["result", True, "done"], _OUTCOMES["error", True, "error"])
 
 
-def _copied(value: Any, field_name: str) -> Any:
+def copied(value: Any, field_name: str) -> Any:
     """An independent copy of a payload value, so the caller's object and ours never alias."""
-    if isinstance(value, _IMMUTABLE):
+    if isinstance(value, _IMMUTABLE) or value is UNSET:
         return value
     try:
         return copy.deepcopy(value)
@@ -132,6 +138,15 @@ class ToolCallTracker:
         """
         if type(event) is not dict:
             event = _as_mapping(event)
+        elif event.get("type") == "delta":  # most events are fragments: the short way
+            call_id, text = event.get("id"), event.get("argsTextDelta")
+            if type(call_id) is str and call_id and type(text) is str:
+                instance = self._calls.get(call_id)
+                if instance is None:
+                    return _DELTA_UNKNOWN
+                if instance.send("delta", text=text).applied:
+                    return _DELTA_APPLIED
+                return _OUTCOMES["delta", False, instance._node.state.id]
         kind = event.get("type")
         if type(kind) is not str:
             kind = _plain_str(kind)
@@ -180,18 +195,34 @@ class ToolCallTracker:
         return self._send(call_id, "ready", _MISSING)
 
     def _result(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
-        value = event.get("result", _MISSING)
-        if value is _MISSING:
-            raise InvalidEvent("result", "missing (null is a valid result)")
-        return self._send(call_id, "result", _copied(value, "result"))
+        # Optional, as in the seed: a result event without one ends the call done, no result.
+        value = event.get("result", UNSET)
+        return self._end(call_id, "result", copied(value, "result"))
 
     def _error(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
-        value = event.get("error", _MISSING)
-        if value is _MISSING:
-            raise InvalidEvent("error", "missing (say what went wrong)")
-        if value is None:
-            raise InvalidEvent("error", "must not be null")
-        return self._send(call_id, "error", _copied(value, "error"))
+        # Optional, as in the seed; null is kept as a value (like a null result).
+        value = event.get("error", UNSET)
+        return self._end(call_id, "error", copied(value, "error"))
+
+    def _end(self, call_id: str, kind: Literal["result", "error"], value: Any) -> Outcome:
+        """End a call as a ``result`` or ``error`` event would, with ``value`` (``UNSET``: no
+        value), which the tracker now owns: the typed hand-off of a session, which copied
+        it already. Returns the outcome; never raises."""
+        return self._send(call_id, kind, value)
+
+    def _record(self, call_id: str) -> CallRecord | None:
+        """The live record of a call (not a copy: read it, never change it), or ``None``."""
+        instance = self._calls.get(call_id)
+        return None if instance is None else instance.model
+
+    def _unfinished(self) -> list[tuple[CallRecord, Status]]:
+        """The live records of the pending and running calls with their status, in start
+        order (read them, never change them)."""
+        return [
+            (instance.model, instance._node.state.id)  # type: ignore[misc]
+            for instance in self._calls.values()
+            if not instance._node.state.final
+        ]
 
     def _send(self, call_id: str, kind: str, value: Any) -> Outcome:
         instance = self._calls.get(call_id)

@@ -7,7 +7,7 @@ keys; snake_case keys are accepted too::
     {"type": "delta", "id": "t1", "argsTextDelta": "{\\"q\\":"}
     {"type": "ready", "id": "t1"}
     {"type": "result", "id": "t1", "result": {"hits": 3}}      # null is a real result
-    {"type": "error", "id": "t1", "error": "rate limited"}
+    {"type": "error", "id": "t1", "error": "rate limited"}     # result and error are optional
 
 ``ToolCallTracker.apply`` takes these models or plain mappings; both are held to the same rules
 (a test checks that the tracker's fast validation of mappings agrees with these models).
@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ._errors import InvalidEvent
+from ._record import UNSET
 
 __all__ = [
     "DeltaEvent",
@@ -46,8 +47,9 @@ class _Event(BaseModel):
     )
 
     def to_wire(self) -> dict[str, Any]:
-        """The event as the seed's JSON object, camelCase keys."""
-        return self.model_dump(by_alias=True)
+        """The event as the seed's JSON object, camelCase keys (an absent value left out)."""
+        wire = self.model_dump(by_alias=True)
+        return {key: value for key, value in wire.items() if value is not UNSET}
 
 
 class StartEvent(_Event):
@@ -74,26 +76,21 @@ class ReadyEvent(_Event):
 
 
 class ResultEvent(_Event):
-    """The tool returned ``result`` (which may be ``None``: JSON null is a result)."""
+    """The tool returned ``result`` (``None`` is a result: JSON null). Optional, as in the
+    seed: without it the call ends ``done`` with no result."""
 
     type: Literal["result"] = "result"
     id: NonEmpty
-    result: Any
+    result: Any = UNSET
 
 
 class ErrorEvent(_Event):
-    """The call failed with ``error`` (anything but ``None``: say what went wrong)."""
+    """The call failed with ``error`` (``None`` is kept as a value). Optional, as in the
+    seed: without it the call ends in ``error`` with no error value."""
 
     type: Literal["error"] = "error"
     id: NonEmpty
-    error: Any
-
-    @field_validator("error")
-    @classmethod
-    def _not_null(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("must not be null")
-        return value
+    error: Any = UNSET
 
 
 ToolCallEvent = Annotated[

@@ -222,7 +222,7 @@ class Turnstile(StateChart):
 COMPARED = {**{name: spec[0] for name, spec in DIFFERENTIAL.items()}, "turnstile": Turnstile}
 
 
-# -- renderers, on a hand-built chart -------------------------------------------------------
+# -- D1, D3: renderers, on a hand-built chart ----------------------------------------------
 
 ORDER_DOT = r"""// shop.Order: drawn by statecharts from the compiled chart; do not edit
 digraph Order {
@@ -430,7 +430,7 @@ def test_overlay_marks_colour_states_and_edges_and_add_notes() -> None:
     ]
 
 
-# -- determinism ----------------------------------------------------------------------------
+# -- D4: determinism -----------------------------------------------------------------------
 
 _PRINT_ALL = """
 import sys
@@ -458,7 +458,7 @@ def test_dot_and_mermaid_are_byte_identical_across_processes() -> None:
     assert b" at 0x" not in outputs[0]
 
 
-# -- agreement with python-statemachine -----------------------------------------------------
+# -- D1, C3: agreement with python-statemachine --------------------------------------------
 
 
 def _our_reading(cls: type[StateChart]) -> dict[str, object]:
@@ -506,7 +506,7 @@ def test_comparison_sees_duplicate_and_multi_event_transitions() -> None:
     assert transitions[("unlocked", "broken", "Kick hard")] == 1
 
 
-# -- SVG and PNG through Graphviz ------------------------------------------------------------
+# -- D2: SVG and PNG through Graphviz ------------------------------------------------------
 
 _SVG = "{http://www.w3.org/2000/svg}"
 

@@ -1,4 +1,4 @@
-"""The committed diagrams and the ``statecharts`` command line.
+"""D5, L3-L5: the committed diagrams and the ``statecharts`` command line.
 
 ``test_committed_diagrams_are_current`` fails when a file in ``diagrams/`` no longer matches
 the charts its manifest lists, naming the file and the command that regenerates it. The other
@@ -43,7 +43,7 @@ def test_committed_diagrams_are_current(monkeypatch: pytest.MonkeyPatch) -> None
     assert not stale, describe_stale(stale, "diagrams")
 
 
-# -- a scratch diagrams directory -----------------------------------------------------------
+# -- D5: a scratch diagrams directory ------------------------------------------------------
 
 CHARTS = {"door": "tests.statecharts.charts:Door", "ticker": "tests.statecharts.charts:Ticker"}
 
@@ -173,7 +173,7 @@ def test_bad_manifest_is_reported_with_what_to_fix(
     assert str(raised.value).startswith(message)
 
 
-# -- the command line -----------------------------------------------------------------------
+# -- L3, L4, L5: the command line ----------------------------------------------------------
 
 
 def test_diagram_command_picks_the_format_from_the_suffix(

@@ -53,7 +53,7 @@ def test_tracker_stateful_test_takes_every_transition_of_the_tool_call_chart() -
     with record_coverage(Coverage()) as coverage:
         run_state_machine_as_test(
             TrackerMachine,
-            settings=settings(max_examples=20, stateful_step_count=40, derandomize=True),
+            settings=settings(max_examples=100, stateful_step_count=40, derandomize=True),
         )
     assert set(coverage.chart(chart).taken) == {t.id for t in chart.transitions}
 
@@ -79,3 +79,16 @@ def test_pytest_option_writes_a_coverage_file(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     coverage = Coverage.load(target)
     assert coverage.chart(compile_chart(Triage)).taken == {"inbox:route:large": 1}
+
+
+def test_executor_derived_test_takes_every_transition_of_the_execution_chart() -> None:
+    from tests.toolcalls.test_executor_stateful import DerivedExecutorMachine
+    from toolcalls import ExecutionChart
+
+    chart = compile_chart(ExecutionChart)
+    with record_coverage(Coverage()) as coverage:
+        run_state_machine_as_test(
+            DerivedExecutorMachine,
+            settings=settings(max_examples=40, stateful_step_count=20, derandomize=True),
+        )
+    assert set(coverage.chart(chart).taken) == {t.id for t in chart.transitions}

@@ -1,4 +1,5 @@
-"""``toolcalls replay``: events in as JSON lines, calls out as a table or JSON lines."""
+"""L1, L2: ``toolcalls replay``: events in as JSON lines, calls out as a table or JSON lines,
+or the trace of one call."""
 
 from __future__ import annotations
 
@@ -169,3 +170,90 @@ def test_replay_rejects_nan_which_is_not_json(capsys: pytest.CaptureFixture[str]
     finally:
         sys.stdin = sys_stdin
     assert "line 1: not valid JSON: NaN is not a JSON value" in capsys.readouterr().err
+
+
+# -- the command line as a shell user meets it -----------------------------------------------
+
+
+def test_replay_into_a_reader_that_stops_early_ends_quietly_with_status_0(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "many.jsonl"
+    path.write_text(
+        "".join(f'{{"type": "start", "id": "c{i}", "name": "n"}}\n' for i in range(20_000)),
+        encoding="utf-8",
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolcalls", "replay", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    first = process.stdout.readline()
+    process.stdout.close()  # as `| head -1` does
+    stderr = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(timeout=60) == 0
+    assert first.split() == [b"ID", b"NAME", b"STATUS", b"ARGS", b"RESULT", b"/", b"ERROR"]
+    assert stderr == b""
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "1" + "0" * 400])
+def test_replay_refuses_a_number_json_cannot_write_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], number: str
+) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_text(
+        '{"type": "start", "id": "a", "name": "x"}\n'
+        '{"type": "delta", "id": "a", "argsTextDelta": "{}"}\n'
+        '{"type": "ready", "id": "a"}\n'
+        f'{{"type": "result", "id": "a", "result": {number}}}\n',
+        encoding="utf-8",
+    )
+    assert main(["replay", "--json", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"line 4: not valid JSON: number {number[:20]}" in captured.err
+    assert "is out of range" in captured.err
+
+
+def test_replay_of_a_line_nested_too_deeply_names_the_line_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text(
+        '{"type": "start", "id": "a", "name": "x"}\n'
+        + '{"type": "result", "id": "a", "result": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}\n",
+        encoding="utf-8",
+    )
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"toolcalls replay: {path}: line 2: not valid JSON: the event nests")
+    assert "deeper than 256 levels" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("abc", "expected a whole number, got 'abc'"), ("0", "must be at least 1, got 0")],
+)
+def test_max_history_that_is_not_a_positive_number_says_what_is_wrong(
+    capsys: pytest.CaptureFixture[str], value: str, message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["replay", "--max-history", value, str(EXAMPLE)])
+    assert exited.value.code == 2
+    assert f"argument --max-history: {message}" in capsys.readouterr().err
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"toolcalls {version('toolcalls')}\n"

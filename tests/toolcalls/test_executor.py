@@ -1,4 +1,4 @@
-"""Every line of seed 001 (useToolCallState) as a test named after it, on ``ToolExecutor``.
+"""The executor's rules (docs/spec.md, section X), each as a test named after it.
 
 Tools here await gates the test opens (see ``executor_support``), so each test decides when a
 call completes and asserts exact snapshots.
@@ -27,7 +27,7 @@ def state(
     return ToolCallState(tool_call_id, tool_name, args or {}, status, result, error)  # type: ignore[arg-type]
 
 
-# -- "Given a map of tool implementations, it runs each call as its arguments become ready" ---
+# -- X1, X3, X6: a registered call runs its tool with its arguments -------------------------
 
 
 @run_async
@@ -47,7 +47,7 @@ async def test_registered_call_runs_its_tool_with_the_args() -> None:
     assert isinstance(seen[0][1], AbortSignal)
 
 
-# -- "tracks pending -> executing -> success | error" -----------------------------------------
+# -- X2: pending -> executing -> success | error ---------------------------------------------
 
 
 @run_async
@@ -90,7 +90,7 @@ async def test_call_waiting_for_a_slot_is_pending() -> None:
         await ex.join()
 
 
-# -- tools: "Calls for an unregistered name land in 'error' status." --------------------------
+# -- X5: a call for an unregistered tool ends in error ---------------------------------------
 
 
 @run_async
@@ -114,7 +114,7 @@ async def test_unregistered_tool_name_lands_in_error() -> None:
         )
 
 
-# -- onCallSettled: "Fired whenever a call reaches success or error" --------------------------
+# -- X10: on_call_settled runs exactly once per settled call ---------------------------------
 
 
 @run_async
@@ -160,8 +160,7 @@ async def test_on_call_settled_never_fires_for_a_call_still_in_flight() -> None:
     assert recorder.settled == []
 
 
-# -- maxHistory: "Max calls retained. Oldest settled calls are evicted first once exceeded --
-# -- never an in-flight one." ----------------------------------------------------------------
+# -- X11: bounded history, oldest settled first, never an in-flight call --------------------
 
 
 @run_async
@@ -241,7 +240,7 @@ async def test_max_history_zero_keeps_only_in_flight_calls() -> None:
     assert recorder.ids == ["c1"]
 
 
-# -- ToolImplementation: "(args, signal) => Promise<result> | result ... cancelled on unmount" -
+# -- X6, X14: a tool is (args, signal) -> result | awaitable ---------------------------------
 
 
 @run_async
@@ -278,7 +277,7 @@ async def test_async_with_exit_aborts_running_tools() -> None:
     ]
 
 
-# -- calls: "All tracked calls, in arrival order." --------------------------------------------
+# -- X12: calls, in arrival order -----------------------------------------------------------
 
 
 @run_async
@@ -294,7 +293,7 @@ async def test_calls_are_in_arrival_order() -> None:
         assert [c.tool_call_id for c in ex.calls] == ["id-c", "id-a", "id-b", "id-x"]
 
 
-# -- registerCall: "Idempotent -- re-registering the same toolCallId is a no-op." -------------
+# -- X4: registration is idempotent by id ---------------------------------------------------
 
 
 @run_async
@@ -347,7 +346,7 @@ async def test_register_call_after_eviction_is_a_new_call() -> None:
         assert (await ex.wait("c1")).result == 3
 
 
-# -- getCall: "Look up one call's current state." ---------------------------------------------
+# -- X12: get_call returns one immutable snapshot -------------------------------------------
 
 
 @run_async
@@ -375,7 +374,7 @@ async def test_snapshots_are_immutable() -> None:
             snapshot.args["q"] = "y"  # type: ignore[index]
 
 
-# -- reset: "Abort all in-flight calls and clear tracked state." ------------------------------
+# -- X13, X16: reset aborts in-flight calls and forgets every call --------------------------
 
 
 @run_async
@@ -429,8 +428,7 @@ async def test_waiting_on_a_reset_call_raises_tool_aborted() -> None:
     assert raised.value.reason == "reset"
 
 
-# -- "Abort on unmount. Every running tool's AbortController is aborted when the component ----
-# -- unmounts." -------------------------------------------------------------------------------
+# -- X14: leaving async with aborts every running tool --------------------------------------
 
 
 @run_async
@@ -454,11 +452,11 @@ async def test_every_running_tools_signal_is_aborted_on_aclose() -> None:
         await waiting
 
 
-# -- the seed's example -----------------------------------------------------------------------
+# -- X10, X12: a panel listing calls and logging each as it settles ------------------------
 
 
 @run_async
-async def test_seed_example_logs_tool_name_and_status() -> None:
+async def test_a_settled_callback_logs_tool_name_and_status() -> None:
     lines: list[str] = []
 
     async def search(args: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
@@ -475,7 +473,7 @@ async def test_seed_example_logs_tool_name_and_status() -> None:
     assert lines == ["search → success"]
 
 
-# -- "Tool execution can run concurrently" ----------------------------------------------------
+# -- X6, X20, X21, X19: concurrency, event loops, copies, forget ----------------------------
 
 
 @run_async

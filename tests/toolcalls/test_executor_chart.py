@@ -1,4 +1,4 @@
-"""The execution chart: declared with python-statemachine, compiled by ``statecharts``, and
+"""X2, C3: the execution chart: declared with python-statemachine, compiled by ``statecharts``, and
 run by the compiled runtime exactly as python-statemachine's own engine runs it."""
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ class Model:
         self.error: ToolError | None = None
 
 
-def test_execution_chart_compiles_to_the_seed_lifecycle() -> None:
+def test_execution_chart_compiles_to_the_declared_lifecycle() -> None:
+    """X2."""
     chart = compile_chart(ExecutionChart)
     assert [(s.id, s.initial, s.final) for s in chart.states] == [
         ("pending", True, False),

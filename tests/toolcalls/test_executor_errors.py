@@ -1,5 +1,6 @@
-"""Errors are structured and readable; callbacks that raise never break the executor; late
-completions of aborted calls are dropped; malformed chunks are refused without side effects."""
+"""X9, X10, X16, X20: errors are structured and readable; callbacks that raise never break
+the executor; late completions of aborted calls are dropped; malformed chunks are refused
+without side effects."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ class QuotaExceeded(Exception):
     """A tool's own exception type, outside builtins."""
 
 
-# -- ToolError ---------------------------------------------------------------------------------
+# -- X9, X12: ToolError and ToolCallState ---------------------------------------------------------
 
 
 def test_every_error_kind_has_a_readable_message_and_json_details() -> None:
@@ -85,7 +86,7 @@ def test_tool_raised_keeps_the_exception_for_logging_but_compares_by_value() -> 
     assert str(ToolError.tool_raised("t", KeyError())) == "tool 't' raised KeyError"
 
 
-def test_call_state_to_dict_is_the_seed_shape() -> None:
+def test_call_state_to_dict_is_the_wire_shape() -> None:
     ok = ToolCallState("c1", "search", {"q": "x"}, "success", None)
     failed = ToolCallState("c2", "s", {}, "error", error=ToolError.timeout("s", 1))
     running = ToolCallState("c3", "s", {}, "executing")
@@ -147,7 +148,7 @@ async def test_tool_raising_tool_aborted_ends_in_error_of_kind_aborted() -> None
         ]
 
 
-# -- abort one call ----------------------------------------------------------------------------
+# -- X19, X16: abort one call; late completions are dropped ---------------------------------------
 
 
 @run_async
@@ -198,7 +199,7 @@ async def test_late_completion_after_a_timeout_is_dropped() -> None:
     assert recorder.ids == ["c1"]
 
 
-# -- on_call_settled that raises -----------------------------------------------------------------
+# -- X10: on_call_settled that raises -------------------------------------------------------------
 
 
 @run_async
@@ -286,7 +287,7 @@ async def test_callback_may_register_and_reset_reentrantly() -> None:
     assert seen == [("first", "success"), ("second", "success")]
 
 
-# -- wait, join, close -------------------------------------------------------------------------
+# -- X19, X14: wait, join, close ------------------------------------------------------------------
 
 
 @run_async
@@ -336,7 +337,7 @@ async def test_register_call_after_aclose_raises_executor_closed() -> None:
     assert repr(ex) == "<ToolExecutor tools=[] calls=0 in_flight=0 closed>"
 
 
-# -- chunks ------------------------------------------------------------------------------------
+# -- X3, X20: chunks ------------------------------------------------------------------------------
 
 
 @run_async

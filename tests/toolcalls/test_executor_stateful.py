@@ -1,4 +1,14 @@
-"""The executor against a plain-Python model of seed 001, under Hypothesis' stateful testing.
+"""The executor against the execution chart and a plain-Python model of seed 001.
+
+``DerivedExecutorMachine`` is derived from ``ExecutionChart`` by
+``statecharts.testing.chart_machine``: each chart event becomes an operation on a real executor
+(``start`` registers the call, ``succeed`` completes its tool, ``fail`` aborts it, or registers
+it for a tool that does not exist while it is still announced), and after every step each
+call's status must equal the chart's own instance, final states absorbing late completions,
+aborts and re-registrations.
+
+``ExecutorMachine`` stays hand-written for what no single call's chart expresses: the
+concurrency queue, eviction, ``reset`` and the ``on_call_settled`` log across calls.
 
 The machine owns an event loop and steps it itself. Every tool awaits a future keyed by the
 call's ``token`` argument, which the test resolves, fails or leaves hanging; "stubborn" tools
@@ -13,9 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -25,7 +38,9 @@ from hypothesis.stateful import (
     rule,
 )
 
-from toolcalls import AbortSignal, ToolCallState, ToolExecutor
+from statecharts import compile_chart
+from statecharts.testing import chart_machine, transition_cover
+from toolcalls import AbortSignal, ExecutionChart, ToolCallState, ToolExecutor
 
 from .executor_support import chunk
 
@@ -286,3 +301,67 @@ class ExecutorMachine(RuleBasedStateMachine):
 
 
 TestExecutorMachine = ExecutorMachine.TestCase
+
+
+# -- the derived machine: the execution chart against a real executor ---------------------
+
+
+class ExecutorAdapter:
+    """A real ``ToolExecutor`` as the SUT of ``ExecutionChart``, one call per key.
+
+    A key's call is announced at ``create`` and registered by ``start``; until then its status
+    is ``pending``. The tool awaits a future per key, which ``succeed`` resolves."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.futures: dict[str, asyncio.Future[Any]] = {}
+        self.executor = ToolExecutor({"gate": self.gate}, max_history=1000)
+        self.loop.run_until_complete(self.executor.__aenter__())
+
+    async def gate(self, args: dict[str, Any], signal: AbortSignal) -> Any:
+        return await self.futures[args["key"]]
+
+    def advance(self) -> None:
+        for _ in range(6):
+            self.loop.run_until_complete(asyncio.sleep(0))
+
+    def create(self, key: str) -> None:
+        self.futures[key] = self.loop.create_future()
+
+    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool | None:
+        registered = self.executor.get_call(key) is not None
+        applied: bool | None = None
+        if event == "start":
+            applied = self.executor.register_call(chunk(key, "gate", key=key))
+        elif event == "succeed" and registered and not self.futures[key].done():
+            self.futures[key].set_result(payload.get("result"))  # late ones are dropped
+        elif event == "fail" and not registered:
+            applied = self.executor.register_call(chunk(key, "missing", key=key))
+        elif event == "fail":
+            applied = self.executor.abort(key, "test")
+        self.advance()
+        return applied
+
+    def configuration(self, key: str) -> set[str]:
+        call = self.executor.get_call(key)
+        return {"pending"} if call is None else {call.status}
+
+    def close(self) -> None:
+        for future in self.futures.values():
+            if not future.done():
+                future.set_result(None)
+        self.loop.run_until_complete(self.executor.aclose())
+        self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        self.loop.close()
+
+
+EXECUTION = compile_chart(ExecutionChart)
+DerivedExecutorMachine = chart_machine(
+    EXECUTION,
+    ExecutorAdapter,
+    payloads={"succeed": st.fixed_dictionaries({"result": st.integers() | st.none()})},
+    model=lambda key: SimpleNamespace(),
+    paths=transition_cover(EXECUTION, model=lambda key: SimpleNamespace()),
+)
+TestExecutorMatchesTheExecutionChart = DerivedExecutorMachine.TestCase
+TestExecutorMatchesTheExecutionChart.settings = settings(stateful_step_count=30)

@@ -18,7 +18,7 @@ from toolcalls import AbortSignal, InvalidTool, Tool, ToolAborted, ToolError, To
 
 from .executor_support import Gates, Recorder, chunk, run_async, settle
 
-# -- where tools run ---------------------------------------------------------------------------
+# -- X6: where tools run --------------------------------------------------------------------------
 
 
 @run_async
@@ -95,7 +95,7 @@ async def test_context_variables_reach_plain_tools() -> None:
         assert (await ex.wait("c1")).result == "r-1"
 
 
-# -- the abort signal ------------------------------------------------------------------------
+# -- X6, X14: the abort signal --------------------------------------------------------------------
 
 
 def test_abort_signal_starts_not_aborted() -> None:
@@ -202,7 +202,7 @@ async def test_plain_tool_watching_its_signal_stops_on_reset() -> None:
     assert recorder.settled == []
 
 
-# -- declared parameters and validation --------------------------------------------------------
+# -- X7, X8, X21: declared parameters and validation ----------------------------------------------
 
 
 class SearchArgs(BaseModel):
@@ -404,7 +404,7 @@ def test_tool_with_unresolvable_annotation_is_refused() -> None:
         ToolExecutor({"b": broken})
 
 
-# -- timeouts ----------------------------------------------------------------------------------
+# -- X15, X17: timeouts ---------------------------------------------------------------------------
 
 
 @run_async
@@ -456,7 +456,7 @@ def test_tool_timeout_must_be_positive() -> None:
         Tool(lambda args: None, timeout=0)
 
 
-# -- concurrency limit -------------------------------------------------------------------------
+# -- X18: concurrency limit -----------------------------------------------------------------------
 
 
 @run_async

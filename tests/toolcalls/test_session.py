@@ -19,6 +19,13 @@ def stream_call(call_id: str, text: str, name: str = "gate") -> list[dict[str, A
     return [start(call_id, name), delta(call_id, text), ready(call_id)]
 
 
+def crowd_out(session: ToolCallSession, *ids: str) -> None:
+    """Calls the stream starts and ends itself: they fill the tracker, never the executor."""
+    for call_id in ids:
+        session.apply(start(call_id))
+        session.apply({"type": "error", "id": call_id, "error": "cancelled upstream"})
+
+
 async def drain(session: ToolCallSession) -> list[ToolCallState]:
     session.finish()
     return [state async for state in session.settled()]
@@ -109,7 +116,7 @@ async def test_arguments_that_do_not_parse_never_run_a_tool_and_are_reported() -
             session.apply(event)
         settled = await drain(session)
     assert gates.started == []
-    assert session.executor.calls == []
+    assert [(c.tool_call_id, c.status) for c in session.executor.calls] == [("c1", "error")]
     assert [(s.tool_call_id, s.status) for s in settled] == [("c1", "error")]
     error = settled[0].error
     assert error is not None
@@ -134,7 +141,7 @@ async def test_calls_still_streaming_when_the_stream_ends_are_ended_and_reported
 
 
 @run_async
-async def test_an_id_the_tracker_forgot_runs_again_as_a_new_call() -> None:
+async def test_an_id_both_tracker_and_executor_forgot_runs_again_as_a_new_call() -> None:
     gates = Gates()
     async with ToolCallSession({"gate": gates.tool}, max_history=1) as session:
         for event in stream_call("a", '{"key": "first"}'):
@@ -142,17 +149,109 @@ async def test_an_id_the_tracker_forgot_runs_again_as_a_new_call() -> None:
         await settle()
         gates.open("first", 1)
         await settle()
-        for event in [*stream_call("b", "[]"), *stream_call("a", '{"key": "second"}')]:
+        for event in stream_call("b", '{"key": "b"}'):
             session.apply(event)
         await settle()
-        assert gates.started == ["first", "second"]
+        gates.open("b", "b")
+        await settle()  # b settled: the executor forgot a (max_history=1)
+        assert session.executor.get_call("a") is None
+        for event in stream_call("a", '{"key": "second"}'):
+            session.apply(event)
+        await settle()
+        assert gates.started == ["first", "b", "second"]
         gates.open("second", 2)
         settled = await drain(session)
     assert [(s.tool_call_id, s.status, s.result) for s in settled] == [
         ("a", "success", 1),
-        ("b", "error", None),
+        ("b", "success", "b"),
         ("a", "success", 2),
     ]
+
+
+@run_async
+async def test_redelivery_after_the_tracker_forgot_a_call_never_runs_or_reports_it_twice() -> None:
+    gates = Gates()
+    async with ToolCallSession({"gate": gates.tool}, max_history=2) as session:
+        for event in stream_call("a", '{"key": "a"}'):
+            session.apply(event)
+        await settle()
+        gates.open("a", {"hits": 1})
+        await settle()
+        crowd_out(session, "x", "y")  # the tracker forgets a; the executor still knows it
+        assert "a" not in session.tracker
+        assert session.executor.get_call("a") is not None
+        for event in stream_call("a", '{"key": "a"}'):  # the stream re-delivers a
+            assert session.apply(event).applied
+        await settle()
+        assert gates.started == ["a"]
+        call = session.tracker.get("a")
+        assert call is not None
+        assert (call.status, call.result) == ("done", {"hits": 1})
+        settled = await drain(session)
+    assert [(s.tool_call_id, s.status) for s in settled] == [("a", "success")]
+
+
+@run_async
+async def test_redelivery_of_a_failed_call_takes_its_error_and_is_not_reported_again() -> None:
+    async with ToolCallSession({"gate": Gates().tool}, max_history=2) as session:
+        for event in stream_call("a", "{}", name="missing"):
+            session.apply(event)
+        crowd_out(session, "x", "y")
+        assert "a" not in session.tracker
+        for event in stream_call("a", "{}", name="missing"):
+            session.apply(event)
+        call = session.tracker.get("a")
+        assert call is not None
+        assert (call.status, call.error["kind"]) == ("error", "unknown_tool")
+        settled = await drain(session)
+    assert [s.tool_call_id for s in settled] == ["a"]
+
+
+@run_async
+async def test_an_id_reused_with_other_arguments_while_remembered_ends_in_error_unrun() -> None:
+    gates = Gates()
+    async with ToolCallSession({"gate": gates.tool}, max_history=2) as session:
+        for event in stream_call("a", '{"key": "first"}'):
+            session.apply(event)
+        await settle()
+        gates.open("first", 1)
+        await settle()
+        crowd_out(session, "x", "y")
+        for event in stream_call("a", '{"key": "other"}'):
+            session.apply(event)
+        await settle()
+        assert gates.started == ["first"]
+        call = session.tracker.get("a")
+        assert call is not None
+        assert call.status == "error"
+        assert call.error["message"] == (
+            "cannot run tool 'gate': id 'a' is taken by an earlier call with other arguments"
+        )
+        assert call.error["details"]["errors"][0]["type"] == "duplicate_id"
+        settled = await drain(session)
+    assert [s.tool_call_id for s in settled] == ["a"]
+
+
+def test_ready_applied_without_a_running_loop_fails_and_changes_nothing() -> None:
+    gates = Gates()
+    session = ToolCallSession({"gate": gates.tool})
+    session.apply(start("c1", "gate"))
+    session.apply(delta("c1", '{"key": "k"}'))
+    with pytest.raises(RuntimeError, match="needs an event loop"):
+        session.apply(ready("c1"))
+    assert session.tracker.get("c1").status == "pending"  # type: ignore[union-attr]
+    assert (session.in_flight, session.executor.calls) == (0, [])
+
+    async def main() -> list[ToolCallState]:
+        assert session.apply(ready("c1")).status == "running"
+        await settle()
+        gates.open("k", "ran")
+        async with session:
+            return await drain(session)
+
+    settled = asyncio.run(main())
+    assert [(s.tool_call_id, s.result) for s in settled] == [("c1", "ran")]
+    assert session.tracker.get("c1").status == "done"  # type: ignore[union-attr]
 
 
 @run_async

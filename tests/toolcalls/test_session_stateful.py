@@ -157,6 +157,10 @@ class SessionMachine(RuleBasedStateMachine):
                 assert call.status == "running"
             elif state.tool_call_id in self.ended_by_stream:
                 assert call.error == "from the stream" or call.result == "from the stream"
+            elif isinstance(call.error, dict) and call.error.get("type") == "invalid_arguments":
+                # The arguments did not parse: the tracker keeps the parser's own error.
+                assert state.error is not None
+                assert state.error.details["errors"][0]["type"] == "json_invalid"
             else:
                 assert call.status == STREAM_STATUS[state.status]
                 if state.status == "success":

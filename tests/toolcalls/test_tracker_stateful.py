@@ -1,8 +1,13 @@
-"""The tracker against a plain-Python model of seed 000, on interleaved generated streams.
+"""The tracker against the tool call chart and a plain-Python model of seed 000.
 
-Many ids share a small pool so calls interleave, start twice and get events they do not allow;
-some events name unknown ids and some are malformed; now and then the tracker is checkpointed
-and replaced by its restored copy. After every step the tracker must equal the model, and the
+``TrackerMachine`` is derived from ``ToolCallChart`` by ``statecharts.testing.chart_machine``
+(one rule per chart event, calls interleaved by id, the tracker's status checked against the
+chart's own instances after every step) and adds what the chart cannot express: the values
+against the plain model, duplicate starts, unknown ids, malformed events and checkpoints.
+``BoundedTrackerMachine`` stays hand-written: ``max_history`` forgets calls, which no chart
+models. Ids interleave, start twice and get events they do not allow; some events name unknown
+ids and some are malformed; now and then the tracker is checkpointed and replaced by its
+restored copy. After every step the tracker must equal the model, and the
 invariants hold: statuses only move forward, ``args`` exists exactly when the call got past a
 successful ``ready``, and nothing recorded changes through an ignored or invalid event.
 """
@@ -10,6 +15,7 @@ successful ``ready``, and nothing recorded changes through an ignored or invalid
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -17,7 +23,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
-from toolcalls import InvalidEvent, ToolCallTracker
+from statecharts import compile_chart
+from statecharts.testing import chart_machine, transition_cover
+from toolcalls import InvalidEvent, ToolCallChart, ToolCallTracker
+from toolcalls._record import CallRecord
 from toolcalls.events import parse_event
 
 IDS = ["a", "b", "c", "d", "e"]
@@ -32,6 +41,29 @@ json_values = st.recursive(
     ),
     max_leaves=6,
 )
+
+
+MALFORMED: list[Any] = [
+    {"type": "start", "id": "a"},
+    {"type": "delta", "id": "b", "argsTextDelta": 1},
+    {"type": "nope", "id": "c"},
+    {"type": "ready", "id": ""},
+    ["not", "an", "event"],
+]
+
+
+def check_args(tracker: ToolCallTracker) -> None:
+    """``args`` exists exactly when a call got past a successful ``ready``."""
+    for call in tracker.list():
+        if call.status in ("running", "done"):
+            assert call.has_args
+        elif call.status == "pending":
+            assert not call.has_args
+        else:
+            parse_failed = (
+                isinstance(call.error, dict) and call.error.get("type") == "invalid_arguments"
+            )
+            assert not (call.has_args and parse_failed)
 
 
 def reject_constant(name: str) -> Any:
@@ -103,8 +135,11 @@ def comparable(picture: dict[str, Any]) -> dict[str, Any]:
     return picture
 
 
-class TrackerMachine(RuleBasedStateMachine):
-    max_history: int | None = None
+class BoundedTrackerMachine(RuleBasedStateMachine):
+    """What the derived machine cannot express: ``max_history`` forgets finished calls, which
+    the chart knows nothing of, so the bounded tracker keeps this hand-written machine."""
+
+    max_history: int | None = 3
     started = Bundle("started")
 
     def __init__(self) -> None:
@@ -157,19 +192,7 @@ class TrackerMachine(RuleBasedStateMachine):
         event = {"type": kind, "id": call_id, "argsTextDelta": "x", "error": "x"}
         assert self.tracker.apply(event).reason == "unknown_id"
 
-    @rule(
-        event=st.sampled_from(
-            [
-                {"type": "start", "id": "a"},
-                {"type": "delta", "id": "b", "argsTextDelta": 1},
-                {"type": "nope", "id": "c"},
-                {"type": "ready", "id": ""},
-                {"type": "result", "id": "a"},
-                {"type": "error", "id": "a", "error": None},
-                ["not", "an", "event"],
-            ]
-        )
-    )
+    @rule(event=st.sampled_from(MALFORMED))
     def malformed(self, event: Any) -> None:
         before = self.tracker.snapshot()
         with pytest.raises(InvalidEvent):
@@ -199,16 +222,7 @@ class TrackerMachine(RuleBasedStateMachine):
 
     @invariant()
     def args_exist_exactly_past_a_successful_ready(self) -> None:
-        for call in self.tracker.list():
-            if call.status in ("running", "done"):
-                assert call.has_args
-            elif call.status == "pending":
-                assert not call.has_args
-            else:
-                parse_failed = (
-                    isinstance(call.error, dict) and call.error.get("type") == "invalid_arguments"
-                )
-                assert not (call.has_args and parse_failed)
+        check_args(self.tracker)
 
     @invariant()
     def history_stays_bounded_unless_calls_are_in_flight(self) -> None:
@@ -216,14 +230,122 @@ class TrackerMachine(RuleBasedStateMachine):
             assert all(c.status in ("pending", "running") for c in self.tracker.list())
 
 
-class BoundedTrackerMachine(TrackerMachine):
-    max_history = 3
-
-
-TestTrackerMatchesSeedModel = TrackerMachine.TestCase
-TestTrackerMatchesSeedModel.settings = settings(stateful_step_count=60)
 TestBoundedTrackerMatchesSeedModel = BoundedTrackerMachine.TestCase
 TestBoundedTrackerMatchesSeedModel.settings = settings(stateful_step_count=60)
+
+
+# -- the derived machine: the tool call chart against the tracker -----------------------------
+
+#: The wire type each chart event is sent as (the chart calls the seed's ``error`` ``fail``).
+WIRE = {"delta": "delta", "ready": "ready", "result": "result", "fail": "error"}
+#: Mostly whole JSON values, so ``ready`` often parses and calls go on to ``running``.
+whole_values = json_values.map(json.dumps)
+fragments = st.one_of(whole_values, whole_values, st.sampled_from(HARMLESS + BREAKING))
+PAYLOADS = {
+    "delta": st.fixed_dictionaries({"text": fragments}),
+    "result": st.fixed_dictionaries({"value": json_values}),
+    "fail": st.fixed_dictionaries({"value": json_values.filter(lambda v: v is not None)}),
+}
+
+
+class TrackerAdapter:
+    """The tracker as a system under test of ``ToolCallChart``: one call per key. Every event
+    also goes to ``SeedModel``, the plain oracle for the calls' values."""
+
+    def __init__(self) -> None:
+        self.tracker = ToolCallTracker()
+        self.model = SeedModel(None)
+
+    def create(self, key: str) -> None:
+        self.tracker.apply({"type": "start", "id": key, "name": "search"})
+        self.model.apply("start", key, name="search")
+
+    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool | None:
+        if event not in WIRE:
+            with pytest.raises(InvalidEvent):  # the wire has no such event type
+                self.tracker.apply({"type": event, "id": key})
+            return False
+        wire: dict[str, Any] = {"type": WIRE[event], "id": key}
+        fields: dict[str, Any] = {}
+        if event == "delta":
+            wire["argsTextDelta"] = fields["text"] = payload["text"]
+        elif event in ("result", "fail"):
+            wire[WIRE[event]] = fields["value"] = payload["value"]
+        applied = self.tracker.apply(wire).applied
+        expected, _ = self.model.apply(WIRE[event], key, **fields)
+        assert applied == expected
+        return applied
+
+    def configuration(self, key: str) -> set[str]:
+        call = self.tracker.get(key)
+        return set() if call is None else {call.status}
+
+
+CHART = compile_chart(ToolCallChart)
+#: Payloads the path search tries: arguments that parse and that do not, a null result.
+CANDIDATES = {
+    "delta": [{"text": '{"q": 1}'}, {"text": "NaN"}],
+    "result": [{"value": None}],
+    "fail": [{"value": "boom"}],
+}
+PATHS = transition_cover(CHART, CANDIDATES, model=lambda key: CallRecord(key, "search", 0))
+DerivedTrackerMachine = chart_machine(
+    CHART,
+    TrackerAdapter,
+    payloads=PAYLOADS,
+    model=lambda key: CallRecord(key, "search", 0),
+    max_instances=3,
+    paths=PATHS,
+)
+
+
+class TrackerMachine(DerivedTrackerMachine):  # type: ignore[misc,valid-type]
+    """The derived machine plus what the chart cannot say: values equal the plain model,
+    duplicate starts and unknown ids are ignored, malformed events change nothing, and a
+    checkpoint restored mid-stream goes on as the original."""
+
+    @property
+    def adapter(self) -> TrackerAdapter:
+        adapter: TrackerAdapter = self.runner.adapter
+        return adapter
+
+    @rule(key=DerivedTrackerMachine.keys)
+    def duplicate_start(self, key: str) -> None:
+        outcome = self.adapter.tracker.apply({"type": "start", "id": key, "name": "other"})
+        assert (outcome.applied, outcome.reason) == (False, "duplicate_start")
+
+    @rule(
+        call_id=st.sampled_from(["ghost", "zz"]), kind=st.sampled_from(["delta", "ready", "error"])
+    )
+    def unknown_id(self, call_id: str, kind: str) -> None:
+        event = {"type": kind, "id": call_id, "argsTextDelta": "x", "error": "x"}
+        assert self.adapter.tracker.apply(event).reason == "unknown_id"
+
+    @rule(event=st.sampled_from(MALFORMED))
+    def malformed(self, event: Any) -> None:
+        before = self.adapter.tracker.snapshot()
+        with pytest.raises(InvalidEvent):
+            self.adapter.tracker.apply(event)
+        assert self.adapter.tracker.snapshot() == before
+
+    @rule()
+    def checkpoint_and_restore(self) -> None:
+        picture = json.loads(json.dumps(self.adapter.tracker.snapshot()))
+        self.adapter.tracker = ToolCallTracker.restore(picture)
+
+    @invariant()
+    def equals_the_model(self) -> None:
+        assert [comparable(c.to_dict()) for c in self.adapter.tracker.list()] == list(
+            self.adapter.model.calls.values()
+        )
+
+    @invariant()
+    def args_exist_exactly_past_a_successful_ready(self) -> None:
+        check_args(self.adapter.tracker)
+
+
+TestTrackerMatchesTheChartAndTheSeedModel = TrackerMachine.TestCase
+TestTrackerMatchesTheChartAndTheSeedModel.settings = settings(stateful_step_count=60)
 
 
 event_dicts = st.fixed_dictionaries(

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ._coverage import Coverage
-from ._runtime import Instance, Outcome, observe_outcomes
+from .._coverage import Coverage
+from .._runtime import Instance, Outcome, observe_outcomes
 
 
 @contextmanager

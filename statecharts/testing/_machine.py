@@ -1,0 +1,140 @@
+"""Derive a Hypothesis ``RuleBasedStateMachine`` from a compiled chart and an adapter.
+
+``chart_machine(chart, adapter_factory)`` returns a machine class with one rule per declared
+event (the rule has the event's name, so Hypothesis prints readable steps and swarm testing
+switches events on and off), a rule sending undeclared events, and rules creating instances:
+a Bundle of keys seeded by an ``initialize`` rule, so several instances interleave. Every step
+goes through a ``ChartRunner``, which checks the SUT against the chart's reference instances.
+Subclass the result to add rules the chart cannot express (malformed input, checkpoints...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
+
+from .._runtime import Chart
+from ._paths import Path
+from ._payloads import PayloadStrategy, default_payloads
+from ._runner import Adapter, ChartRunner, ModelFactory
+
+
+class ChartMachine(RuleBasedStateMachine):
+    """The base of derived machines; ``chart_machine`` fills in the class attributes."""
+
+    chart: ClassVar[Chart]
+    adapter_factory: ClassVar[Callable[[], Adapter]]
+    model_factory: ClassVar[Callable[[], ModelFactory | None]] = staticmethod(lambda: None)
+    max_instances: ClassVar[int] = 3
+    keys = Bundle("keys")
+
+    def __init__(self) -> None:
+        super().__init__()
+        cls = type(self)
+        self.runner = ChartRunner(cls.chart, cls.adapter_factory(), cls.model_factory())
+
+    @initialize(target=keys)
+    def create_first(self) -> str:
+        return self.runner.create()
+
+    @precondition(lambda self: len(self.runner.reference) < self.max_instances)
+    @rule(target=keys)
+    def create(self) -> str:
+        return self.runner.create()
+
+    @invariant()
+    def every_instance_agrees_with_the_chart(self) -> None:
+        self.runner.check_all()
+
+    def teardown(self) -> None:
+        self.runner.close()
+
+
+def chart_machine(
+    chart: Chart,
+    adapter: Callable[[], Adapter],
+    *,
+    payloads: Mapping[str, PayloadStrategy] | None = None,
+    model: ModelFactory | None = None,
+    max_instances: int = 3,
+    undeclared: st.SearchStrategy[str] | None = None,
+    paths: Sequence[Path] = (),
+    name: str | None = None,
+) -> type[ChartMachine]:
+    """A ``RuleBasedStateMachine`` class testing what ``adapter()`` returns against ``chart``.
+
+        ``payloads`` maps event ids to strategies of keyword-argument dicts (events left out get
+        ``default_payloads``); ``model(key)`` builds the model of each reference instance (guards
+        and actions run on it, for real); ``undeclared`` draws event names the chart does not
+        declare (default: ``"undeclared"``, ``"bogus"``). With ``paths`` (see ``transition_cover``)
+    a ``walk_path`` rule creates an instance and walks one of them, so random runs reach deep
+    states quickly and interleave from there. Run it as ``Machine.TestCase`` or with
+        ``run_state_machine_as_test``.
+    """
+    if not isinstance(chart, Chart):
+        raise TypeError("chart_machine needs a compiled Chart (compile_chart(cls))")
+    if max_instances < 1:
+        raise ValueError(f"max_instances must be at least 1, got {max_instances}")
+    payloads = dict(payloads or {})
+    event_ids = [event.id for event in chart.events]
+    unknown = sorted(set(payloads) - set(event_ids))
+    if unknown:
+        raise ValueError(
+            f"payloads name events {chart.name} does not declare: {unknown} (events: {event_ids})"
+        )
+    taken = set(dir(ChartMachine))
+    namespace: dict[str, Any] = {
+        "chart": chart,
+        "adapter_factory": staticmethod(adapter),
+        "model_factory": staticmethod(lambda: model),
+        "max_instances": max_instances,
+        "__module__": __name__,
+        "__doc__": f"Derived stateful test of {chart.qualname}.",
+    }
+    for event in event_ids:
+        rule_name = event if event.isidentifier() and event not in taken else f"send_{event}"
+        strategy = payloads[event] if event in payloads else default_payloads(chart, event)
+        namespace[rule_name] = _event_rule(rule_name, event, strategy)
+    declared = set(event_ids)
+    names = undeclared if undeclared is not None else st.sampled_from(["undeclared", "bogus"])
+    namespace["undeclared_event"] = _undeclared_rule(names.filter(lambda e: e not in declared))
+    if paths:
+        namespace["walk_path"] = _walk_rule(list(paths))
+    machine = type(name or f"{chart.name}Machine", (ChartMachine,), namespace)
+    return machine
+
+
+def _event_rule(rule_name: str, event: str, strategy: PayloadStrategy) -> Any:
+    def send_event(self: ChartMachine, key: str, payload: Mapping[str, Any]) -> None:
+        self.runner.send(key, event, payload)
+
+    send_event.__name__ = send_event.__qualname__ = rule_name
+    send_event.__doc__ = f"Send {event!r} to one instance."
+    return rule(key=ChartMachine.keys, payload=strategy)(send_event)
+
+
+def _walk_rule(paths: list[Path]) -> Any:
+    def walk_path(self: ChartMachine, key: str, path: Path) -> None:
+        for step in path.steps:
+            self.runner.send(key, step.event, step.payload)
+
+    walk_path.__doc__ = "Walk one instance along a path (from wherever it is)."
+    deepest_first = sorted(paths, key=lambda path: -len(path.steps))  # shrinking goes shallower
+    return rule(key=ChartMachine.keys, path=st.sampled_from(deepest_first))(walk_path)
+
+
+def _undeclared_rule(names: st.SearchStrategy[str]) -> Any:
+    def undeclared_event(self: ChartMachine, key: str, event: str) -> None:
+        self.runner.send(key, event, {})
+
+    return rule(key=ChartMachine.keys, event=names)(undeclared_event)

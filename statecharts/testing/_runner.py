@@ -1,0 +1,188 @@
+"""Run a system under test beside a compiled chart, step by step, and check they agree.
+
+``ChartRunner`` is the engine of the derived stateful tests, of path cases and of ``replay``:
+it keeps one reference instance of the chart per key, sends every step to both the reference
+and the system under test (through an ``Adapter``), and raises ``Divergence`` as soon as they
+disagree. Agreement is judged on configurations (the sets of active state ids), so the same
+checks hold for flat and hierarchical charts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from .._errors import Divergence
+from .._ir import ChartDef
+from .._runtime import Chart, Instance, Outcome
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """How the tests drive a system under test (SUT) that implements a chart.
+
+    ``create(key)`` makes a new instance known by ``key``; ``send`` delivers one event with its
+    payload (keyword arguments) and says whether the SUT applied it (``None`` when the SUT
+    cannot tell); ``configuration`` is the set of state ids active in the instance (one id for a
+    flat chart). An adapter may also define ``close()``, called when a test case ends, and
+    ``transcript()``, a list of what it sent in the SUT's own terms, shown on a divergence.
+    """
+
+    def create(self, key: str) -> None: ...
+
+    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool | None: ...
+
+    def configuration(self, key: str) -> Iterable[str]: ...
+
+
+def configuration_of(instance: Instance) -> frozenset[str]:
+    """The active state ids of a compiled instance (ancestors included on hierarchical charts).
+
+    Uses ``instance.configuration`` where the runtime provides it, else the one current state.
+    """
+    configuration = getattr(instance, "configuration", None)
+    if configuration is not None:
+        return frozenset(state if isinstance(state, str) else state.id for state in configuration)
+    return frozenset({instance.state.id})
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a run: ``Step(key)`` creates an instance, ``Step(key, event, payload)`` sends
+    ``event`` to it. A list of steps is what ``replay`` takes and a divergence prints."""
+
+    key: str
+    event: str | None = None
+    payload: Mapping[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        if self.event is None:
+            return f"Step({self.key!r})"
+        if not self.payload:
+            return f"Step({self.key!r}, {self.event!r})"
+        return f"Step({self.key!r}, {self.event!r}, {dict(self.payload)!r})"
+
+
+ModelFactory = Callable[[str], Any]
+
+
+class ChartRunner:
+    """Drives an adapter and the chart's reference instances in lockstep, checking after every
+    step that the configuration is declared, final states absorb, the SUT's configuration equals
+    the reference's, and (when the SUT can tell) that both applied or both ignored the event.
+    """
+
+    def __init__(self, chart: Chart, adapter: Adapter, model: ModelFactory | None = None) -> None:
+        self.chart = chart
+        self.adapter = adapter
+        self.model = model
+        self.reference: dict[str, Instance] = {}
+        self.steps: list[Step] = []
+        self.declared = frozenset(state.id for state in chart.states)
+
+    @property
+    def keys(self) -> list[str]:
+        """The keys created so far, in creation order."""
+        return list(self.reference)
+
+    def new_key(self, prefix: str = "k") -> str:
+        """A key no instance uses yet: ``k0``, ``k1``, ..."""
+        return f"{prefix}{len(self.reference)}"
+
+    def create(self, key: str | None = None) -> str:
+        """Create an instance in both; returns its key."""
+        key = self.new_key() if key is None else key
+        if key in self.reference:
+            raise ValueError(f"key {key!r} already names an instance")
+        self.steps.append(Step(key))
+        self.reference[key] = self.chart.create(None if self.model is None else self.model(key))
+        self.adapter.create(key)
+        self.check(key)
+        return key
+
+    def send(self, key: str, event: str, payload: Mapping[str, Any] | None = None) -> Outcome:
+        """Send one event to both; raise ``Divergence`` if they disagree afterwards."""
+        payload = dict(payload or {})
+        reference = self.reference[key]
+        before = configuration_of(reference)
+        was_final = reference.is_terminated
+        self.steps.append(Step(key, event, payload))
+        outcome = reference.send(event, **payload)
+        applied = self.adapter.send(key, event, payload)
+        if was_final and (outcome.applied or configuration_of(reference) != before):
+            self.fail("the reference left a final state", before, configuration_of(reference))
+        if was_final:
+            actual = frozenset(self.adapter.configuration(key))
+            if actual != before:
+                self.fail(
+                    f"{key}: final state {sorted(before)} did not absorb {event!r}",
+                    sorted(before),
+                    sorted(actual),
+                )
+        if applied is not None and bool(applied) != outcome.applied:
+            verb = "applied" if outcome.applied else "ignored"
+            self.fail(
+                f"{key}: the chart {verb} {event!r} in {sorted(before)}, the SUT did not",
+                outcome.applied,
+                applied,
+            )
+        self.check(key)
+        return outcome
+
+    def check(self, key: str) -> frozenset[str]:
+        """Check one instance's configuration: declared, and the same in both; return it."""
+        actual = frozenset(self.adapter.configuration(key))
+        undeclared = actual - self.declared
+        if undeclared:
+            self.fail(
+                f"{key}: the SUT reports states the chart does not declare: {sorted(undeclared)}",
+                sorted(self.declared),
+                sorted(actual),
+            )
+        expected = configuration_of(self.reference[key])
+        if actual != expected:
+            self.fail(f"{key}: configurations differ", sorted(expected), sorted(actual))
+        return actual
+
+    def check_all(self) -> None:
+        """Check every instance (so an event routed to the wrong key is caught too)."""
+        for key in self.reference:
+            self.check(key)
+
+    def fail(self, problem: str, expected: Any, actual: Any) -> None:
+        """Raise ``Divergence`` with the steps so far and the adapter's transcript."""
+        transcript = getattr(self.adapter, "transcript", None)
+        raise Divergence(
+            problem, self.steps, expected, actual, transcript() if transcript is not None else ()
+        )
+
+    def close(self) -> None:
+        """Let the adapter release what it holds."""
+        close = getattr(self.adapter, "close", None)
+        if close is not None:
+            close()
+
+
+def replay(
+    chart: Chart | ChartDef,
+    adapter: Adapter,
+    steps: Iterable[Step],
+    *,
+    model: ModelFactory | None = None,
+) -> ChartRunner:
+    """Run ``steps`` (as a divergence printed them) against ``adapter`` and the chart, with the
+    same checks as the derived tests; raises ``Divergence`` where they disagree."""
+    if not isinstance(chart, Chart):
+        raise TypeError("replay needs a compiled Chart (compile_chart(cls))")
+    runner = ChartRunner(chart, adapter, model)
+    try:
+        for step in steps:
+            if step.event is None:
+                runner.create(step.key)
+            else:
+                runner.send(step.key, step.event, step.payload)
+        runner.check_all()
+    finally:
+        runner.close()
+    return runner

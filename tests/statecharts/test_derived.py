@@ -1,0 +1,186 @@
+"""Derived stateful tests: ``chart_machine`` against correct and broken systems under test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import run_state_machine_as_test
+from statemachine import State, StateChart
+
+from statecharts import compile_chart
+from statecharts.testing import (
+    ChartRunner,
+    Divergence,
+    Step,
+    chart_machine,
+    configuration_of,
+    default_payloads,
+    payload_parameters,
+    replay,
+)
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.total = 0
+
+
+class Turnstile(StateChart[Counter]):
+    """Locked until paid enough; pushing lets one through; breaking it is final."""
+
+    locked = State(initial=True)
+    unlocked = State()
+    broken = State(final=True)
+
+    coin = locked.to(unlocked, cond="enough", on="keep") | locked.to.itself(on="keep")
+    push = unlocked.to(locked)
+    smash = locked.to(broken) | unlocked.to(broken)
+
+    def enough(self, amount: int) -> bool:
+        return self.model.total + amount >= 2
+
+    def keep(self, amount: int) -> None:
+        self.model.total = 0 if self.model.total + amount >= 2 else self.model.total + amount
+
+
+CHART = compile_chart(Turnstile)
+SLOW = settings(
+    max_examples=40, stateful_step_count=20, derandomize=True, report_multiple_bugs=False
+)
+
+
+class HandTurnstile:
+    """A hand-written turnstile per key; ``bug`` switches on one deliberate mistake."""
+
+    def __init__(self, bug: str | None = None) -> None:
+        self.bug = bug
+        self.state: dict[str, str] = {}
+        self.total: dict[str, int] = {}
+
+    def create(self, key: str) -> None:
+        self.state[key], self.total[key] = "locked", 0
+
+    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool | None:
+        state = self.state[key]
+        if state == "broken" and self.bug != "revives":
+            return False
+        if event == "coin" and state in ("locked", "broken"):
+            total = self.total[key] + payload["amount"]
+            threshold = 3 if self.bug == "off_by_one" else 2
+            self.state[key] = "unlocked" if total >= threshold else "locked"
+            self.total[key] = 0 if total >= threshold else total
+            return True
+        if event == "push" and state == "unlocked":
+            self.state[key] = "locked"
+            return True
+        if event == "smash":
+            self.state[key] = "broken"
+            return True
+        return False
+
+    def configuration(self, key: str) -> Iterable[str]:
+        return {self.state[key]}
+
+
+def machine(bug: str | None = None) -> Any:
+    return chart_machine(
+        CHART,
+        lambda: HandTurnstile(bug),
+        payloads={"coin": st.fixed_dictionaries({"amount": st.integers(0, 2)})},
+        model=lambda key: Counter(),
+    )
+
+
+def test_one_rule_per_declared_event_named_after_it() -> None:
+    derived = machine()
+    rules = {
+        name
+        for name in dir(derived)
+        if hasattr(getattr(derived, name), "hypothesis_stateful_rule")
+    }
+    assert {"coin", "push", "smash", "undeclared_event", "create"} <= rules
+    assert derived.__name__ == "TurnstileMachine"
+
+
+def test_a_correct_sut_passes() -> None:
+    run_state_machine_as_test(machine(), settings=SLOW)
+
+
+@pytest.mark.parametrize("bug", ["off_by_one", "revives"])
+def test_a_broken_sut_fails_with_a_short_pasteable_sequence(bug: str) -> None:
+    with pytest.raises(Divergence) as caught:
+        run_state_machine_as_test(machine(bug), settings=SLOW)
+    failure = caught.value
+    assert len(failure.steps) <= 6
+    assert "steps = [" in str(failure)
+    assert "Step('k0')" in str(failure)
+    with pytest.raises(Divergence):  # the printed steps reproduce it
+        replay(CHART, HandTurnstile(bug), failure.steps, model=lambda key: Counter())
+
+
+def test_final_states_absorb_is_checked() -> None:
+    steps = [Step("k0"), Step("k0", "smash"), Step("k0", "coin", {"amount": 2})]
+    with pytest.raises(Divergence, match="did not absorb"):
+        replay(CHART, HandTurnstile("revives"), steps, model=lambda key: Counter())
+
+
+def test_a_state_the_chart_does_not_declare_is_reported() -> None:
+    class Liar(HandTurnstile):
+        def configuration(self, key: str) -> Iterable[str]:
+            return {"floating"}
+
+    with pytest.raises(Divergence, match="does not declare"):
+        replay(CHART, Liar(), [Step("k0")])
+
+
+def test_applied_versus_ignored_is_compared_when_the_sut_tells() -> None:
+    class Boastful(HandTurnstile):
+        def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool | None:
+            super().send(key, event, payload)
+            return True
+
+    with pytest.raises(Divergence, match="ignored 'push'"):
+        replay(CHART, Boastful(), [Step("k0"), Step("k0", "push")], model=lambda key: Counter())
+
+
+def test_events_routed_to_the_wrong_key_are_caught_by_checking_every_instance() -> None:
+    class Mixer(HandTurnstile):
+        def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool | None:
+            return super().send(sorted(self.state)[-1], event, payload)
+
+    steps = [Step("k0"), Step("k1"), Step("k0", "smash")]
+    with pytest.raises(Divergence):
+        replay(CHART, Mixer(), steps, model=lambda key: Counter())
+
+
+def test_default_payloads_come_from_the_callbacks_parameters() -> None:
+    assert payload_parameters(CHART, "coin") == ["amount"]
+    assert payload_parameters(CHART, "push") == []
+    assert repr(default_payloads(CHART, "push")) == "fixed_dictionaries({})"
+
+
+def test_configuration_of_prefers_the_runtime_configuration() -> None:
+    instance = CHART.create(Counter())
+    assert configuration_of(instance) == {"locked"}
+
+    class Nested:
+        configuration = ("outer", "inner")
+        state = None
+
+    assert configuration_of(Nested()) == {"outer", "inner"}  # type: ignore[arg-type]
+
+
+def test_runner_refuses_a_key_twice() -> None:
+    runner = ChartRunner(CHART, HandTurnstile(), lambda key: Counter())
+    runner.create("a")
+    with pytest.raises(ValueError, match="already"):
+        runner.create("a")
+
+
+def test_chart_machine_rejects_payloads_for_undeclared_events() -> None:
+    with pytest.raises(ValueError, match="does not declare"):
+        chart_machine(CHART, HandTurnstile, payloads={"kick": st.just({})})

@@ -1,0 +1,157 @@
+"""Gemini chunks: whole calls without ids, Vertex partialArgs by JSON path, truncation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from google.genai import types
+
+from toolcalls.adapters import AdapterError, GeminiAdapter
+
+from .support import calls, summary
+
+
+def chunk(*function_calls: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    parts = [{"functionCall": call} for call in function_calls]
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return {"candidates": [candidate], "modelVersion": "gemini-x", "responseId": "r1"}
+
+
+def parallel_same_name() -> list[dict[str, Any]]:
+    return [
+        chunk(
+            {"name": "weather", "args": {"city": "Denver"}},
+            {"name": "weather", "args": {"city": "Moab"}},
+        ),
+        chunk({"name": "now", "args": {}}, finish="STOP"),
+    ]
+
+
+def test_quirk_whole_calls_without_ids_get_deterministic_ids() -> None:
+    expected = [
+        ("call_0", "weather", "running", {"city": "Denver"}),
+        ("call_1", "weather", "running", {"city": "Moab"}),
+        ("call_2", "now", "running", {}),
+    ]
+    assert summary(GeminiAdapter(), parallel_same_name()) == expected
+    assert summary(GeminiAdapter(), parallel_same_name()) == expected
+
+
+def test_a_whole_call_is_ready_at_once() -> None:
+    events = GeminiAdapter().feed(chunk({"name": "f", "args": {"a": 1}}))
+    assert [event["type"] for event in events] == ["start", "delta", "ready"]
+
+
+def test_ids_the_model_sent_are_kept() -> None:
+    chunks = [chunk({"id": "fc_1", "name": "f", "args": {"a": "é"}}, finish="STOP")]
+    assert summary(GeminiAdapter(), chunks) == [("fc_1", "f", "running", {"a": "é"})]
+
+
+def test_google_genai_objects_are_read_like_dicts() -> None:
+    objects = [types.GenerateContentResponse.model_validate(c) for c in parallel_same_name()]
+    assert calls(GeminiAdapter(), objects) == calls(GeminiAdapter(), parallel_same_name())
+
+
+def vertex_stream() -> list[dict[str, Any]]:
+    return [
+        chunk({"name": "weather", "willContinue": True}),
+        chunk(
+            {
+                "partialArgs": [
+                    {"jsonPath": "$.location", "stringValue": "San ", "willContinue": True}
+                ],
+                "willContinue": True,
+            }
+        ),
+        chunk(
+            {
+                "partialArgs": [
+                    {"jsonPath": "$.location", "stringValue": "Francisco", "willContinue": True}
+                ],
+                "willContinue": True,
+            }
+        ),
+        chunk(
+            {"partialArgs": [{"jsonPath": "$.location", "stringValue": ""}], "willContinue": True}
+        ),
+        chunk(
+            {
+                "partialArgs": [
+                    {"jsonPath": "$.days", "numberValue": 3},
+                    {"jsonPath": "$.opts.metric", "boolValue": True},
+                    {"jsonPath": "$.stops[1].name", "stringValue": "Reno"},
+                    {"jsonPath": "$['odd key']", "nullValue": "NULL_VALUE"},
+                ],
+                "willContinue": True,
+            }
+        ),
+        chunk({}),
+        chunk({}, finish="STOP"),
+    ]
+
+
+VERTEX_ARGS = {
+    "location": "San Francisco",
+    "days": 3,
+    "opts": {"metric": True},
+    "stops": [None, {"name": "Reno"}],
+    "odd key": None,
+}
+
+
+def test_quirk_vertex_partial_args_addressed_by_json_path() -> None:
+    assert summary(GeminiAdapter(), vertex_stream()) == [
+        ("call_0", "weather", "running", VERTEX_ARGS)
+    ]
+
+
+def test_vertex_partial_args_as_google_genai_objects() -> None:
+    objects = [types.GenerateContentResponse.model_validate(c) for c in vertex_stream()]
+    assert calls(GeminiAdapter(), objects)[0].args == VERTEX_ARGS
+
+
+def test_a_vertex_call_ends_with_a_part_that_does_not_continue() -> None:
+    chunks = [
+        chunk({"name": "f", "willContinue": True}),
+        chunk({"partialArgs": [{"jsonPath": "$.a", "numberValue": 1}]}),
+    ]
+    assert summary(GeminiAdapter(), chunks) == [("call_0", "f", "running", {"a": 1})]
+
+
+def test_quirk_vertex_call_truncated_by_max_tokens_never_becomes_ready() -> None:
+    chunks = [
+        chunk({"name": "write", "willContinue": True}),
+        chunk(
+            {
+                "partialArgs": [{"jsonPath": "$.path", "stringValue": "a.txt"}],
+                "willContinue": True,
+            },
+            finish="MAX_TOKENS",
+        ),
+    ]
+    call = calls(GeminiAdapter(), chunks)[0]
+    assert (call.status, call.error["kind"]) == ("error", "truncated")
+    assert "MAX_TOKENS" in call.error["message"]
+
+
+def test_quirk_vertex_stream_that_ends_mid_call_truncates() -> None:
+    chunks = [chunk({"name": "write", "willContinue": True})]
+    assert summary(GeminiAdapter(), chunks) == [("call_0", "write", "error", "truncated")]
+
+
+def test_quirk_empty_arguments_mean_no_arguments() -> None:
+    chunks = [chunk({"name": "now"}), chunk({"name": "later", "willContinue": True}), chunk({})]
+    assert [call.args for call in calls(GeminiAdapter(), chunks)] == [{}, {}]
+
+
+def test_a_bad_json_path_is_refused_naming_it() -> None:
+    adapter = GeminiAdapter()
+    adapter.feed(chunk({"name": "f", "willContinue": True}))
+    bad = chunk(
+        {"partialArgs": [{"jsonPath": "location", "stringValue": "x"}], "willContinue": True}
+    )
+    with pytest.raises(AdapterError, match=r"jsonPath.*not a JSON path"):
+        adapter.feed(bad)

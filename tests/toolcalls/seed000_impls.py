@@ -1,0 +1,123 @@
+"""A plain Python implementation of seed 000, and the same with one deliberate bug each.
+
+``Seed000(bug)`` follows the seed as written; each name in ``BUGS`` switches on one mistake a
+real implementation could make. Run as a script it speaks the conformance protocol on stdio
+(``python tests/toolcalls/seed000_impls.py [BUG]``), so the subprocess path is tested too.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from typing import Any
+
+BUGS = {
+    "mixes_ids": "a delta goes to the call started last, not the one its id names",
+    "parses_every_delta": "arguments are parsed (and kept) after every delta",
+    "result_while_pending": "a result is accepted while the call is still pending",
+    "error_overwrites_done": "an error after done replaces the result",
+    "loses_a_delta": "a delta replaces the text instead of appending to it",
+    "accepts_nan": "NaN and Infinity parse, as Python's json module allows",
+    "newest_first": "list() returns the newest call first",
+    "drops_null_result": "a null result is left out of the call",
+    "restart_resets": "a second start with the same id starts the call afresh",
+    "delta_after_ready": "deltas after ready still append to the text",
+}
+
+
+def _reject(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+class Seed000:
+    """toolCallStreamingStateMachine() of seed 000, with an optional bug."""
+
+    def __init__(self, bug: str | None = None) -> None:
+        if bug is not None and bug not in BUGS:
+            raise ValueError(f"unknown bug {bug!r}")
+        self.bug = bug
+        self.calls: dict[str, dict[str, Any]] = {}
+
+    def apply(self, event: dict[str, Any]) -> None:  # noqa: C901 - one switch per bug
+        kind, call_id = event["type"], event["id"]
+        call = self.calls.get(call_id)
+        if kind == "start":
+            if call is None or self.bug == "restart_resets":
+                self.calls.pop(call_id, None)
+                fresh = {"id": call_id, "name": event["name"], "argsText": "", "status": "pending"}
+                self.calls[call_id] = fresh
+            return
+        if kind == "delta" and self.bug == "mixes_ids" and self.calls:
+            call = list(self.calls.values())[-1]
+        if call is None:
+            return
+        status = call["status"]
+        if kind == "delta" and (status == "pending" or self.bug == "delta_after_ready"):
+            if self.bug == "loses_a_delta":
+                call["argsText"] = event["argsTextDelta"]
+            else:
+                call["argsText"] += event["argsTextDelta"]
+            if self.bug == "parses_every_delta":
+                try:
+                    call["args"] = json.loads(call["argsText"], parse_constant=_reject)
+                except ValueError:
+                    call.pop("args", None)
+        elif kind == "ready" and status == "pending":
+            constant = None if self.bug == "accepts_nan" else _reject
+            try:
+                call["args"] = json.loads(call["argsText"], parse_constant=constant)
+                call["status"] = "running"
+            except ValueError as failure:
+                call.pop("args", None)
+                call["status"], call["error"] = "error", f"bad JSON: {failure}"
+        elif kind == "result" and (
+            status == "running" or (status == "pending" and self.bug == "result_while_pending")
+        ):
+            call["status"] = "done"
+            if event["result"] is not None or self.bug != "drops_null_result":
+                call["result"] = copy.deepcopy(event["result"])
+        elif kind == "error" and (
+            status in ("pending", "running")
+            or (status == "done" and self.bug == "error_overwrites_done")
+        ):
+            call.pop("result", None)
+            call["status"], call["error"] = "error", copy.deepcopy(event["error"])
+
+    def get(self, call_id: str) -> dict[str, Any] | None:
+        call = self.calls.get(call_id)
+        return copy.deepcopy(call) if call is not None else None
+
+    def list(self) -> list[dict[str, Any]]:
+        calls = [copy.deepcopy(call) for call in self.calls.values()]
+        return calls[::-1] if self.bug == "newest_first" else calls
+
+
+def correct() -> Seed000:
+    """The factory ``--object tests.toolcalls.seed000_impls:correct`` names."""
+    return Seed000()
+
+
+def serve(bug: str | None) -> None:
+    """Answer the conformance protocol on stdin/stdout."""
+    machine = Seed000(bug)
+    for line in sys.stdin:
+        request = json.loads(line)
+        op = request["op"]
+        if op == "reset":
+            machine = Seed000(bug)
+            response: dict[str, Any] = {"ok": True}
+        elif op == "apply":
+            machine.apply(request["event"])
+            response = {"ok": True}
+        elif op == "get":
+            response = {"ok": True, "value": machine.get(request["id"])}
+        elif op == "list":
+            response = {"ok": True, "value": machine.list()}
+        else:
+            response = {"ok": False, "error": f"unknown op {op!r}"}
+        print(json.dumps(response), flush=True)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1] if len(sys.argv) > 1 else None)

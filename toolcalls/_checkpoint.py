@@ -1,0 +1,144 @@
+"""Session checkpoints: the tracker's snapshot plus the calls the executor had in flight.
+
+The picture is ``{"format": "toolcalls.session", "version": 1, "tracker": <tracker snapshot>,
+"inFlight": [{"id", "name", "state": "pending" | "executing"}], "unreported": [<settled call,
+as ToolCallState.to_dict()>], "finished": bool, "position": <any JSON>}``. ``inFlight`` lists the
+calls the session had registered for execution and not yet settled, in arrival order:
+``pending`` ones were waiting for a concurrency slot (their tool never started), ``executing``
+ones were running. ``unreported`` are calls that settled but were not yet handed to the
+consumer. ``position`` is the caller's (where its stream stood).
+
+The resume rule (``ToolCallSession.resume``): a ``pending`` call is submitted again (its tool
+never ran); an ``executing`` call is submitted again only if its tool is named in ``rerun``
+(the caller says running it twice is harmless), otherwise it ends in ``error`` with kind
+``interrupted`` and is reported, so the model hears about it. No call is ever dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ._errors import SnapshotError
+from ._execution import ToolCallState, ToolError
+
+FORMAT = "toolcalls.session"
+VERSION = 1
+
+
+class _InFlight(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    state: Literal["pending", "executing"]
+
+
+class _Unreported(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    toolCallId: str
+    toolName: str
+    args: dict[str, Any]
+    status: Literal["success", "error"]
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+
+class _Picture(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["toolcalls.session"]
+    version: int
+    tracker: dict[str, Any]
+    inFlight: list[_InFlight]
+    unreported: list[_Unreported]
+    finished: bool
+    position: Any = None
+
+
+class SessionPicture:
+    """A checked session checkpoint, read back (see the module docstring)."""
+
+    __slots__ = ("finished", "in_flight", "position", "tracker", "unreported")
+
+    def __init__(
+        self,
+        tracker: dict[str, Any],
+        in_flight: list[tuple[str, str, str]],
+        unreported: list[ToolCallState],
+        finished: bool,
+        position: Any,
+    ) -> None:
+        self.tracker = tracker
+        self.in_flight = in_flight
+        self.unreported = unreported
+        self.finished = finished
+        self.position = position
+
+
+def take(
+    tracker: dict[str, Any],
+    in_flight: list[tuple[str, str, str]],
+    unreported: list[ToolCallState],
+    finished: bool,
+    position: Any,
+) -> dict[str, Any]:
+    """The picture of a session (``in_flight`` as ``(id, name, "pending" | "executing")``)."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "tracker": tracker,
+        "inFlight": [{"id": i, "name": n, "state": s} for i, n, s in in_flight],
+        "unreported": [state.to_dict() for state in unreported],
+        "finished": finished,
+        "position": position,
+    }
+
+
+def read(data: Mapping[str, Any]) -> SessionPicture:
+    """Check a picture; raise ``SnapshotError`` naming the first bad field."""
+    if not isinstance(data, Mapping):
+        raise SnapshotError("checkpoint", f"expected a JSON object, got {type(data).__name__}")
+    if data.get("format") != FORMAT:
+        raise SnapshotError("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
+    if data.get("version") != VERSION:
+        raise SnapshotError(
+            "version",
+            f"unsupported version {data.get('version')!r} (this library reads {VERSION})",
+        )
+    try:
+        picture = _Picture.model_validate(dict(data))
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise SnapshotError(".".join(str(p) for p in first["loc"]), first["msg"]) from None
+    unreported = [_state(item) for item in picture.unreported]
+    in_flight: list[tuple[str, str, str]] = [(c.id, c.name, c.state) for c in picture.inFlight]
+    return SessionPicture(
+        picture.tracker, in_flight, unreported, picture.finished, picture.position
+    )
+
+
+def _state(item: _Unreported) -> ToolCallState:
+    error = None
+    if item.status == "error":
+        if item.error is None:
+            raise SnapshotError(f"unreported.{item.toolCallId}.error", "missing for an error")
+        error = _error(item.error)
+    result = item.result if item.status == "success" else None
+    args = MappingProxyType(item.args)
+    return ToolCallState(item.toolCallId, item.toolName, args, item.status, result, error)
+
+
+def _error(data: dict[str, Any]) -> ToolError:
+    """A ``ToolError`` from its wire shape (detail keys back to snake_case)."""
+    details = {_snake(key): value for key, value in dict(data.get("details") or {}).items()}
+    return ToolError(data["kind"], str(data.get("message", "")), details)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

@@ -1,0 +1,115 @@
+"""Anthropic Messages: raw stream events in, our events out.
+
+A ``tool_use`` content block starts a call (``content_block_start``, with the call's ``id`` and
+``name``); ``input_json_delta`` fragments are routed by the block ``index``. A block may carry
+its whole ``input`` in ``content_block_start`` and no deltas: that input is the arguments. A
+no-argument call streams a single empty ``partial_json``: that means ``{}``.
+
+``content_block_stop`` alone does not prove a call complete: when the message hits
+``max_tokens`` the open block is stopped too, and its partial input may happen to parse. So a
+stopped call becomes ready as soon as the model is seen to go on (a later block starts) or the
+message says why it stopped (``message_delta``) with a reason other than a limit. ``max_tokens``
+or ``model_context_window_exceeded``, an ``error`` event, or a stream that ends first cut the
+open calls off: they end in error, truncated, and never run. ``server_tool_use`` blocks run on
+Anthropic's side and are not reported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from ._base import StreamAdapter, _Call, text_field
+from ._base import field as get
+
+_CUT = frozenset({"max_tokens", "model_context_window_exceeded", "refusal"})
+
+
+class AnthropicAdapter(StreamAdapter):
+    """Reads Anthropic Messages stream events (``RawMessageStreamEvent`` or dicts)."""
+
+    id_prefix = "toolu"
+
+    def __init__(self, *, id_prefix: str | None = None) -> None:
+        super().__init__(id_prefix=id_prefix)
+        self._blocks: dict[int, _Call] = {}
+        self._start_input: dict[str, Any] = {}
+        self._stopped: list[_Call] = []  # stopped blocks waiting to be proven complete
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._blocks.clear()
+        self._start_input.clear()
+        self._stopped.clear()
+
+    def _delta(self, chunk: Any) -> None:
+        call = self._blocks.get(get(chunk, "index"))
+        if call is not None:
+            delta = get(chunk, "delta")
+            if get(delta, "type") == "input_json_delta":
+                self._book.delta(call, text_field(delta, "partial_json", "delta"))
+
+    def _block_start(self, chunk: Any) -> None:
+        self._release()
+        block = get(chunk, "content_block")
+        if block is not None and get(block, "type") == "tool_use":
+            call_id = get(block, "id") or self._new_id()
+            call = self._book.start(call_id, text_field(block, "name", "content_block"))
+            self._blocks[get(chunk, "index")] = call
+            given = get(block, "input")
+            if given:
+                self._start_input[call.id] = given
+
+    def _block_stop(self, chunk: Any) -> None:
+        call = self._blocks.pop(get(chunk, "index"), None)
+        if call is not None:
+            self._stopped.append(call)
+
+    def _message_delta(self, chunk: Any) -> None:
+        delta = get(chunk, "delta")
+        reason = None if delta is None else get(delta, "stop_reason")
+        if reason in _CUT:
+            self._cut(f"the message stopped at {reason!r}")
+        elif reason is not None:
+            self._release()
+
+    def _message_stop(self, chunk: Any) -> None:
+        self._release()
+
+    def _error(self, chunk: Any) -> None:
+        error = get(chunk, "error")
+        why = "the stream failed"
+        if error is not None:
+            why += f" ({get(error, 'type')}: {get(error, 'message')})"
+        self._cut(why)
+
+    def _cut(self, why: str) -> None:
+        for call in self._book.open_calls():
+            self._book.truncate(call, why)
+        self._stopped.clear()
+
+    _handlers: ClassVar[dict[str, Callable[[Any, Any], object]]] = {
+        "content_block_delta": _delta,
+        "content_block_start": _block_start,
+        "content_block_stop": _block_stop,
+        "message_delta": _message_delta,
+        "message_stop": _message_stop,
+        "error": _error,
+    }
+
+    def _release(self) -> None:
+        """Make every stopped call ready: the model went on, so none was cut off."""
+        book = self._book
+        for call in self._stopped:
+            given = self._start_input.pop(call.id, None)
+            if not call.has_text and given is not None:
+                book.delta(call, json.dumps(_plain(given), ensure_ascii=False))
+            book.ready(call)
+        self._stopped.clear()
+
+
+def _plain(value: Any) -> Any:
+    """An SDK model's input as plain JSON data (the input of a block is already a dict)."""
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if dump is not None else value

@@ -1,0 +1,137 @@
+"""OpenAI Responses API: stream events in, our events out.
+
+A ``function_call`` output item starts a call (``response.output_item.added``), named by its
+``call_id`` (the id results go back under), not its item ``id``. Argument deltas are routed by
+``output_index``, which counts every output item and stays put; the ``item_id`` may rotate
+between events of one call, so it is only a fallback. ``response.function_call_arguments.done``
+or ``response.output_item.done`` makes the call ready (with the item's full arguments when no
+delta carried them). ``response.incomplete`` (``max_output_tokens``), ``response.failed``, an
+``error`` event, or a stream that just ends cuts the open calls off: they end in error,
+truncated, and never run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._base import StreamAdapter, _Call, text_field
+from ._base import field as get
+
+
+class OpenAIResponsesAdapter(StreamAdapter):
+    """Reads OpenAI Responses stream events (``ResponseStreamEvent`` or dicts)."""
+
+    def __init__(self, *, id_prefix: str | None = None) -> None:
+        super().__init__(id_prefix=id_prefix)
+        self._by_index: dict[int, _Call] = {}
+        self._by_item: dict[str, _Call] = {}
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._by_index.clear()
+        self._by_item.clear()
+
+    def _delta(self, chunk: Any) -> None:
+        call = self._route(chunk)
+        if call is not None:
+            self._book.delta(call, text_field(chunk, "delta", "delta"))
+
+    def _arguments_done(self, chunk: Any) -> None:
+        call = self._route(chunk)
+        if call is not None:
+            self._complete(call, text_field(chunk, "arguments", "arguments.done"))
+
+    def _item_done(self, chunk: Any) -> None:
+        item = get(chunk, "item")
+        if item is not None and get(item, "type") == "function_call":
+            call = self._route(chunk) or self._added(chunk)
+            if call is not None:
+                self._complete(call, text_field(item, "arguments", "item"))
+
+    def _completed(self, chunk: Any) -> None:
+        self._settle_all(get(chunk, "response"))
+
+    def _incomplete(self, chunk: Any) -> None:
+        response = get(chunk, "response")
+        details = None if response is None else get(response, "incomplete_details")
+        reason = None if details is None else get(details, "reason")
+        self._cut(f"the response is incomplete ({reason or 'no reason given'})")
+
+    def _failed(self, chunk: Any) -> None:
+        self._cut(f"the stream failed ({_failure(chunk)})")
+
+    def _cut(self, why: str) -> None:
+        for call in self._book.open_calls():
+            self._book.truncate(call, why)
+
+    def _added(self, chunk: Any) -> _Call | None:
+        item = get(chunk, "item")
+        if item is None or get(item, "type") != "function_call":
+            return None
+        call_id = get(item, "call_id") or get(item, "id") or self._new_id()
+        book = self._book
+        call = book.calls.get(call_id)
+        if call is None:
+            call = book.start(call_id, text_field(item, "name", "item") or "(unnamed)")
+            book.delta(call, text_field(item, "arguments", "item"))
+        index = get(chunk, "output_index")
+        if index is not None:
+            self._by_index[index] = call
+        item_id = get(item, "id")
+        if item_id:
+            self._by_item[item_id] = call
+        return call
+
+    def _route(self, chunk: Any) -> _Call | None:
+        index = get(chunk, "output_index")
+        call = self._by_index.get(index) if index is not None else None
+        if call is None:
+            item_id = get(chunk, "item_id")
+            call = self._by_item.get(item_id) if item_id else None
+            if call is None and index is None:
+                open_calls = self._book.open_calls()
+                call = open_calls[0] if len(open_calls) == 1 else None
+        item_id = get(chunk, "item_id")
+        if call is not None and item_id:
+            self._by_item[item_id] = call  # a rotated item id names the same call
+        return call
+
+    def _complete(self, call: _Call, arguments: str) -> None:
+        if not call.has_text:
+            self._book.delta(call, arguments)
+        self._book.ready(call)
+
+    def _settle_all(self, response: Any) -> None:
+        """``response.completed``: calls whose done events never came take their arguments
+        from the final output items."""
+        book = self._book
+        for item in (get(response, "output") or ()) if response is not None else ():
+            if get(item, "type") == "function_call":
+                call = book.calls.get(get(item, "call_id") or "")
+                if call is not None and call.open:
+                    self._complete(call, text_field(item, "arguments", "item"))
+        for call in book.open_calls():
+            book.ready(call)
+
+
+OpenAIResponsesAdapter._handlers = {
+    "response.function_call_arguments.delta": OpenAIResponsesAdapter._delta,
+    "response.output_item.added": OpenAIResponsesAdapter._added,
+    "response.function_call_arguments.done": OpenAIResponsesAdapter._arguments_done,
+    "response.output_item.done": OpenAIResponsesAdapter._item_done,
+    "response.completed": OpenAIResponsesAdapter._completed,
+    "response.incomplete": OpenAIResponsesAdapter._incomplete,
+    "response.failed": OpenAIResponsesAdapter._failed,
+    "error": OpenAIResponsesAdapter._failed,
+}
+
+
+def _failure(chunk: Any) -> str:
+    error = get(chunk, "error")
+    if error is None:
+        response = get(chunk, "response")
+        error = None if response is None else get(response, "error")
+    if error is None:
+        return str(get(chunk, "type"))
+    code, message = get(error, "code"), get(error, "message")
+    return ": ".join(str(part) for part in (code, message) if part) or "no reason given"

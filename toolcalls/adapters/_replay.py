@@ -1,0 +1,199 @@
+"""``toolcalls replay --format FORMAT [--tools MODULE:REGISTRY]``: a recorded provider stream,
+replayed through its adapter into a tracker, or into a session that runs the tools.
+
+A recording holds one JSON payload per line (what each SSE ``data:`` frame carried); blank lines
+and lines whose only key starts with ``_`` (``{"_comment": ...}``, ``{"_sse_data": "[DONE]"}``)
+are skipped. The command line keeps only the wiring; everything else is here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import json
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._errors import AdapterError, InvalidEvent, ToolCallsError
+from .._record import ToolCall, reject_constant
+from .._session import ToolCallSession
+from .._tools import Tool, ToolFunction
+from .._tracker import ToolCallTracker
+from . import ADAPTERS
+from ._base import Event
+
+#: Every ``--format``: ``native`` (our own events) and one per adapter.
+FORMATS: tuple[str, ...] = ("native", *ADAPTERS)
+
+
+class ReplayInputError(ToolCallsError, ValueError):
+    """A line of the recording, or the ``--tools`` registry, cannot be used."""
+
+    def __init__(self, line: int | None, problem: str) -> None:
+        self.line = line
+        self.problem = problem
+        super().__init__(problem if line is None else f"line {line}: {problem}")
+
+
+@dataclass
+class ProviderReplay:
+    """What replaying a recording produced: the calls, each call's lifecycle (the statuses it
+    went through), and a note per event the tracker ignored."""
+
+    calls: list[ToolCall]
+    lifecycles: dict[str, list[str]]
+    ignored: list[str] = field(default_factory=list)
+
+
+def payloads(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
+    """(line number, JSON payload) of every line that is not blank or a ``_`` note."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            payload = json.loads(line, parse_constant=reject_constant)
+        except ValueError as error:
+            raise ReplayInputError(number, f"not valid JSON: {error}") from None
+        if isinstance(payload, dict) and len(payload) == 1 and next(iter(payload)).startswith("_"):
+            continue
+        yield number, payload
+
+
+def native_events(lines: Iterable[str], fmt: str) -> list[tuple[int, Event]]:
+    """The native events of a recording in ``fmt``, each with the line that made it (the
+    events ``finish()`` adds carry the last line's number)."""
+    if fmt == "native":
+        return list(payloads(lines))
+    adapter = ADAPTERS[fmt]()
+    events: list[tuple[int, Event]] = []
+    number = 0
+    for number, payload in payloads(lines):
+        if not isinstance(payload, dict):
+            raise ReplayInputError(number, f"expected a JSON object, got {type(payload).__name__}")
+        try:
+            events.extend((number, event) for event in adapter.feed(payload))
+        except AdapterError as error:
+            raise ReplayInputError(number, str(error)) from None
+    events.extend((number, event) for event in adapter.finish())
+    return events
+
+
+def load_tools(spec: str) -> Mapping[str, ToolFunction | Tool]:
+    """The registry named ``MODULE:NAME`` (a module path, or a ``.py`` file): a mapping of tool
+    names to functions or ``Tool``s."""
+    module_name, _, attribute = spec.rpartition(":")
+    if not module_name or not attribute:
+        raise ReplayInputError(None, f"--tools {spec!r}: expected MODULE:REGISTRY")
+    try:
+        if module_name.endswith(".py") or "/" in module_name:
+            path = Path(module_name)
+            loader = importlib.util.spec_from_file_location(path.stem, path)
+            if loader is None or loader.loader is None or not path.is_file():
+                raise ReplayInputError(None, f"--tools {spec!r}: no file {module_name}")
+            module = importlib.util.module_from_spec(loader)
+            loader.loader.exec_module(module)
+        else:
+            if "" not in sys.path:
+                sys.path.insert(0, "")  # a module of the current directory, as python -m would
+            module = importlib.import_module(module_name)
+    except ReplayInputError:
+        raise
+    except Exception as error:
+        raise ReplayInputError(
+            None, f"--tools {spec!r}: cannot load {module_name}: {error}"
+        ) from None
+    registry = getattr(module, attribute, None)
+    if not isinstance(registry, Mapping) or not all(isinstance(k, str) for k in registry):
+        raise ReplayInputError(
+            None, f"--tools {spec!r}: {attribute} must be a mapping of tool names to tools"
+        )
+    return registry
+
+
+def replay_events(
+    events: list[tuple[int, Event]],
+    tools: Mapping[str, ToolFunction | Tool] | None = None,
+    max_history: int | None = None,
+) -> ProviderReplay:
+    """Apply the events to a tracker, or, with ``tools``, to a session that runs them."""
+    if tools is None:
+        tracker = ToolCallTracker(max_history=max_history)
+        lifecycles, ignored = _apply_all(tracker.apply, events)
+        return ProviderReplay(tracker.list(), lifecycles, ignored)
+    return asyncio.run(_run_session(events, tools, max_history))
+
+
+async def _run_session(
+    events: list[tuple[int, Event]],
+    tools: Mapping[str, ToolFunction | Tool],
+    max_history: int | None,
+) -> ProviderReplay:
+    history = max_history if max_history is not None else max(50, len(events))
+    async with ToolCallSession(tools, max_history=history) as session:
+        lifecycles, ignored = _apply_all(session.apply, events)
+        session.finish()
+        async for _ in session.settled():
+            pass
+        calls = session.tracker.list()
+    for call in calls:  # the tools' outcomes, which the session applied itself
+        steps = lifecycles.setdefault(call.id, [call.status])
+        if steps[-1] != call.status:
+            steps.append(call.status)
+    return ProviderReplay(calls, lifecycles, ignored)
+
+
+def _apply_all(
+    apply: Any, events: list[tuple[int, Event]]
+) -> tuple[dict[str, list[str]], list[str]]:
+    lifecycles: dict[str, list[str]] = {}
+    ignored: list[str] = []
+    for number, event in events:
+        try:
+            outcome = apply(event)
+        except InvalidEvent as error:
+            raise ReplayInputError(number, str(error)) from None
+        call_id = str(event["id"])
+        if not outcome.applied:
+            ignored.append(f"line {number}: {call_id}: {outcome.message}")
+            continue
+        steps = lifecycles.setdefault(call_id, [])
+        if not steps or steps[-1] != outcome.status:
+            steps.append(outcome.status)
+    return lifecycles, ignored
+
+
+def lifecycle_lines(done: ProviderReplay) -> list[str]:
+    """One line per call: its id, tool, and the statuses it went through."""
+    width = max((len(call.id) for call in done.calls), default=0)
+    return [
+        f"  {call.id.ljust(width)}  {call.name}: {' -> '.join(done.lifecycles.get(call.id, []))}"
+        for call in done.calls
+    ]
+
+
+def run_replay(
+    source: Iterable[str],
+    fmt: str,
+    tools_spec: str | None,
+    max_history: int | None,
+    as_json: bool,
+) -> tuple[ProviderReplay, list[str]]:
+    """Replay a recording; return what it produced and the lines to print. Raises
+    ``ReplayInputError`` for a bad line or registry, ``UnicodeDecodeError`` for a non-UTF-8
+    file."""
+    tools = None if tools_spec is None else load_tools(tools_spec)
+    done = replay_events(native_events(source, fmt), tools, max_history)
+    if as_json:
+        return done, [json.dumps(call.to_dict(), ensure_ascii=False) for call in done.calls]
+    from ..__main__ import _summary, table
+
+    lines = [table(done.calls), "", _summary(done.calls), "lifecycle:", *lifecycle_lines(done)]
+    if done.ignored:
+        count = len(done.ignored)
+        lines.append(f"{count} ignored event{'s' if count != 1 else ''}:")
+        lines.extend(f"  {note}" for note in done.ignored)
+    return done, lines

@@ -1,0 +1,92 @@
+"""Results back: the message or item that carries a settled call's outcome to each provider.
+
+Each builder takes what the session yields (a ``ToolCallState``) or a tracker snapshot (a
+``ToolCall`` that is ``done`` or ``error``) and returns the provider's JSON as a plain dict,
+ready to append to the next request. Results that are not strings are sent as JSON text where
+the provider wants text; an error is sent as the JSON of ``{"error": ...}`` (the ``ToolError``'s
+``kind``, ``message`` and ``details``), flagged as an error where the provider has a flag.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .._errors import AdapterError
+from .._execution import ToolCallState
+from .._record import ToolCall
+
+Settled = ToolCallState | ToolCall
+
+
+def _outcome(call: Settled) -> tuple[str, str, bool, Any]:
+    """(id, tool name, succeeded, result or error as JSON data)."""
+    if isinstance(call, ToolCallState):
+        if call.status == "success":
+            return call.tool_call_id, call.tool_name, True, call.result
+        if call.status == "error" and call.error is not None:
+            return call.tool_call_id, call.tool_name, False, call.error.to_dict()
+        raise AdapterError("call", f"{call.tool_call_id} has not settled (it is {call.status})")
+    if isinstance(call, ToolCall):
+        if call.status == "done":
+            return call.id, call.name, True, call.result
+        if call.status == "error":
+            return call.id, call.name, False, call.error
+        raise AdapterError("call", f"{call.id} has not settled (it is {call.status})")
+    raise AdapterError("call", f"expected a ToolCallState or ToolCall, got {type(call).__name__}")
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _error_text(error: Any) -> str:
+    return json.dumps({"error": error}, ensure_ascii=False)
+
+
+def _message(error: Any) -> str:
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    return _text(error)
+
+
+def openai_chat_tool_message(call: Settled) -> dict[str, Any]:
+    """The Chat Completions ``{"role": "tool", "tool_call_id", "content"}`` message."""
+    call_id, _, ok, value = _outcome(call)
+    content = _text(value) if ok else _error_text(value)
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def openai_responses_output(call: Settled) -> dict[str, Any]:
+    """The Responses ``function_call_output`` input item."""
+    call_id, _, ok, value = _outcome(call)
+    output = _text(value) if ok else _error_text(value)
+    return {"type": "function_call_output", "call_id": call_id, "output": output}
+
+
+def anthropic_tool_result(call: Settled) -> dict[str, Any]:
+    """The Messages ``tool_result`` content block (goes in a ``user`` message), with
+    ``is_error`` set for a failed call."""
+    call_id, _, ok, value = _outcome(call)
+    content = _text(value) if ok else _error_text(value)
+    return {"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": not ok}
+
+
+def gemini_function_response(call: Settled, *, send_id: bool = True) -> dict[str, Any]:
+    """The ``functionResponse`` part (wire keys): ``response`` holds ``{"output": result}`` or
+    ``{"error": error}``. Pass ``send_id=False`` for a call whose id the adapter generated
+    (``GeminiAdapter.function_response`` does): the model never saw that id."""
+    call_id, name, ok, value = _outcome(call)
+    response = {"output": value} if ok else {"error": value}
+    body: dict[str, Any] = {"name": name, "response": response}
+    if send_id:
+        body["id"] = call_id
+    return {"functionResponse": body}
+
+
+def ai_sdk_tool_output(call: Settled) -> dict[str, Any]:
+    """The UI message stream chunk: ``tool-output-available`` or ``tool-output-error``."""
+    call_id, _, ok, value = _outcome(call)
+    if ok:
+        return {"type": "tool-output-available", "toolCallId": call_id, "output": value}
+    return {"type": "tool-output-error", "toolCallId": call_id, "errorText": _message(value)}

@@ -1,0 +1,212 @@
+"""How the suite talks to an implementation of seed 000: in process, or over JSON lines.
+
+The JSON-lines protocol (one request per line on the implementation's stdin, exactly one
+response line on its stdout, UTF-8)::
+
+    {"op": "reset"}                       -> {"ok": true}
+    {"op": "apply", "event": {...}}       -> {"ok": true}
+    {"op": "get", "id": "..."}            -> {"ok": true, "value": <call or null>}
+    {"op": "list"}                        -> {"ok": true, "value": [<calls in start order>]}
+    a failure of the implementation       -> {"ok": false, "error": "<message>"}
+
+A call is the seed's wire shape: ``{"id", "name", "argsText", "args"?, "status", "result"?,
+"error"?}``, keys that are not set left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import selectors
+import shlex
+import subprocess
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from .._errors import ImplementationFailed, ProtocolError
+
+#: Seconds to wait for one response line before calling it a protocol error.
+DEFAULT_TIMEOUT = 10.0
+
+
+class Implementation(Protocol):
+    """Seed 000's API, as the suite drives it. Values are plain JSON (dicts, lists...)."""
+
+    def reset(self) -> None: ...
+
+    def apply(self, event: Mapping[str, Any]) -> None: ...
+
+    def get(self, call_id: str) -> dict[str, Any] | None: ...
+
+    def list(self) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
+
+def _plain(value: Any, where: str) -> Any:
+    """A call as plain JSON data: ``to_dict()`` if the object has it, then a JSON round trip."""
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        value = to_dict()
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as error:
+        raise ProtocolError(f"{where} returned a value JSON cannot hold: {error}") from None
+
+
+class ObjectImplementation:
+    """An in-process implementation: ``factory()`` returns an object with ``apply(event)``,
+    ``get(id)`` and ``list()``; calls may be dicts or objects with ``to_dict()``."""
+
+    def __init__(self, factory: Callable[[], Any], name: str = "object") -> None:
+        self.factory = factory
+        self.name = name
+        self.target = factory()
+
+    @classmethod
+    def from_spec(cls, spec: str) -> ObjectImplementation:
+        """``module:factory`` (``module:Class`` works too)."""
+        module_name, _, attribute = spec.partition(":")
+        if not module_name or not attribute:
+            raise ProtocolError(f"--object wants MODULE:FACTORY, got {spec!r}")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise ProtocolError(f"cannot import {module_name!r}: {error}") from None
+        factory = getattr(module, attribute, None)
+        if not callable(factory):
+            raise ProtocolError(f"{module_name} has no callable {attribute!r}")
+        return cls(factory, spec)
+
+    def reset(self) -> None:
+        self.target = self.factory()
+
+    def apply(self, event: Mapping[str, Any]) -> None:
+        try:
+            self.target.apply(dict(event))
+        except Exception as error:
+            raise ImplementationFailed(f"apply raised {type(error).__name__}: {error}") from None
+
+    def get(self, call_id: str) -> dict[str, Any] | None:
+        try:
+            value = self.target.get(call_id)
+        except Exception as error:
+            raise ImplementationFailed(f"get raised {type(error).__name__}: {error}") from None
+        return None if value is None else _plain(value, "get")
+
+    def list(self) -> list[dict[str, Any]]:
+        try:
+            values = list(self.target.list())
+        except Exception as error:
+            raise ImplementationFailed(f"list raised {type(error).__name__}: {error}") from None
+        plain: list[dict[str, Any]] = [_plain(value, "list") for value in values]
+        return plain
+
+    def close(self) -> None:
+        pass
+
+
+class SubprocessImplementation:
+    """An implementation in another process, speaking the JSON-lines protocol."""
+
+    def __init__(self, command: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.command = command
+        self.name = command
+        self.timeout = timeout
+        argv = shlex.split(command)
+        if not argv:
+            raise ProtocolError("--cmd is empty")
+        try:
+            self.process = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+            )
+        except OSError as error:
+            raise ProtocolError(f"cannot start {command!r}: {error}") from None
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self._stdin = self.process.stdin
+        self._fd = self.process.stdout.fileno()
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._fd, selectors.EVENT_READ)
+        self._buffer = b""
+
+    def request(self, message: Mapping[str, Any]) -> Any:
+        """Send one request; return the response's ``value`` (``None`` if it has none)."""
+        line = json.dumps(message, ensure_ascii=False, allow_nan=False) + "\n"
+        try:
+            self._stdin.write(line.encode("utf-8"))
+        except (BrokenPipeError, OSError):
+            raise ProtocolError(self._died(message)) from None
+        raw = self._read_line(message)
+        try:
+            response = json.loads(raw)
+        except ValueError:
+            raise ProtocolError(
+                f"answer to {_short(message)} is not JSON: {raw[:200]!r}"
+            ) from None
+        if not isinstance(response, dict) or not isinstance(response.get("ok"), bool):
+            raise ProtocolError(f'answer to {_short(message)} has no boolean "ok": {raw[:200]}')
+        if not response["ok"]:
+            error = response.get("error")
+            if not isinstance(error, str):
+                raise ProtocolError(f'failure answer to {_short(message)} has no "error" text')
+            raise ImplementationFailed(f"{message['op']} failed: {error}")
+        return response.get("value")
+
+    def _read_line(self, message: Mapping[str, Any]) -> str:
+        while b"\n" not in self._buffer:
+            if not self._selector.select(self.timeout):
+                raise ProtocolError(f"no answer to {_short(message)} within {self.timeout:g} s")
+            chunk = os.read(self._fd, 65536)
+            if not chunk:
+                raise ProtocolError(self._died(message))
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProtocolError(f"answer to {_short(message)} is not UTF-8") from None
+
+    def _died(self, message: Mapping[str, Any]) -> str:
+        try:
+            code: int | None = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            code = None
+        how = f"exited with status {code}" if code is not None else "closed its output"
+        return f"the implementation {how} before answering {_short(message)}"
+
+    def reset(self) -> None:
+        self.request({"op": "reset"})
+
+    def apply(self, event: Mapping[str, Any]) -> None:
+        self.request({"op": "apply", "event": event})
+
+    def get(self, call_id: str) -> dict[str, Any] | None:
+        value = self.request({"op": "get", "id": call_id})
+        if value is not None and not isinstance(value, dict):
+            raise ProtocolError(f"get {call_id!r} answered {value!r}, not a call or null")
+        return value
+
+    def list(self) -> list[dict[str, Any]]:
+        value = self.request({"op": "list"})
+        if not isinstance(value, list) or not all(isinstance(call, dict) for call in value):
+            raise ProtocolError(f"list answered {json.dumps(value)[:200]}, not a list of calls")
+        return value
+
+    def close(self) -> None:
+        self._selector.close()
+        with contextlib.suppress(OSError):
+            self._stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def _short(message: Mapping[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False)[:200]
