@@ -183,6 +183,10 @@ class ToolExecutor:
         self._apply(effects)
         return True
 
+    def _remember(self, state: ToolCallState) -> None:
+        """Track a call that settled before a resume, settled (nothing runs or is reported)."""
+        self._book.remember(state.tool_call_id, state.tool_name, dict(state.args), state)
+
     @property
     def calls(self) -> list[ToolCallState]:
         """Snapshots of every tracked call, in arrival order."""
