@@ -146,7 +146,11 @@ class ToolError:
     @classmethod
     def tool_raised(cls, tool_name: str, exc: BaseException) -> ToolError:
         """The tool raised ``exc``."""
-        kind, text = _exception_type(exc), str(exc)
+        kind = _exception_type(exc)
+        try:
+            text = str(exc)
+        except Exception:  # an exception whose message cannot be read is still data
+            text = f"<{kind} whose message cannot be read>"
         return cls(
             "tool_raised",
             f"tool {tool_name!r} raised {kind}" + (f": {text}" if text else ""),
@@ -357,6 +361,7 @@ class CallBook:
         self._seq = 0
         self._settled: list[tuple[int, str]] = []  # heap of (arrival, id) of tracked settled calls
         self._queue: deque[Call] = deque()  # calls waiting for a concurrency slot
+        self._left_queue = 0  # queued calls that settled while waiting (dropped lazily)
 
     def admit(
         self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool
@@ -529,6 +534,11 @@ class CallBook:
                 effects.append(("stop", call, reason))
             if self._queue:
                 self._start_queued(effects)
+        elif call.tool is not None and self._queue:  # it was waiting for a slot: let it go
+            self._left_queue += 1
+            if self._left_queue * 2 > len(self._queue):
+                self._queue = deque(c for c in self._queue if not c.settled and not c.dropped)
+                self._left_queue = 0
         effects.append(("settle", call, None))
         if len(self.calls) > self.max_history:
             self._evict()
