@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check bench bench-ray ray diagrams graphviz node mutation soak clean
+.PHONY: demo test check bench bench-ray ray diagrams graphviz node mutation soak w3c clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ bench-ray: $(VENV)/.ray
 diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams
 
+# The W3C SCXML suite from python-statemachine's sdist (into .cache/), then its tests.
+w3c: $(VENV)/.dev
+	scripts/fetch-w3c-suite $(BIN)/python
+	$(BIN)/python -m pytest tests/statecharts/test_w3c.py -q
+
 graphviz:
 	@scripts/install-graphviz --if-possible
 
@@ -61,10 +66,10 @@ graphviz:
 node: examples/ai-sdk/node_modules/.package-lock.json
 
 examples/ai-sdk/node_modules/.package-lock.json: examples/ai-sdk/package-lock.json
-	scripts/install-node
+	@scripts/install-node --if-possible
 
 mutation: $(VENV)/.dev
 	$(BIN)/python benchmarks/mutation_score.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis examples/ai-sdk/node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .cache examples/ai-sdk/node_modules

@@ -49,7 +49,7 @@ def prepare(scratch: Path) -> None:
         f"only_mutate = {MUTATE!r}\n"
         'also_copy = ["statecharts/", "oracle_toolcalls/", "mutation_tests/"]\n'
         'pytest_add_cli_args_test_selection = ["mutation_tests"]\n'
-        'pytest_add_cli_args = ["-p", "no:statecharts", "-p", "no:cacheprovider"]\n'
+        'pytest_add_cli_args = ["-x", "-p", "no:statecharts", "-p", "no:cacheprovider"]\n'
     ).replace("'", '"')
     (scratch / "pyproject.toml").write_text(pyproject, encoding="utf-8")
     (scratch / "mutation_tests").mkdir()
@@ -59,7 +59,7 @@ def prepare(scratch: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=60, help="generated sequences per mutant")
-    parser.add_argument("--max-children", type=int, default=1, help="mutants run at once")
+    parser.add_argument("--max-children", type=int, default=2, help="mutants run at once")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     args = parser.parse_args()
     mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent)) or shutil.which(

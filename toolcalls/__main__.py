@@ -8,7 +8,8 @@ replay with its line number and the problem, and exit status 2.
 Each line is read with the rules arguments are parsed with (``JSON.parse``, numbers within a
 double's range, nesting up to 256 levels), so ``--json`` always writes valid JSON. When the
 reader of the output goes away (``| head -1``), the command stops quietly with status 0.
-``toolcalls --version`` prints the installed version.
+``toolcalls --version`` prints the installed version. ``toolcalls conformance`` runs the seed
+000 conformance suite against another implementation (``toolcalls.conformance``).
 
 ``--trace ID`` prints instead the path of one call through ``ToolCallChart``, as the JSON-lines
 trace ``statecharts diagram toolcalls:ToolCallChart --trace FILE`` draws: each event of that
@@ -30,6 +31,8 @@ from typing import IO, Any
 from ._errors import InvalidEvent
 from ._record import ToolCall, parse_json
 from ._tracker import CHART_EVENTS, ToolCallTracker
+from .conformance._cli import add_arguments as add_conformance_arguments
+from .conformance._cli import run as run_conformance
 
 EXIT_BAD_INPUT = 2
 
@@ -195,6 +198,12 @@ def parser() -> argparse.ArgumentParser:
     replay_parser.add_argument(
         "--max-history", type=_positive, default=None, help="keep at most N calls (finished first)"
     )
+    # ``toolcalls conformance``: the seed 000 conformance suite (see toolcalls.conformance).
+    add_conformance_arguments(
+        commands.add_parser(
+            "conformance", help="check an implementation of seed 000 against the tool call chart"
+        )
+    )
     return main_parser
 
 
@@ -208,6 +217,8 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = parser().parse_args(argv)
+    if args.command == "conformance":
+        return run_conformance(args)
     # Text from a stream may hold lone surrogates (a "\ud800" escape); write them escaped.
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)

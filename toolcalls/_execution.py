@@ -89,6 +89,14 @@ def _exception_type(exc: BaseException) -> str:
     return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
 
 
+def exception_text(exc: BaseException) -> str:
+    """``str(exc)``, or a stand-in when the exception cannot be turned into text."""
+    try:
+        return str(exc)
+    except Exception as problem:
+        return f"<{type(exc).__name__} whose str() raised {type(problem).__name__}>"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolError:
     """How a call ended in ``error``: a value, not an exception.
@@ -146,11 +154,7 @@ class ToolError:
     @classmethod
     def tool_raised(cls, tool_name: str, exc: BaseException) -> ToolError:
         """The tool raised ``exc``."""
-        kind = _exception_type(exc)
-        try:
-            text = str(exc)
-        except Exception:  # an exception whose message cannot be read is still data
-            text = f"<{kind} whose message cannot be read>"
+        kind, text = _exception_type(exc), exception_text(exc)
         return cls(
             "tool_raised",
             f"tool {tool_name!r} raised {kind}" + (f": {text}" if text else ""),

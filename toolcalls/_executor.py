@@ -112,7 +112,7 @@ class ToolExecutor:
             raise TypeError(f"runner must have check() and run() (a Runner), not {runner!r}")
         runner.check(prepared)
         self._runner = runner
-        self._local = isinstance(runner, LocalRunner)
+        self._local = type(runner) is LocalRunner  # a subclass may instrument run(): call it
         self._book = CallBook(prepared, max_history, max_concurrency)
         self._on_call_settled = on_call_settled
         # An async callback's coroutine needs a loop: every call needs one then.

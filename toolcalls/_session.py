@@ -38,7 +38,7 @@ from . import _checkpoint
 from ._errors import InvalidEvent, SessionClosed, SnapshotError
 from ._execution import ToolCallState, ToolError
 from ._executor import ToolExecutor
-from ._record import UNSET
+from ._record import TRUNCATED, UNSET
 from ._runner import Runner
 from ._snapshot import same_json
 from ._tools import SCALARS, Tool, ToolFunction, copy_args, is_flat
@@ -82,6 +82,7 @@ class ToolCallSession:
         self._finished = False
         self._closed = False
         self._stopped = False  # finished or closed: no more events
+        self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
         #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
         self.position: Any = None
 
@@ -145,6 +146,24 @@ class ToolCallSession:
         if call_id in self._running:
             self._running.discard(call_id)  # it settles now, unreported
             self._executor.abort(call_id, "the stream ended the call")
+        elif self._executor.get_call(call_id) is None:
+            self._report_truncated(call_id)
+
+    def _report_truncated(self, call_id: str) -> None:
+        """A provider adapter ended a call whose arguments were cut off (kind ``truncated``):
+        the stream ended before they were complete, so it could not run, and it is reported
+        in ``error`` like the calls ``finish()`` ends (S2). Other errors the stream sends for a
+        call still streaming are the stream's own word, and are not reported (S3)."""
+        record = self._tracker._record(call_id)
+        assert record is not None
+        reason = record.error
+        if not (isinstance(reason, dict) and reason.get("kind") == TRUNCATED):
+            return
+        error = _unrunnable(record.name, str(reason.get("message", TRUNCATED)), TRUNCATED)
+        self._ready.append(ToolCallState(call_id, record.name, _NO_ARGS, "error", None, error))
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def finish(self) -> None:
         """No more events will come: calls still streaming their arguments end in ``error``
@@ -329,7 +348,9 @@ class ToolCallSession:
         executor = self._executor
         in_flight: list[tuple[str, str, str]] = []
         for call in self._tracker.list():
-            if call.id in self._running:
+            if call.id in self._deferred:  # claimed for this process, about to run
+                in_flight.append((call.id, call.name, "executing"))
+            elif call.id in self._running:
                 state = executor.get_call(call.id)
                 status = "executing" if state is None else state.status
                 in_flight.append((call.id, call.name, status))
@@ -357,12 +378,43 @@ class ToolCallSession:
         loop the session will run on when calls are to run. Raises ``SnapshotError`` for a
         damaged checkpoint (nothing is started then).
         """
+        session = cls._prepare_resume(
+            checkpoint, tools, rerun=rerun, max_concurrency=max_concurrency, runner=runner
+        )
+        session._start_resumed()
+        return session
+
+    @classmethod
+    def _prepare_resume(
+        cls,
+        checkpoint: Mapping[str, Any],
+        tools: Mapping[str, ToolFunction | Tool],
+        *,
+        rerun: Collection[str],
+        max_concurrency: int | None,
+        runner: Runner | None,
+    ) -> ToolCallSession:
+        """``resume`` up to starting calls: everything checked, interrupted calls recorded,
+        the calls to run kept aside (``checkpoint()`` lists them as ``executing``, so a claim
+        saved now already says they run here)."""
         picture = _checkpoint.read(checkpoint)
         tracker = ToolCallTracker.restore(picture.tracker)
-        for index, (call_id, _name, _state) in enumerate(picture.in_flight):
+        listed: set[str] = set()
+        for index, (call_id, name, _state) in enumerate(picture.in_flight):
             restored = tracker.get(call_id)
+            where = f"inFlight.{index}"
+            if call_id in listed:
+                raise SnapshotError(where, f"call {call_id!r} is listed twice")
             if restored is None or restored.status != "running":
-                raise SnapshotError(f"inFlight.{index}", f"call {call_id!r} is not running")
+                raise SnapshotError(where, f"call {call_id!r} is not running")
+            if restored.name != name:
+                raise SnapshotError(where, f"names {name!r}, the tracker {restored.name!r}")
+            listed.add(call_id)
+        for index, call in enumerate(tracker.list()):
+            if call.status == "running" and call.id not in listed:
+                raise SnapshotError(
+                    f"tracker.calls.{index}", f"call {call.id!r} is running but not in flight"
+                )
         max_history = tracker.max_history if tracker.max_history is not None else 50
         session = cls(
             tools, max_history=max_history, max_concurrency=max_concurrency, runner=runner
@@ -374,8 +426,7 @@ class ToolCallSession:
         session.position = picture.position
         for call_id, name, state in picture.in_flight:
             if state == "pending" or name in rerun:
-                session._before_ready()  # the loop the tools run on (RuntimeError without)
-                session._hand_over(call_id)
+                session._deferred[call_id] = None
             else:
                 error = ToolError.interrupted(name)
                 tracker._send(call_id, "error", error.to_dict())
@@ -383,6 +434,14 @@ class ToolCallSession:
                 view = MappingProxyType(dict(args) if isinstance(args, dict) else {})
                 session._ready.append(ToolCallState(call_id, name, view, "error", None, error))
         return session
+
+    def _start_resumed(self) -> None:
+        """Hand over the calls ``_prepare_resume`` kept aside, in arrival order."""
+        deferred, self._deferred = self._deferred, {}
+        if deferred:
+            self._before_ready()  # the loop the tools run on (RuntimeError without one)
+        for call_id in deferred:
+            self._hand_over(call_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -421,6 +480,9 @@ class ToolCallSession:
 
     def __repr__(self) -> str:
         return f"<ToolCallSession calls={len(self._tracker)} running={len(self._running)}>"
+
+
+_NO_ARGS: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
 def _unrunnable(tool_name: str, reason: str, error_type: str) -> ToolError:

@@ -73,6 +73,20 @@ def test_the_javascript_example_conforms_over_the_json_lines_protocol() -> None:
     assert "conforms to seed 000" in done.stdout
 
 
+def test_the_toolcalls_command_has_a_conformance_subcommand() -> None:
+    command = ["conformance", "--object", "tests.toolcalls.seed000_impls:Seed000"]
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcalls", *command, "--examples", "100"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "conforms to seed 000" in done.stdout
+
+
 def test_a_divergence_prints_the_minimal_events_as_json_lines_and_exits_1() -> None:
     done = conformance("--cmd", f"{sys.executable} {IMPLS} newest_first", "--examples", "60")
     assert done.returncode == 1, done.stdout + done.stderr
@@ -171,3 +185,9 @@ def test_a_value_json_cannot_hold_is_a_protocol_error() -> None:
 )
 def test_same_compares_as_json_does(expected: Any, actual: Any, equal: bool) -> None:
     assert same(expected, actual) is equal
+
+
+def test_without_shrinking_a_divergence_is_still_reported() -> None:
+    report = check(ObjectImplementation(lambda: Seed000("loses_a_delta")), shrink=False)
+    assert report.divergence is not None
+    assert report.divergence.transcript[0] == {"type": "start", "id": "k0", "name": "search"}

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import HealthCheck, Verbosity, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, rule, run_state_machine_as_test
 
@@ -27,6 +27,7 @@ from statecharts.testing import (
     PathStep,
     chart_machine,
     record_coverage,
+    shortest_paths,
     transition_cover,
 )
 
@@ -68,16 +69,15 @@ PAYLOADS: dict[str, st.SearchStrategy[Mapping[str, Any]]] = {
     "result": st.fixed_dictionaries({"value": json_values}),
     "fail": st.fixed_dictionaries({"value": json_values.filter(lambda value: value is not None)}),
 }
-#: Payloads the path search tries: arguments that parse and that do not, a null result.
+#: Payloads the paths try: arguments that parse and that do not, a null and a nested result.
 CANDIDATES: dict[str, list[dict[str, Any]]] = {
     "delta": [{"text": '{"q": "hi"}'}, {"text": "NaN"}],
-    "result": [{"value": None}],
+    "result": [{"value": None}, {"value": {"n": [1, "x"]}}],
     "fail": [{"value": "boom"}],
 }
 
 
 CANDIDATES_FOR_ALL: dict[str, list[dict[str, Any]]] = {"ready": [{}], **CANDIDATES}
-FINALS = frozenset(state.id for state in CHART.finals)
 
 
 def _record(key: str) -> CallRecord:
@@ -85,14 +85,23 @@ def _record(key: str) -> CallRecord:
 
 
 def _paths() -> list[Path]:
-    """The transition cover, plus ``delta-ready`` for every candidate fragment (so arguments
-    that must not parse are tried deterministically too)."""
+    """The transition cover, and each of its paths again with every other candidate payload
+    in one step (so text that must not parse and a non-null result are tried
+    deterministically too)."""
     paths = transition_cover(CHART, CANDIDATES, model=_record)
-    for payload in CANDIDATES["delta"]:
-        steps = (PathStep("delta", payload), PathStep("ready"))
-        if not any(path.steps == steps for path in paths):
-            name = f"delta(text={json.dumps(payload['text'])})-ready"
-            paths.append(Path(steps, (), frozenset(), name))
+    seen = [path.steps for path in paths]
+    for path in list(paths):
+        for index, step in enumerate(path.steps):
+            for payload in CANDIDATES.get(step.event, []):
+                steps = (
+                    *path.steps[:index],
+                    PathStep(step.event, payload),
+                    *path.steps[index + 1 :],
+                )
+                if steps not in seen:
+                    seen.append(steps)
+                    name = "-".join(item.label(bool(item.payload)) for item in steps)
+                    paths.append(Path(steps, (), frozenset(), name))
     return paths
 
 
@@ -280,22 +289,22 @@ class Report:
 
 
 def path_runs() -> list[tuple[PathStep, ...]]:
-    """Each path, and each path that ends in a final state followed by one more event."""
-    runs: list[tuple[PathStep, ...]] = []
-    for path in PATHS:
-        runs.append(path.steps)
-        if path.configuration & FINALS:
-            runs += [
-                (*path.steps, PathStep(event, payload))
-                for event, payloads in CANDIDATES_FOR_ALL.items()
-                for payload in payloads
-            ]
+    """Each path, then the shortest path to each state followed by each candidate event: every
+    (state, event) pair once, ignored ones included (a final state absorbs, a result while
+    pending is too early...)."""
+    runs: list[tuple[PathStep, ...]] = [path.steps for path in PATHS]
+    for path in shortest_paths(CHART, CANDIDATES, model=_record).values():
+        for event, payloads in CANDIDATES_FOR_ALL.items():
+            for payload in payloads:
+                steps = (*path.steps, PathStep(event, payload))
+                if steps not in runs:
+                    runs.append(steps)
     return runs
 
 
 def run_paths(implementation: Implementation, counts: Counts) -> Iterator[tuple[PathStep, ...]]:
-    """Run each path on a fresh implementation (and, after one that ends in a final state, each
-    event once more: finals absorb); yields each run passed."""
+    """Run each of ``path_runs`` on a fresh implementation, checking after every event; yields
+    each run that passed (a divergence raises)."""
     for steps in path_runs():
         adapter = SeedAdapter(implementation, counts)
         runner = ChartRunner(CHART, adapter, _record)
@@ -314,11 +323,13 @@ def check(
     examples: int = 1000,
     steps: int = 20,
     randomize: bool = False,
+    shrink: bool = True,
     progress: Callable[[Counts], None] | None = None,
 ) -> Report:
     """Run the paths, then ``examples`` generated sequences of up to ``steps`` rules, against
     ``implementation`` (the same sequences every run unless ``randomize``). Returns a report
-    whose ``divergence`` holds the shrunk counterexample, if any. ``ProtocolError`` (a broken
+    whose ``divergence`` holds the counterexample, if any, shrunk unless ``shrink`` is false
+    (when only whether matters: mutation testing). ``ProtocolError`` (a broken
     protocol) propagates."""
     counts = Counts()
     started = time.perf_counter()
@@ -345,6 +356,7 @@ def check(
                 report_multiple_bugs=False,
                 verbosity=Verbosity.quiet,
                 suppress_health_check=list(HealthCheck),
+                phases=[phase for phase in Phase if shrink or phase is not Phase.shrink],
             )
             run_state_machine_as_test(machine, settings=options)
         except Divergence as divergence:
