@@ -422,6 +422,26 @@ class CallBook:
         self.in_flight += 1
         return self._finish(call, "fail", error)
 
+    def remember(
+        self, tool_call_id: str, tool_name: str, args: dict[str, Any], state: ToolCallState
+    ) -> None:
+        """Track a call that settled elsewhere (a resumed session's), as settled, without
+        running or reporting it: a re-delivery of its id is then recognised."""
+        if tool_call_id in self.calls:
+            return
+        self._seq += 1
+        call = Call(tool_call_id, tool_name, args, self._seq)
+        call.instance = instance = EXECUTION.create(call)
+        if state.status == "success":
+            instance.send("start")
+            instance.send("succeed", result=state.result)
+        else:
+            instance.send("fail", error=state.error)
+        self.calls[tool_call_id] = call
+        heapq.heappush(self._settled, (call.seq, tool_call_id))
+        if len(self.calls) > self.max_history:
+            self._evict()
+
     def succeed(self, call: Call, result: Any) -> Effects:
         """The tool returned ``result``; ignored if the call was dropped or already settled."""
         return self._finish(call, "succeed", result)

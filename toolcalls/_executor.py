@@ -178,6 +178,10 @@ class ToolExecutor:
         if effects:
             self._apply(effects)
 
+    def _remember(self, state: ToolCallState) -> None:
+        """Track a call that settled before a resume, settled (nothing runs or is reported)."""
+        self._book.remember(state.tool_call_id, state.tool_name, dict(state.args), state)
+
     @property
     def calls(self) -> list[ToolCallState]:
         """Snapshots of every tracked call, in arrival order."""

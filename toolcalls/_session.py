@@ -354,8 +354,14 @@ class ToolCallSession:
                 state = executor.get_call(call.id)
                 status = "executing" if state is None else state.status
                 in_flight.append((call.id, call.name, status))
+        tracker = self._tracker
+        remembered = [
+            state
+            for state in executor.calls
+            if state.settled and tracker.get(state.tool_call_id) is None
+        ]
         return _checkpoint.take(
-            self._tracker.snapshot(), in_flight, list(self._ready), self._finished, position
+            tracker.snapshot(), in_flight, list(self._ready), self._finished, position, remembered
         )
 
     @classmethod
@@ -424,6 +430,8 @@ class ToolCallSession:
         session._finished = session._stopped = picture.finished
         session._ready.extend(picture.unreported)
         session.position = picture.position
+        for settled in picture.remembered:
+            session._executor._remember(settled)
         for call_id, name, state in picture.in_flight:
             if state == "pending" or name in rerun:
                 session._deferred[call_id] = None
