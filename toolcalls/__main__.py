@@ -158,8 +158,12 @@ def _run_replay(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         return 0
     calls, ignored = done.tracker.list(), done.ignored
     if args.json:
+        # Characters the output's encoding cannot hold would be written as Python escapes,
+        # which are not JSON: write JSON's own escapes then.
+        encoding = (getattr(out, "encoding", None) or "").lower().replace("-", "")
+        ascii_only = encoding != "utf8"
         for call in calls:
-            print(json.dumps(call.to_dict(), ensure_ascii=False, allow_nan=False), file=out)
+            print(json.dumps(call.to_dict(), ensure_ascii=ascii_only, allow_nan=False), file=out)
         return 0
     print(table(calls), file=out)
     print(f"\n{_summary(calls)}", file=out)

@@ -365,6 +365,7 @@ class CallBook:
         self._seq = 0
         self._settled: list[tuple[int, str]] = []  # heap of (arrival, id) of tracked settled calls
         self._queue: deque[Call] = deque()  # calls waiting for a concurrency slot
+        self._left_queue = 0  # queued calls that settled while waiting (dropped lazily)
 
     def admit(
         self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool
@@ -557,6 +558,11 @@ class CallBook:
                 effects.append(("stop", call, reason))
             if self._queue:
                 self._start_queued(effects)
+        elif call.tool is not None and self._queue:  # it was waiting for a slot: let it go
+            self._left_queue += 1
+            if self._left_queue * 2 > len(self._queue):
+                self._queue = deque(c for c in self._queue if not c.settled and not c.dropped)
+                self._left_queue = 0
         effects.append(("settle", call, None))
         if len(self.calls) > self.max_history:
             self._evict()
