@@ -71,7 +71,7 @@ PAYLOADS: dict[str, st.SearchStrategy[Mapping[str, Any]]] = {
 }
 #: Payloads the paths try: arguments that parse and that do not, a null and a nested result.
 CANDIDATES: dict[str, list[dict[str, Any]]] = {
-    "delta": [{"text": '{"q": "hi"}'}, {"text": "NaN"}],
+    "delta": [{"text": '{"q": "hi", "n": [1, -2.5, true, null]}'}, {"text": "NaN"}],
     "result": [{"value": None}, {"value": {"n": [1, "x"]}}],
     "fail": [{"value": "boom"}],
 }
