@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check bench bench-ray ray diagrams graphviz node mutation clean
+.PHONY: demo test check bench bench-ray ray diagrams graphviz node mutation soak w3c clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ demo: $(VENV)/.base
 test: $(VENV)/.dev graphviz node
 	$(BIN)/python -m pytest
 
+# The soak test (left out of `make test`): TOOLCALLS_SOAK_CALLS calls, 100,000 by default.
+soak: $(VENV)/.dev
+	$(BIN)/python -m pytest -m soak -q -s tests/toolcalls/test_session_soak.py
+
 check: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -41,6 +45,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_tracker.py
 	$(BIN)/python benchmarks/bench_executor.py
+	$(BIN)/python benchmarks/bench_session.py
 	$(BIN)/python benchmarks/bench_adapters.py
 
 bench-ray: $(VENV)/.ray
@@ -49,6 +54,11 @@ bench-ray: $(VENV)/.ray
 diagrams: $(VENV)/.base graphviz
 	$(BIN)/statecharts regenerate diagrams
 
+# The W3C SCXML suite from python-statemachine's sdist (into .cache/), then its tests.
+w3c: $(VENV)/.dev
+	scripts/fetch-w3c-suite $(BIN)/python
+	$(BIN)/python -m pytest tests/statecharts/test_w3c.py -q
+
 graphviz:
 	@scripts/install-graphviz --if-possible
 
@@ -56,10 +66,10 @@ graphviz:
 node: examples/ai-sdk/node_modules/.package-lock.json
 
 examples/ai-sdk/node_modules/.package-lock.json: examples/ai-sdk/package-lock.json
-	scripts/install-node
+	@scripts/install-node --if-possible
 
 mutation: $(VENV)/.dev
 	$(BIN)/python benchmarks/mutation_score.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis examples/ai-sdk/node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .cache examples/ai-sdk/node_modules

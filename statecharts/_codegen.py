@@ -74,8 +74,49 @@ class EventData:
         self.source = source
         self.target = target
 
+    @property
+    def trigger_data(self) -> TriggerData:
+        """The event as it was sent (python-statemachine's ``TriggerData``)."""
+        return TriggerData(self.machine, self.event, self.model, self.args, self.kwargs)
+
+    @property
+    def extended_kwargs(self) -> dict[str, Any]:
+        """The payload keywords plus the injected values, as python-statemachine builds them."""
+        kwargs = dict(self.kwargs)
+        kwargs.update(
+            event_data=self,
+            machine=self.machine,
+            event=self.event,
+            model=self.model,
+            transition=self.transition,
+            state=self.state,
+            source=self.source,
+            target=self.target,
+        )
+        return kwargs
+
     def __repr__(self) -> str:
         return f"EventData(event={self.event!r}, source={self.source!r}, target={self.target!r})"
+
+
+class TriggerData:
+    """What python-statemachine passes as ``event_data.trigger_data``: the event sent, with its
+    positional and keyword payload."""
+
+    __slots__ = ("args", "event", "kwargs", "machine", "model", "send_id")
+
+    def __init__(
+        self, machine: Any, event: Any, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        self.machine = machine
+        self.event = event
+        self.model = model
+        self.args = args
+        self.kwargs = kwargs
+        self.send_id = None
+
+    def __repr__(self) -> str:
+        return f"TriggerData(event={self.event!r}, args={self.args!r}, kwargs={self.kwargs!r})"
 
 
 def _user_kwargs(kw: Mapping[str, Any]) -> dict[str, Any]:
@@ -177,6 +218,9 @@ class Step:
     values: Mapping[str, str]  # transition, source, target, state_after: generated names
     outcome: str  # expression giving the applied outcome
     failed: str = "None"  # expression giving the outcome of a transition cancelled by an error
+    #: the node of the empty configuration ``on`` callbacks see between exit and entry (the
+    #: source exited, the target not yet entered), when the chart updates it state by state
+    gap: str | None = None
     label: str = ""  # the transition as a comment: ``a --go [ok]--> b / act``
 
 
@@ -443,20 +487,31 @@ class FunctionWriter:
         self.block(indent, before, failed if self.catch else None)
         self.isolated(indent, self.call_lines(step.exit, base))
         on = self.call_lines(step.on, self.phase(t, src, src, tgt, new_state=after_state))
+        entering = self.call_lines(step.enter, self.phase(t, tgt, src, tgt))
+        gap = step.gap if on else None
+        moves = gap is not None or (step.changes_node and bool(entering))
+        if moves:
+            # an exception escaping from here on (any, or with errors caught as events an
+            # InvalidDefinition) leaves the instance where it was, as python-statemachine does
+            self.emit(indent, "try:")
+            indent += 1
+        if gap is not None:  # ``on`` sees the source exited and the target not yet entered
+            self.emit(indent, f"inst._node = {gap}")
         if self.catch and self.handling_error:
             # while handling error.execution, a failing action cancels the transition and
             # its error is dropped (no error.execution loop)
-            self.block(indent, on, failed)
+            restore = [f"inst._node = {node_from}"] if gap is not None else []
+            self.block(indent, on, [*restore, *failed])
         else:
             self.isolated(indent, on)
-        entering = self.call_lines(step.enter, self.phase(t, tgt, src, tgt))
-        if step.changes_node:
+        if step.changes_node or gap is not None:
             self.emit(indent, f"inst._node = {node_to}")
-        if entering and step.changes_node and not self.catch:
-            restore = [f"inst._node = {node_from}", "raise"]
-            self.block(indent, entering, restore, "except BaseException:")
-        else:
-            self.isolated(indent, entering)
+        self.isolated(indent, entering)
+        if moves:
+            indent -= 1
+            self.emit(indent, "except BaseException:")
+            self.emit(indent + 1, f"inst._node = {node_from}")
+            self.emit(indent + 1, "raise")
         # python-statemachine hands a targetless transition's ``after`` callbacks the same
         # arguments as its ``on`` callbacks, configurations included
         after_phase = self.phase(

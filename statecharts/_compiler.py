@@ -7,6 +7,7 @@ metaclass); it never instantiates the chart, so no callback runs at compile time
 
 from __future__ import annotations
 
+import dis
 import inspect
 from collections.abc import Iterable
 from dataclasses import replace
@@ -33,6 +34,9 @@ RUNTIME_NAMES = frozenset(
         "_node",
         "_pending",
         "raise_",
+        "cancel_event",
+        "_send_with_options",
+        "_next_external",
         "_queues",
         "_send_busy",
         "_send_after_leftovers",
@@ -44,6 +48,13 @@ RUNTIME_NAMES = frozenset(
         "_drain",
         "configuration",
     }
+)
+
+
+#: What a chart method may read on ``self`` besides the chart's own attributes (the compiled
+#: instance's public API).
+_INSTANCE_API = frozenset(
+    {"send", "raise_", "configuration", "state", "model", "is_terminated", "chart"}
 )
 
 
@@ -110,6 +121,7 @@ class _Reader:
             allow_event_without_transition=bool(self.cls.allow_event_without_transition),
             enable_self_transition_entries=bool(self.cls.enable_self_transition_entries),
             catch_errors_as_events=bool(self.cls.catch_errors_as_events),
+            atomic_configuration_update=bool(self.cls.atomic_configuration_update),
         )
         return ChartDef(
             name=self.name,
@@ -118,6 +130,9 @@ class _Reader:
             events=events,
             transitions=transitions,
             flags=flags,
+            start_configuration=tuple(
+                self.cls.states_map[value].id for value in self.cls.start_configuration_values
+            ),
             attributes=frozenset(self.attributes),
         )
 
@@ -126,8 +141,6 @@ class _Reader:
         if cls._class_listeners:
             hint = "resolve callbacks on the chart or the model"
             raise self.refuse("a class-level listener", "listeners", hint)
-        if list(cls.start_configuration_values):
-            raise self.refuse("start_configuration_values", "class attribute")
         for klass in cls.__mro__:
             if _is_user_chart_class(klass) and "__init__" in vars(klass):
                 raise self.refuse(
@@ -135,6 +148,13 @@ class _Reader:
                     f"{klass.__name__}.__init__",
                     "keep per-instance data on the model; the chart only declares behaviour",
                 )
+        if getattr(cls, "prepare_event", None) is not None and _has_callbacks(cls):
+            raise self.refuse(
+                "a prepare_event callback",
+                "prepare_event",
+                "python-statemachine's SCXML, JSON and YAML loaders set one to pass system "
+                "variables (_event, _sessionid, ...) and their actions use its engine's queues",
+            )
         for name, value in self.attributes.items():
             self._check_attribute(name, value)
         for event in cls._events:
@@ -155,12 +175,50 @@ class _Reader:
             return
         if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
             raise self.refuse("an async callback", f"{self.name}.{name}")
+        unsupported = sorted(self._machine_api_used(function))
+        if unsupported:
+            raise self.refuse(
+                "a chart method using python-statemachine's machine API",
+                f"{self.name}.{name} reads self.{unsupported[0]}",
+                "the compiled instance offers send, raise_, configuration, state, model, "
+                "is_terminated and the event methods",
+            )
         if "__class__" in function.__code__.co_freevars:
             raise self.refuse(
                 "a method using zero-argument super()",
                 f"{self.name}.{name}",
                 "call the base class explicitly",
             )
+
+    def _machine_api_used(self, function: Any) -> set[str]:
+        """Attributes read on ``self`` in a chart method that only python-statemachine's
+        machine has (``current_state_value``, a state such as ``self.b`` ...): the compiled
+        instance would raise ``AttributeError`` there, which errors-as-events would swallow."""
+        code = function.__code__
+        if not code.co_varnames or code.co_argcount == 0:
+            return set()
+        owner = code.co_varnames[0]
+        provided = set(RUNTIME_NAMES) | set(self.attributes) | _INSTANCE_API
+        provided |= {
+            name
+            for klass in self.cls.__mro__
+            for name, value in vars(klass).items()
+            if type(value).__name__ == "Event"
+        }
+        found: set[str] = set()
+        previous = None
+        for instruction in dis.get_instructions(code):
+            if (
+                previous is not None
+                and previous.opname == "LOAD_FAST"
+                and previous.argval == owner
+                and instruction.opname in {"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR"}
+                and instruction.argval not in provided
+                and not instruction.argval.startswith("__")
+            ):
+                found.add(str(instruction.argval))
+            previous = instruction
+        return found
 
     def _state(self, state: DeclaredState, order: int) -> StateDef:
         where = f"state {state.id!r}"
@@ -257,6 +315,21 @@ class _Reader:
             func=function,
             lookup_name=str(spec.lookup_name),
         )
+
+
+def _has_callbacks(cls: type[StateChart[Any]]) -> bool:
+    """Whether any state or transition declares a callback (conventions aside): only then can
+    what a ``prepare_event`` adds to callbacks' arguments be observed."""
+    for state in declared_states(cls):
+        for spec in (*state.enter, *state.exit):
+            if not spec.is_convention:
+                return True
+    for transition in declared_transitions(cls):
+        groups = (transition.validators, transition.cond, transition.before, transition.on)
+        for spec in (*(s for group in groups for s in group), *transition.after):
+            if not spec.is_convention:
+                return True
+    return False
 
 
 def declared_states(cls: type[StateChart[Any]]) -> list[DeclaredState]:

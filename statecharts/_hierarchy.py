@@ -30,7 +30,7 @@ from statemachine.transition import Transition as DeclaredTransition
 
 from ._codegen import FunctionWriter, Module, Phase, write_function
 from ._compiler import descriptor_matches
-from ._ir import Group, StateDef, TransitionDef
+from ._ir import Configuration, Group, StateDef, TransitionDef
 from ._resolve import Resolved
 
 _IGNORED_CACHE_SIZE = 256
@@ -64,6 +64,7 @@ class _MicroPlan:
     new_configuration: tuple[DeclaredState, ...]
     new_node: HNode
     restore_node: HNode
+    new_history: dict[str, list[DeclaredState]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,9 +141,7 @@ class HNode:
         self.declared_configuration = configuration
         self.history = history
         self.key = _node_key(configuration, history)
-        self.configuration: tuple[StateDef, ...] = tuple(
-            chart.state(state.id) for state in configuration
-        )
+        self.configuration = Configuration(chart.state(state.id) for state in configuration)
         self.active_ids = frozenset(state.id for state in configuration)
         atomic = [state for state in self.configuration if state.kind == "atomic"]
         self.state: StateDef = atomic[0] if atomic else chart.initial
@@ -226,6 +225,21 @@ class HBinding:
             instance._pending = None
             raise
         instance._run_queues(outcome)
+
+    def resume(self, state_id: str, model: Any) -> Any:
+        """An instance whose configuration is ``state_id`` and its ancestors (an atomic state),
+        without running any callback; ``InvalidStateValue`` for another id."""
+        from statemachine.exceptions import InvalidStateValue
+
+        state = self.runtime.declared_states.get(state_id)
+        if state is None or not state.is_atomic or state.is_history:
+            atomic = ", ".join(s.id for s in self.chart.states if s.kind == "atomic")
+            raise InvalidStateValue(  # type: ignore[no-untyped-call]
+                state_id,
+                f"{state_id!r} is not an atomic state of {self.chart.name} (states: {atomic})",
+            )
+        chain = [*reversed(list(state.ancestors())), state]
+        return self.cls(self.node(tuple(chain), {}), model)
 
     def check_instance(self, model: Any) -> None:
         """Raise python-statemachine's error if the model lacks a name the class lacks too."""
@@ -428,6 +442,7 @@ class HBinding:
             )
             namespace = module.build()
             del runtime
+            self.source += module.source
             return namespace[name]  # type: ignore[no-any-return]
 
     def _phase(
@@ -493,8 +508,8 @@ class HBinding:
         return lambda inst, args, kw: _reject(inst, event_object, node, outcome)
 
     def _initial_plan(self) -> Callable[..., Any]:
-        declared = self.runtime.declared
-        start = [declared.states_map[declared.initial_state.id]]
+        start_ids = self.chart.start_configuration or (self.chart.initial.id,)
+        start = [self.runtime.declared_states[state_id] for state_id in start_ids]
         empty = self.runtime.initial_source
         transitions = []
         for state in start:
@@ -609,6 +624,7 @@ class HBinding:
             new_configuration=tuple(new_configuration),
             new_node=self.node(new_configuration, new_history),
             restore_node=self.node(previous, new_history),
+            new_history=new_history,
         )
 
     def _emit_microstep(
@@ -625,23 +641,43 @@ class HBinding:
             before += writer.call_lines(self._transition_group(transition, Group.BEFORE), phase)
         writer.block(0, before, fail[::2] if self.catch else None)
         risky: list[tuple[str, list[str]]] = []
+        # a StateChart updates its configuration state by state (each state leaves after its
+        # exit callbacks and arrives before its enter callbacks), so callbacks reading it see
+        # the configuration of the moment; a StateMachine switches it at once after ``on``
+        stepwise = not self.flags.atomic_configuration_update
+        current = list(plan.previous)
+        shown = [tuple(current)]
+
+        def show(states: list[DeclaredState]) -> list[tuple[str, list[str]]]:
+            if not stepwise or tuple(states) == shown[0]:
+                return []
+            shown[0] = tuple(states)
+            moment = self.node(tuple(states), plan.new_history)
+            name = module.const(moment, f"NODE_{moment.label}_{len(states)}")
+            return [("plain", [f"inst._node = {name}"])]
+
         for info in plan.ordered_exit:
             state = info.state
             phase = self._phase(writer, module, info.transition, state, source=state)
             lines = writer.call_lines(self._state_group(state, Group.EXIT), phase)
             if lines:
+                risky += show(current)
                 risky += [("plain", [f"# exit {state.id}"]), ("isolated", lines)]
-        on: list[str] = []
-        for transition in plan.transitions:
-            phase = self._phase(
-                writer, module, transition, transition.source, configurations=names.configurations
-            )
-            on += writer.call_lines(self._transition_group(transition, Group.ON), phase)
+            current.remove(state)
+        on = self._on_lines(writer, module, plan, names)
         if on:
+            risky += show(current)
             risky.append(("on", on))
-        risky.append(("plain", [f"inst._node = {names.new_node}"]))
+        if not stepwise:
+            risky.append(("plain", [f"inst._node = {names.new_node}"]))
         for position, info in enumerate(plan.ordered_enter):
-            risky += self._entry(writer, module, plan, names, position, info)
+            current.append(info.state)
+            entry = self._entry(writer, module, plan, names, position, info)
+            if entry:
+                risky += show(current)
+                risky += entry
+        if stepwise:
+            risky.append(("plain", [f"inst._node = {names.new_node}"]))
         self._emit_risky(writer, risky, fail, names.restore, names.handling_error)
         after: list[str] = []
         for transition in plan.transitions:
@@ -657,6 +693,17 @@ class HBinding:
             after += writer.call_lines(self._transition_group(transition, Group.AFTER), phase)
         writer.block(0, after, fail[:1] if self.catch else None)
         writer.emit(0, f"return {names.outcome}")
+
+    def _on_lines(
+        self, writer: FunctionWriter, module: Module, plan: _MicroPlan, names: _MicroNames
+    ) -> list[str]:
+        on: list[str] = []
+        for transition in plan.transitions:
+            phase = self._phase(
+                writer, module, transition, transition.source, configurations=names.configurations
+            )
+            on += writer.call_lines(self._transition_group(transition, Group.ON), phase)
+        return on
 
     def _entry(
         self,
@@ -687,7 +734,7 @@ class HBinding:
             initial_transitions = [t for t in state.transitions if t.initial]
             if len(initial_transitions) == 1:
                 group = self._transition_group(initial_transitions[0], Group.ON)
-                risky.append(("plain", writer.call_lines(group, phase)))
+                risky.append(("step", writer.call_lines(group, phase)))
         for history_info in plan.default_history.get(state.id, []):
             # python-statemachine runs the ``on`` content of the transition that led here
             # through the history state again (with recorded history, the transition taken)
@@ -700,7 +747,7 @@ class HBinding:
                 configurations=names.configurations,
             )
             group = self._transition_group(history_transition, Group.ON)
-            risky.append(("plain", writer.call_lines(group, history_phase)))
+            risky.append(("step", writer.call_lines(group, history_phase)))
         return risky
 
     def _emit_risky(
@@ -724,8 +771,10 @@ class HBinding:
             elif kind == "results":
                 writer.emit(indent, "results = []")
                 writer.isolated(indent, [f"results.append({line})" for line in lines])
-            elif kind == "on" and self.catch and handling_error:
-                writer.block(indent, lines, fail)
+            elif kind == "step" or (kind == "on" and handling_error):
+                # a compound's initial transition content and default history content run
+                # without per-callback isolation: a failure cancels the microstep
+                writer.block(indent, lines, fail if self.catch else None)
             else:
                 writer.isolated(indent, lines)
         if not self.catch:

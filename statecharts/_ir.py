@@ -98,6 +98,21 @@ class StateDef:
         return self.id
 
 
+class Configuration(tuple[StateDef, ...]):
+    """Active states in python-statemachine's order. ``in`` also accepts the declared
+    python-statemachine ``State`` (what callbacks receive as ``state``), matched by id."""
+
+    __slots__ = ()
+
+    def __contains__(self, item: object) -> bool:
+        if tuple.__contains__(self, item):
+            return True
+        if isinstance(item, StateDef | str):
+            return False
+        key = getattr(item, "id", None)
+        return key is not None and any(state.id == key for state in self)
+
+
 @dataclass(frozen=True, slots=True)
 class TransitionDef:
     """A transition in declaration order (per source state, which is the order guards run in).
@@ -160,6 +175,7 @@ class Flags:
     allow_event_without_transition: bool = True
     enable_self_transition_entries: bool = True
     catch_errors_as_events: bool = True
+    atomic_configuration_update: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +193,9 @@ class ChartDef:
     events: tuple[EventDef, ...]
     transitions: tuple[TransitionDef, ...]
     flags: Flags = Flags()
+    #: The ids of the states a chart starts in when it names them itself
+    #: (``start_configuration_values``, as charts loaded from SCXML do); empty: ``initial``.
+    start_configuration: tuple[str, ...] = ()
     attributes: frozenset[str] = frozenset()
     states_by_id: Mapping[str, StateDef] = field(init=False, compare=False, repr=False)
 
@@ -192,6 +211,8 @@ class ChartDef:
     def is_hierarchical(self) -> bool:
         """Whether the chart has compound, parallel or history states, or eventless
         transitions (it then runs on the statechart interpreter, not the flat fast path)."""
+        if self.start_configuration:
+            return True
         return any(
             state.parent is not None or state.kind != "atomic" for state in self.states
         ) or any(transition.is_eventless for transition in self.transitions)

@@ -7,7 +7,9 @@ an event is one dict lookup and one call. All instances of a chart share its nod
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,6 +18,7 @@ from typing import Any, ClassVar, Literal
 
 from statemachine import StateChart
 from statemachine.event import Event as DeclaredEvent
+from statemachine.event import raise_delayed_internal
 from statemachine.exceptions import InvalidDefinition, InvalidStateValue, TransitionNotAllowed
 from statemachine.model import Model
 from statemachine.orderedset import OrderedSet
@@ -23,10 +26,17 @@ from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
 from ._codegen import FunctionWriter, Module, Step, write_function
-from ._compiler import chart_attributes, declared_states, descriptor_matches, read_chart
+from ._compiler import (
+    RUNTIME_NAMES,
+    chart_attributes,
+    declared_states,
+    descriptor_matches,
+    read_chart,
+)
 from ._compiler import declared_transitions as all_declared_transitions
+from ._errors import UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
-from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
+from ._ir import CallbackDef, ChartDef, Configuration, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
 
 Reason = Literal[
@@ -112,6 +122,9 @@ class Outcome:
 
 
 _BUSY: Any = ()
+#: ``send`` keywords that are python-statemachine options, never payload.
+_SEND_OPTIONS = frozenset({"delay", "send_id", "internal"})
+_sequence = itertools.count()
 _IGNORED_CACHE_SIZE = 256
 
 #: Called with every outcome while registered (see ``observe_outcomes``).
@@ -155,9 +168,11 @@ class _Queues:
     events left over from an event whose guards raised; they run first at the next ``send``.
     """
 
-    __slots__ = ("busy", "external", "in_internal", "internal", "keep")
+    __slots__ = ("busy", "delayed", "external", "in_internal", "internal", "keep")
 
     def __init__(self) -> None:
+        self.delayed: list[tuple[float, int, Any, tuple[str, tuple[Any, ...], dict[str, Any]]]]
+        self.delayed = []
         self.external: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] = deque()
         self.internal: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] = deque()
         self.busy = True
@@ -219,6 +234,8 @@ class Instance:
         guard or validator raised). Sent from a callback, the event is queued and runs once
         the current one is done (outcome ``"queued"``).
         """
+        if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
+            return self._send_with_options(event, args, kwargs)
         if self._pending is not None:
             return self._send_busy(event, args, kwargs)
         fire = self._node.table.get(event)
@@ -245,6 +262,8 @@ class Instance:
     def raise_(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
         """Raise an internal event from a callback: it runs within the current macrostep,
         before events sent with ``send``. Outside a callback it is the same as ``send``."""
+        if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
+            return self._send_with_options(event, args, {**kwargs, "internal": True})
         pending = self._pending
         if pending is None or (pending is not _BUSY and not pending.busy):
             return self.send(event, *args, **kwargs)
@@ -252,7 +271,56 @@ class Instance:
         queues.internal.append((event, args, kwargs))
         return Outcome(False, event, self._node.state, None, None, "queued")
 
+    def cancel_event(self, send_id: str) -> None:
+        """Cancel the delayed events sent with this ``send_id`` that have not run yet."""
+        pending = self._pending
+        if isinstance(pending, _Queues):
+            pending.delayed = [entry for entry in pending.delayed if entry[2] != send_id]
+
     # -- queues ------------------------------------------------------------------------------
+
+    def _send_with_options(
+        self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Outcome:
+        """``send`` with python-statemachine's options: ``delay`` (milliseconds), ``send_id``
+        (to cancel a delayed event) and ``internal``; none of them is payload."""
+        kwargs = dict(kwargs)
+        delay = kwargs.pop("delay", None) or 0
+        send_id = kwargs.pop("send_id", None)
+        internal = bool(kwargs.pop("internal", None))
+        if delay and internal:
+            raise_delayed_internal(event)
+        pending = self._pending
+        busy = pending is _BUSY or (isinstance(pending, _Queues) and pending.busy)
+        if busy and internal:
+            return self.raise_(event, *args, **kwargs)
+        if busy and delay:
+            queues = self._queues()
+            due = time.monotonic() + delay / 1000
+            queues.delayed.append((due, next(_sequence), send_id, (event, args, kwargs)))
+            queues.delayed.sort(key=lambda entry: entry[:2])
+            outcome = Outcome(False, event, self._node.state, None, None, "queued")
+            if _observers:
+                _notify(self, outcome)
+            return outcome
+        if delay:  # python-statemachine's synchronous engine waits until the event is due
+            time.sleep(delay / 1000)
+        return self.send(event, *args, **kwargs)
+
+    def _next_external(
+        self, queues: _Queues
+    ) -> tuple[str, tuple[Any, ...], dict[str, Any]] | None:
+        """The next queued external event: sent ones first, then delayed ones when due (this
+        waits for them, as python-statemachine's synchronous engine does)."""
+        if queues.external:
+            return queues.external.popleft()
+        if not queues.delayed:
+            return None
+        due, _, _, item = queues.delayed.pop(0)
+        wait = due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        return item
 
     def _queues(self) -> _Queues:
         pending = self._pending
@@ -314,8 +382,8 @@ class Instance:
                     outcome.reason,
                     tuple(taken),
                 )
-            while queues.external:
-                self._run_external(queues, *queues.external.popleft())
+            while (item := self._next_external(queues)) is not None:
+                self._run_external(queues, *item)
         except BaseException:
             self._settle_failure()
             raise
@@ -391,6 +459,8 @@ class StatechartInstance(Instance):
     def send(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
         """Send ``event`` with a payload; return its outcome (``transitions`` lists every
         transition its macrostep took: its own, then eventless ones and internal events')."""
+        if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
+            return self._send_with_options(event, args, kwargs)
         pending = self._pending
         mine = (event, args, kwargs)
         if pending is None:
@@ -455,8 +525,10 @@ class StatechartInstance(Instance):
             pending = self._pending
             if outcome is None and not queued:
                 item = mine  # the event sent is first in python-statemachine's queue
-            elif isinstance(pending, _Queues) and pending.external:
-                item = pending.external.popleft()
+            elif isinstance(pending, _Queues) and (pending.external or pending.delayed):
+                next_item = self._next_external(pending)
+                assert next_item is not None
+                item = next_item
             else:
                 continue
             result = self._take(*item)
@@ -467,6 +539,7 @@ class StatechartInstance(Instance):
         pending = self._pending
         if isinstance(pending, _Queues):
             pending.external.clear()
+            pending.delayed.clear()
         if outcome is None:
             outcome = self._terminated(self._node, mine[0])
         elif collecting is not None:
@@ -499,11 +572,14 @@ class StatechartInstance(Instance):
             while self._macrostep([]) and not self._node.terminated:
                 pass
             pending = self._pending
-            while isinstance(pending, _Queues) and pending.external:
+            while isinstance(pending, _Queues) and (pending.external or pending.delayed):
                 if self._node.terminated:
                     pending.external.clear()
+                    pending.delayed.clear()
                     break
-                self._take(*pending.external.popleft())
+                item = self._next_external(pending)
+                assert item is not None
+                self._take(*item)
                 while self._macrostep([]) and not self._node.terminated:
                     pass
         except BaseException:
@@ -600,6 +676,14 @@ def _caught(instance: Instance, error: Exception) -> None:
     """An action raised, with errors caught as events: queue ``error.execution``."""
     if isinstance(error, InvalidDefinition):
         raise error
+    _queue_error(instance, error)
+
+
+def _queue_error(instance: Instance, error: Exception) -> None:
+    node: Any = instance._node
+    if node.terminated and node.binding.strict:
+        # python-statemachine refuses any event once a strict machine stopped
+        raise _not_allowed(DeclaredEvent(id=ERROR_EXECUTION), node) from error
     instance._queues().internal.append((ERROR_EXECUTION, (), {"error": error}))
 
 
@@ -630,7 +714,7 @@ def _failed(instance: Instance, error: Exception, handling_error: bool) -> None:
     if isinstance(error, InvalidDefinition):
         raise error
     if not handling_error:
-        instance._queues().internal.append((ERROR_EXECUTION, (), {"error": error}))
+        _queue_error(instance, error)
 
 
 ERROR_EXECUTION = "error.execution"
@@ -657,10 +741,10 @@ class StateNode:
     def __init__(self, binding: Binding, state: StateDef, declared: DeclaredState) -> None:
         self.binding = binding
         self.state = state
-        self.configuration = (state,)
+        self.configuration = Configuration((state,))
         self.active_ids = frozenset({state.id})
         self.declared = declared
-        self.declared_configuration = (declared,)
+        self.declared_configuration: tuple[DeclaredState, ...] = (declared,)
         self.terminated = state.final
         self.table: dict[str, Fire] = {}
         self.ignored: dict[str, Outcome] = {}
@@ -672,6 +756,7 @@ class Binding:
 
     __slots__ = (
         "_dynamic",
+        "_gaps",
         "_groups",
         "_initial_name",
         "_label",
@@ -702,6 +787,7 @@ class Binding:
             for state in chart.states
         }
         self._groups: dict[tuple[str, str], tuple[Resolved, ...]] = {}
+        self._gaps: dict[str, StateNode] = {}
         self._dynamic: dict[tuple[str, tuple[int, ...], bool], Callable[..., Outcome]] = {}
         self.initial_node = self.nodes[chart.initial.id]
         #: Whether instances must be checked for callback names in their own ``__dict__``.
@@ -716,6 +802,18 @@ class Binding:
         self.source = self._module.source
         #: Declared names the model's class lacks: each instance must provide them.
         self.instance_names = tuple(resolver.instance_names.items())
+
+    def gap(self, source: StateDef) -> StateNode:
+        """The node of the empty configuration between leaving ``source`` and entering the
+        target (what ``on`` callbacks of a ``StateChart`` see in ``configuration``)."""
+        found = self._gaps.get(source.id)
+        if found is None:
+            found = StateNode(self, source, self.runtime.declared_states[source.id])
+            found.configuration = Configuration()
+            found.active_ids = frozenset()
+            found.declared_configuration = ()
+            self._gaps[source.id] = found
+        return found
 
     # -- generation --------------------------------------------------------------------------
 
@@ -787,6 +885,11 @@ class Binding:
             values=values,
             outcome=outcome,
             failed=failed,
+            gap=(
+                module.const(self.gap(source), f"NODE_leaving_{source.id}")
+                if exits and not chart.flags.atomic_configuration_update
+                else None
+            ),
             label=describe_transition(transition),
         )
 
@@ -1030,6 +1133,7 @@ class Runtime:
             f"{declared.__name__}Instance",
             (StatechartInstance if chart.is_hierarchical else Instance,),
             {
+                **_event_methods(declared),
                 **{k: v for k, v in self.attributes.items()},
                 "__slots__": (),
                 "__module__": declared.__module__,
@@ -1061,6 +1165,17 @@ class Runtime:
         return binding
 
     def _bind(self, model_type: type) -> Binding:
+        if hasattr(model_type, "prepare_event"):
+            raise UnsupportedChart(
+                self.chart.name,
+                "a prepare_event callback",
+                f"{model_type.__name__}.prepare_event on the model",
+            )
+        for name in ("on_invoke_state", *(f"on_invoke_{s.id}" for s in self.chart.states)):
+            if hasattr(model_type, name):
+                raise UnsupportedChart(
+                    self.chart.name, "invoke", f"{model_type.__name__}.{name} on the model"
+                )
         resolver = Resolver(
             self.chart.name,
             self.declared,
@@ -1072,6 +1187,31 @@ class Runtime:
             support = Support(Outcome, _BUSY, _FIRE_HELPERS, _not_allowed, _reject)
             return HBinding(self, resolver, support)  # type: ignore[return-value]
         return Binding(self, resolver)
+
+
+def _event_methods(declared: type[StateChart[Any]]) -> dict[str, Callable[..., Outcome]]:
+    """A method per declared event attribute (``self.hop()`` in a callback sends ``hop``), as
+    python-statemachine binds them."""
+    methods: dict[str, Callable[..., Outcome]] = {}
+    for klass in reversed(declared.__mro__):
+        for name, value in vars(klass).items():
+            if (
+                isinstance(value, DeclaredEvent)
+                and name.isidentifier()
+                and name not in RUNTIME_NAMES
+                and not hasattr(Instance, name)
+            ):
+                methods[name] = _event_method(name, str(value.id))
+    return methods
+
+
+def _event_method(name: str, event: str) -> Callable[..., Outcome]:
+    def send_event(self: Instance, *args: Any, **kwargs: Any) -> Outcome:
+        return self.send(event, *args, **kwargs)
+
+    send_event.__name__ = send_event.__qualname__ = name
+    send_event.__doc__ = f"Send {event!r} (python-statemachine's event method)."
+    return send_event
 
 
 def _callback_names(chart: ChartDef) -> frozenset[str]:
@@ -1131,6 +1271,12 @@ class Chart(ChartDef):
         whatever an initial ``enter`` callback raises. Without a model, the instance gets a
         fresh python-statemachine ``Model()``, as a python-statemachine chart does.
         """
+        if kwargs and not _CONSTRUCTOR_OPTIONS.isdisjoint(kwargs):
+            option = sorted(_CONSTRUCTOR_OPTIONS.intersection(kwargs))[0]
+            raise TypeError(
+                f"create() does not take python-statemachine's {option!r} option "
+                "(use resume() to start in a given state; observe_outcomes() to watch events)"
+            )
         if model is None:
             model = Model()  # type: ignore[no-untyped-call]
         binding = self._by_type.get(type(model))
@@ -1179,6 +1325,8 @@ class Chart(ChartDef):
         binding = runtime.binding(model)
         if binding.instance_names:
             binding.check_instance(model)
+        if isinstance(binding, HBinding):
+            return binding.resume(state, model)
         node = binding.nodes.get(state)
         if node is None:
             raise InvalidStateValue(  # type: ignore[no-untyped-call]
@@ -1189,6 +1337,9 @@ class Chart(ChartDef):
             )
         return binding.cls(node, model)
 
+
+#: python-statemachine constructor options ``create`` refuses rather than pass as payload.
+_CONSTRUCTOR_OPTIONS = frozenset({"start_value", "listeners", "state_field"})
 
 _compile_lock = threading.Lock()
 
@@ -1214,6 +1365,7 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
             events=definition.events,
             transitions=definition.transitions,
             flags=definition.flags,
+            start_configuration=definition.start_configuration,
             attributes=definition.attributes,
             declared=cls,
         )

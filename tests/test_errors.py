@@ -20,6 +20,7 @@ PRIVATE_CONTROL_FLOW = {
     # a replayed line (or --tools registry) that cannot be used, turned into exit status 2 by
     # the command line
     "toolcalls.__main__.ReplayError",
+    # the same for a provider recording replayed with --format
     "toolcalls.adapters._replay.ReplayInputError",
 }
 
@@ -89,6 +90,15 @@ def test_the_drawing_names_the_builtin_each_error_also_is(package: str) -> None:
         assert base in {klass.__name__ for klass in getattr(errors, name).__mro__}
 
 
+def _optional_extra_missing(error: ImportError) -> bool:
+    """Whether ``error`` says a third-party module is missing (a module of an optional extra,
+    such as ``toolcalls.ray`` without Ray), as opposed to a broken module of ours."""
+    missing = error if isinstance(error, ModuleNotFoundError) else error.__cause__
+    if not isinstance(missing, ModuleNotFoundError):
+        return False
+    return (missing.name or "").split(".")[0] not in ("statecharts", "toolcalls")
+
+
 def _error_classes_defined_in(package: str) -> dict[str, type[BaseException]]:
     root = importlib.import_module(package)
     classes: dict[str, type[BaseException]] = {}
@@ -99,10 +109,10 @@ def _error_classes_defined_in(package: str) -> dict[str, type[BaseException]]:
             continue  # the plugin is pytest's; a subpackage's __main__ runs when imported
         try:
             module = importlib.import_module(info.name)
-        except ModuleNotFoundError as missing:  # a module of an optional extra not installed
-            if (missing.name or "").split(".")[0] in ("statecharts", "toolcalls"):
-                raise
-            continue
+        except ImportError as error:
+            if _optional_extra_missing(error):
+                continue
+            raise
         for value in vars(module).values():
             if (
                 inspect.isclass(value)
@@ -131,15 +141,19 @@ def test_every_error_a_package_raises_is_defined_in_its_errors_module(package: s
 
 
 def _public_modules(package: str) -> list[ModuleType]:
-    """The package and its public subpackages (no ``_private`` part in the name)."""
+    """The package and its public modules and subpackages (no ``_private`` name)."""
     root = importlib.import_module(package)
     modules = [root]
     for info in pkgutil.iter_modules(root.__path__, f"{package}."):
-        if info.ispkg and not info.name.rsplit(".", 1)[1].startswith("_"):
+        if (
+            not info.name.rsplit(".", 1)[1].startswith("_")
+            and info.name != f"{package}.pytest_plugin"
+        ):
             try:
                 modules.append(importlib.import_module(info.name))
-            except ModuleNotFoundError:  # an optional extra that is not installed
-                continue
+            except ImportError as error:
+                if not _optional_extra_missing(error):
+                    raise
     return modules
 
 
@@ -149,7 +163,7 @@ def _public_modules(package: str) -> list[ModuleType]:
 )
 def test_every_public_error_is_exported_where_it_is_used(package: str, root_name: str) -> None:
     """Each public error of the tree is in the ``__all__`` of the package or of the public
-    subpackage that raises it, as that very class."""
+    module that raises it, as that very class."""
     errors = importlib.import_module(f"{package}._errors")
     public = {name for name in actual_tree(errors, getattr(errors, root_name)) if name[0] != "_"}
     exported = {

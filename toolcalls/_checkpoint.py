@@ -16,6 +16,7 @@ never ran); an ``executing`` call is submitted again only if its tool is named i
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -94,10 +95,20 @@ def take(
         "version": VERSION,
         "tracker": tracker,
         "inFlight": [{"id": i, "name": n, "state": s} for i, n, s in in_flight],
-        "unreported": [state.to_dict() for state in unreported],
+        "unreported": [
+            _json(state.to_dict(), f"unreported.{index}") for index, state in enumerate(unreported)
+        ],
         "finished": finished,
-        "position": position,
+        "position": _json(position, "position"),
     }
+
+
+def _json(value: Any, where: str) -> Any:
+    """``value`` as plain JSON data, or ``SnapshotError`` naming where it is."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as error:
+        raise SnapshotError(where, f"not representable as JSON ({error})") from None
 
 
 def read(data: Mapping[str, Any]) -> SessionPicture:

@@ -4,6 +4,7 @@
 
     ToolCallsError                        base of every error below
     ├── _FieldError (ValueError)          a value at ``field`` was rejected for ``reason``
+    │   ├── InvalidChunk                  a provider chunk an adapter cannot read
     │   ├── InvalidEvent                  the stream broke the protocol: a malformed event (T17)
     │   ├── InvalidToolCall               register_call() got a malformed chunk (X20)
     │   └── SnapshotError                 a tracker snapshot is damaged, of an unknown
@@ -15,8 +16,6 @@
     │                                     since: this one no longer owns the stream
     ├── ToolAborted                       the call was aborted: AbortSignal.raise_if_aborted(),
     │                                     or wait() for a call dropped by reset()/aclose() (X13)
-    ├── AdapterError (ValueError)         toolcalls.adapters: a provider chunk the protocol does
-    │                                     not allow; ``where`` and ``reason`` say what (A1)
     ├── ProtocolError (RuntimeError)      an implementation under the conformance suite broke
     │                                     the JSON-lines protocol (no answer, not JSON, died)
     ├── ImplementationFailed              an implementation under the conformance suite
@@ -24,13 +23,12 @@
     └── ToolFailure                       a runner failed a call outside its tool (a worker
                                           died...): the executor records its ToolError
 
-Whose fault: the three field errors are the input's (the stream, the caller's chunk, a stored
-snapshot), and name the field and the reason as attributes, so a caller can log them or map
-them to a response without parsing the message; ``InvalidTool`` is the developer's;
-``ExecutorClosed`` and ``SessionClosed`` are a use after the end; ``AdapterError`` is the
-provider stream's; the conformance errors are those of the implementation that ``toolcalls
-conformance`` checks. Raising any of them leaves the tracker, executor or session exactly as it
-was.
+Whose fault: the four field errors are the input's (a provider's stream, the stream of
+events, the caller's chunk, a stored snapshot), and name the field and the reason as
+attributes, so a caller can log them or map them to a response without parsing the message;
+``InvalidTool`` is the developer's; ``ExecutorClosed`` and ``SessionClosed`` are a use after
+the end; the conformance errors are those of the implementation that ``toolcalls conformance``
+checks. Raising any of them leaves the tracker, executor, session or adapter exactly as it was.
 
 How a *tool* failed is not an exception but data: a call ends in ``error`` with a ``ToolError``
 whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``timeout`` or
@@ -60,6 +58,12 @@ class _FieldError(ToolCallsError, ValueError):
         self.field = field
         self.reason = reason
         super().__init__(f"invalid {self.subject}: {field}: {reason}")
+
+
+class InvalidChunk(_FieldError):
+    """A provider chunk that breaks its protocol (``toolcalls.adapters``); nothing was changed."""
+
+    subject = "provider chunk"
 
 
 class InvalidEvent(_FieldError):
@@ -106,15 +110,6 @@ class ToolAborted(ToolCallsError):
     def __init__(self, reason: str | None) -> None:
         super().__init__(f"tool call aborted: {reason}" if reason else "tool call aborted")
         self.reason = reason
-
-
-class AdapterError(ToolCallsError, ValueError):
-    """A chunk is not what the provider's protocol says it can be; names where and why."""
-
-    def __init__(self, where: str, reason: str) -> None:
-        self.where = where
-        self.reason = reason
-        super().__init__(f"{where}: {reason}")
 
 
 class ProtocolError(ToolCallsError, RuntimeError):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from statemachine import State, StateChart
 
-from statecharts import Instance, compile_chart
+from statecharts import Instance, _runtime, compile_chart
 
 from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool
 
@@ -89,6 +89,14 @@ def _exception_type(exc: BaseException) -> str:
     return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
 
 
+def exception_text(exc: BaseException) -> str:
+    """``str(exc)``, or a stand-in when the exception cannot be turned into text."""
+    try:
+        return str(exc)
+    except Exception as problem:
+        return f"<{type(exc).__name__} whose str() raised {type(problem).__name__}>"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolError:
     """How a call ended in ``error``: a value, not an exception.
@@ -146,7 +154,7 @@ class ToolError:
     @classmethod
     def tool_raised(cls, tool_name: str, exc: BaseException) -> ToolError:
         """The tool raised ``exc``."""
-        kind, text = _exception_type(exc), str(exc)
+        kind, text = _exception_type(exc), exception_text(exc)
         return cls(
             "tool_raised",
             f"tool {tool_name!r} raised {kind}" + (f": {text}" if text else ""),
@@ -327,6 +335,16 @@ Effect = tuple[EffectKind, Call, str | None]
 Effects = list[Effect]
 
 
+#: The chart's nodes and compiled transitions for the hot path (a call starting, a tool
+#: returning): run directly when that is what send() would do (not re-entrant, and nothing
+#: observes outcomes, as chart coverage does).
+_PENDING = EXECUTION.create(Call("", "", {}, 0))._node
+_EXECUTING_NODE = _PENDING.binding.nodes["executing"]
+_FIRE_START = _PENDING.table["start"]
+_FIRE_SUCCEED = _EXECUTING_NODE.table["succeed"]
+_SEND = Instance.send
+
+
 class CallBook:
     """The calls an executor tracks, and every rule about them, without any I/O.
 
@@ -473,7 +491,16 @@ class CallBook:
 
     def _start(self, call: Call) -> Effect:
         """Move a call to ``executing``; the shell runs its tool."""
-        call.instance.send("start")
+        instance = call.instance
+        if (
+            instance._node is _PENDING
+            and instance._pending is None
+            and type(instance).send is _SEND
+            and not _runtime._observers
+        ):
+            _FIRE_START(instance, (), {})  # the compiled transition, without send()'s dispatch
+        else:
+            instance.send("start")
         call.snapshot = None
         self.executing += 1
         return ("run", call, None)
@@ -485,10 +512,19 @@ class CallBook:
         (``stop``: the end came from outside the tool) have the shell stop the tool."""
         if call.dropped:
             return []
+        instance = call.instance
         if event == "succeed":
-            outcome = call.instance.send(event, result=value)
+            if (
+                instance._node is _EXECUTING_NODE
+                and instance._pending is None
+                and type(instance).send is _SEND
+                and not _runtime._observers
+            ):
+                outcome = _FIRE_SUCCEED(instance, (), {"result": value})
+            else:
+                outcome = instance.send(event, result=value)
         else:
-            outcome = call.instance.send(event, error=value)
+            outcome = instance.send(event, error=value)
         if not outcome.applied:
             return []
         call.snapshot = None

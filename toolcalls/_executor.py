@@ -112,7 +112,7 @@ class ToolExecutor:
             raise TypeError(f"runner must have check() and run() (a Runner), not {runner!r}")
         runner.check(prepared)
         self._runner = runner
-        self._local = isinstance(runner, LocalRunner)
+        self._local = type(runner) is LocalRunner  # a subclass may instrument run(): call it
         self._book = CallBook(prepared, max_history, max_concurrency)
         self._on_call_settled = on_call_settled
         # An async callback's coroutine needs a loop: every call needs one then.
@@ -161,27 +161,22 @@ class ToolExecutor:
         if tool_name in self._book.tools or self._callback_needs_loop:
             self._bind_loop()  # the call may start a tool or a callback task: fail now
 
-    def _admit(self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool) -> bool:
-        """Register a call whose arguments the executor now owns (nobody changes them after);
-        ``flat`` says whether ``is_flat(args)``. Return whether it is new. Call
-        ``_check_open`` first."""
+    def _admit(self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool) -> None:
+        """Register a new call (its id not tracked) whose arguments the executor now owns
+        (nobody changes them after); ``flat`` says whether ``is_flat(args)``. The caller
+        checked what ``_check_open`` checks."""
         effects = self._book.admit(tool_call_id, tool_name, args, flat)
-        if effects is None:
-            return False
         if effects:
             self._apply(effects)
-        return True
 
     def _reject(
         self, tool_call_id: str, tool_name: str, args: dict[str, Any], error: ToolError
-    ) -> bool:
-        """Track a call that cannot run, settled in ``error`` at once (``on_call_settled``
-        runs); return whether it is new. Call ``_check_open`` first."""
+    ) -> None:
+        """Track a new call (its id not tracked) that cannot run, settled in ``error`` at once
+        (``on_call_settled`` runs)."""
         effects = self._book.reject(tool_call_id, tool_name, args, error)
-        if effects is None:
-            return False
-        self._apply(effects)
-        return True
+        if effects:
+            self._apply(effects)
 
     @property
     def calls(self) -> list[ToolCallState]:
@@ -334,9 +329,9 @@ class ToolExecutor:
     # tasks or threads of tools.
 
     def _run(self, call: Call) -> None:
-        tool = call.tool
+        tool, loop = call.tool, self._loop
         assert tool is not None
-        loop = self._loop or self._bind_loop()
+        assert loop is not None  # bound when the call was registered
         signal = call.signal = AbortSignal()
         call.handle = loop.create_task(self._execute(call, tool, signal))
         if tool.timeout is not None:

@@ -42,6 +42,9 @@ UNSET: Final = _Unset()
 Status = Literal["pending", "running", "done", "error"]
 STATUSES: tuple[Status, ...] = ("pending", "running", "done", "error")
 FINISHED: frozenset[str] = frozenset({"done", "error"})
+#: ``kind`` of the error that ends a call whose arguments were cut off before they were complete
+#: (the provider adapters end such calls with it; the session reports them, S2).
+TRUNCATED: Final = "truncated"
 
 
 class CallRecord:

@@ -38,17 +38,10 @@ from . import _checkpoint
 from ._errors import InvalidEvent, SessionClosed, SnapshotError
 from ._execution import ToolCallState, ToolError
 from ._executor import ToolExecutor
-from ._record import UNSET
+from ._record import TRUNCATED, UNSET
 from ._runner import Runner
-from ._tools import Tool, ToolFunction, copy_args, is_flat
-from ._tracker import (
-    ENDED_BY_STREAM,
-    READY_FAILED,
-    READY_RUNNING,
-    Outcome,
-    ToolCallTracker,
-    copied,
-)
+from ._tools import SCALARS, Tool, ToolFunction, copy_args, is_flat
+from ._tracker import Outcome, ToolCallTracker, copied
 from .events import ToolCallEvent
 
 #: How many events ``run()`` applies from a list (or an async source that never waits) before
@@ -73,7 +66,7 @@ class ToolCallSession:
         max_concurrency: int | None = None,
         runner: Runner | None = None,
     ) -> None:
-        self._tracker = ToolCallTracker(max_history=max_history)
+        self._tracker = self._new_tracker(max_history)
         self._executor = ToolExecutor(
             tools,
             on_call_settled=self._on_settled,
@@ -87,8 +80,15 @@ class ToolCallSession:
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop ready events ran on
         self._finished = False
         self._closed = False
+        self._stopped = False  # finished or closed: no more events
+        self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
         #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
         self.position: Any = None
+
+    def _new_tracker(self, max_history: int | None) -> ToolCallTracker:
+        tracker = ToolCallTracker(max_history=max_history)
+        tracker._listener = self
+        return tracker
 
     @property
     def tracker(self) -> ToolCallTracker:
@@ -117,36 +117,58 @@ class ToolCallSession:
         nothing changes. When the stream itself ends a call whose tool is running (a
         ``result`` or ``error`` event), the tool is aborted and the call is not reported.
         """
-        if self._finished or self._closed:
+        if self._stopped:
             raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
+        return self._tracker.apply(event)  # it calls back the three methods below
+
+    def _before_ready(self) -> None:
+        """A ``ready`` event may start a tool: without a usable loop, fail before it is
+        applied."""
         loop = _running_loop()
         if loop is None or loop is not self._loop:
-            self._check_loop(event)
-        outcome = self._tracker.apply(event)
-        kind = outcome.type
-        if kind == "delta" or kind == "start":
-            return outcome
-        if outcome is READY_RUNNING or outcome is READY_FAILED:
-            self._hand_over(_event_id(event))
-        elif outcome in ENDED_BY_STREAM:
-            call_id = _event_id(event)
-            if call_id in self._running:
-                self._running.discard(call_id)  # settles now, unreported
-                self._executor.abort(call_id, "the stream ended the call")
-        return outcome
-
-    def _check_loop(self, event: Mapping[str, Any] | ToolCallEvent) -> None:
-        """A ``ready`` event may start a tool: without a usable loop, fail before it is
-        applied (other events need none)."""
-        kind = event.get("type") if isinstance(event, Mapping) else event.type
-        if kind == "ready":
             self._loop = self._executor._bind_loop()
+
+    def _arguments_ended(self, call_id: str) -> None:
+        record = self._tracker._record(call_id)
+        assert record is not None
+        args, executor = record.args, self._executor
+        if type(args) is dict and call_id not in executor._book.calls:  # the usual case
+            self._running.add(call_id)
+            flat = SCALARS.issuperset(map(type, args.values()))  # is_flat, inlined
+            # Flat arguments are shared (nobody changes them: the tracker hands out copies,
+            # the executor a read-only view, the tool its own); nested ones are copied once.
+            executor._admit(call_id, record.name, args if flat else copy_args(args, flat), flat)
+        else:
+            self._hand_over(call_id)
+
+    def _ended_by_stream(self, call_id: str) -> None:
+        if call_id in self._running:
+            self._running.discard(call_id)  # it settles now, unreported
+            self._executor.abort(call_id, "the stream ended the call")
+        elif self._executor.get_call(call_id) is None:
+            self._report_truncated(call_id)
+
+    def _report_truncated(self, call_id: str) -> None:
+        """A provider adapter ended a call whose arguments were cut off (kind ``truncated``):
+        the stream ended before they were complete, so it could not run, and it is reported
+        in ``error`` like the calls ``finish()`` ends (S2). Other errors the stream sends for a
+        call still streaming are the stream's own word, and are not reported (S3)."""
+        record = self._tracker._record(call_id)
+        assert record is not None
+        reason = record.error
+        if not (isinstance(reason, dict) and reason.get("kind") == TRUNCATED):
+            return
+        error = _unrunnable(record.name, str(reason.get("message", TRUNCATED)), TRUNCATED)
+        self._ready.append(ToolCallState(call_id, record.name, _NO_ARGS, "error", None, error))
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def finish(self) -> None:
         """No more events will come: calls still streaming their arguments end in ``error``
         (and are reported), and ``settled()`` ends once the running calls settle."""
         if not self._finished:
-            self._finished = True
+            self._finished = self._stopped = True
             reason = "the stream ended before the arguments were complete"
             for record, status in self._tracker._unfinished():
                 if status == "pending":
@@ -175,11 +197,9 @@ class ToolCallSession:
         self._running.add(call_id)
         if error is not None:
             executor._reject(call_id, name, args, error)
-            return
-        flat = is_flat(args)
-        # Flat arguments are shared (nobody changes them: the tracker hands out copies, the
-        # executor a read-only view, the tool its own); nested ones are copied once.
-        executor._admit(call_id, name, args if flat else copy_args(args, flat), flat)
+        else:
+            flat = is_flat(args)
+            executor._admit(call_id, name, args if flat else copy_args(args, flat), flat)
 
     def _redelivered(
         self,
@@ -197,7 +217,7 @@ class ToolCallSession:
         if error is None:
             self._record(call_id, known)
         else:
-            self._tracker._end(call_id, "error", error.to_dict())
+            self._tracker._send(call_id, "error", error.to_dict())
 
     # -- results -----------------------------------------------------------------------------
 
@@ -208,7 +228,11 @@ class ToolCallSession:
         if call_id not in running:  # ended by the stream (or not the session's)
             return
         running.discard(call_id)
-        self._record(call_id, state)
+        result = state.result
+        if state.status == "success" and type(result) in SCALARS:  # the usual case
+            self._tracker._send(call_id, "result", result)
+        else:
+            self._record(call_id, state)
         self._ready.append(state)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -219,13 +243,13 @@ class ToolCallSession:
         tracker = self._tracker
         if state.status == "success":
             try:
-                tracker._end(call_id, "result", copied(state.result, "result"))
+                tracker._send(call_id, "result", copied(state.result, "result"))
             except InvalidEvent as problem:
                 failure = {"kind": "unrecordable_result", "message": str(problem)}
-                tracker._end(call_id, "error", failure)
+                tracker._send(call_id, "error", failure)
         else:
             assert state.error is not None
-            tracker._end(call_id, "error", state.error.to_dict())
+            tracker._send(call_id, "error", state.error.to_dict())
 
     def settled(self) -> AsyncIterator[ToolCallState]:
         """Each settled call, as it settles (``success`` or ``error``), to send upstream.
@@ -271,18 +295,23 @@ class ToolCallSession:
     async def _feed(
         self, events: AsyncIterable[Mapping[str, Any]] | Iterable[Mapping[str, Any]]
     ) -> None:
-        apply, count = self.apply, 0
+        # ``self.apply(event)``, inlined: the tracker may change (reset) between events.
+        count = 0
         try:
             if isinstance(events, AsyncIterable):
                 async for event in events:
-                    apply(event)
+                    if self._stopped:
+                        self.apply(event)  # raises SessionClosed
+                    self._tracker.apply(event)
                     count += 1
                     if count == BATCH:  # a source that never waits must not starve tools
                         count = 0
                         await asyncio.sleep(0)
             else:
                 for event in events:
-                    apply(event)
+                    if self._stopped:
+                        self.apply(event)
+                    self._tracker.apply(event)
                     count += 1
                     if count == BATCH:
                         count = 0
@@ -312,7 +341,9 @@ class ToolCallSession:
         executor = self._executor
         in_flight: list[tuple[str, str, str]] = []
         for call in self._tracker.list():
-            if call.id in self._running:
+            if call.id in self._deferred:  # claimed for this process, about to run
+                in_flight.append((call.id, call.name, "executing"))
+            elif call.id in self._running:
                 state = executor.get_call(call.id)
                 status = "executing" if state is None else state.status
                 in_flight.append((call.id, call.name, status))
@@ -340,37 +371,75 @@ class ToolCallSession:
         loop the session will run on when calls are to run. Raises ``SnapshotError`` for a
         damaged checkpoint (nothing is started then).
         """
+        session = cls._prepare_resume(
+            checkpoint, tools, rerun=rerun, max_concurrency=max_concurrency, runner=runner
+        )
+        session._start_resumed()
+        return session
+
+    @classmethod
+    def _prepare_resume(
+        cls,
+        checkpoint: Mapping[str, Any],
+        tools: Mapping[str, ToolFunction | Tool],
+        *,
+        rerun: Collection[str],
+        max_concurrency: int | None,
+        runner: Runner | None,
+    ) -> ToolCallSession:
+        """``resume`` up to starting calls: everything checked, interrupted calls recorded,
+        the calls to run kept aside (``checkpoint()`` lists them as ``executing``, so a claim
+        saved now already says they run here)."""
         picture = _checkpoint.read(checkpoint)
         tracker = ToolCallTracker.restore(picture.tracker)
-        for index, (call_id, _name, _state) in enumerate(picture.in_flight):
+        listed: set[str] = set()
+        for index, (call_id, name, _state) in enumerate(picture.in_flight):
             restored = tracker.get(call_id)
+            where = f"inFlight.{index}"
+            if call_id in listed:
+                raise SnapshotError(where, f"call {call_id!r} is listed twice")
             if restored is None or restored.status != "running":
-                raise SnapshotError(f"inFlight.{index}", f"call {call_id!r} is not running")
+                raise SnapshotError(where, f"call {call_id!r} is not running")
+            if restored.name != name:
+                raise SnapshotError(where, f"names {name!r}, the tracker {restored.name!r}")
+            listed.add(call_id)
+        for index, call in enumerate(tracker.list()):
+            if call.status == "running" and call.id not in listed:
+                raise SnapshotError(
+                    f"tracker.calls.{index}", f"call {call.id!r} is running but not in flight"
+                )
         max_history = tracker.max_history if tracker.max_history is not None else 50
         session = cls(
             tools, max_history=max_history, max_concurrency=max_concurrency, runner=runner
         )
+        tracker._listener = session
         session._tracker = tracker
-        session._finished = picture.finished
+        session._finished = session._stopped = picture.finished
         session._ready.extend(picture.unreported)
         session.position = picture.position
         for call_id, name, state in picture.in_flight:
             if state == "pending" or name in rerun:
-                session._hand_over(call_id)
+                session._deferred[call_id] = None
             else:
                 error = ToolError.interrupted(name)
-                tracker.apply({"type": "error", "id": call_id, "error": error.to_dict()})
+                tracker._send(call_id, "error", error.to_dict())
                 args = tracker.get(call_id).args  # type: ignore[union-attr]
                 view = MappingProxyType(dict(args) if isinstance(args, dict) else {})
                 session._ready.append(ToolCallState(call_id, name, view, "error", None, error))
         return session
+
+    def _start_resumed(self) -> None:
+        """Hand over the calls ``_prepare_resume`` kept aside, in arrival order."""
+        deferred, self._deferred = self._deferred, {}
+        for call_id in deferred:
+            self._hand_over(call_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def reset(self) -> None:
         """Abort every running tool and forget every call (nothing is reported for them)."""
         self._executor.reset()
-        self._tracker = ToolCallTracker(max_history=self._tracker.max_history)
+        self._tracker = self._new_tracker(self._tracker.max_history)
         self._running.clear()
         self._ready.clear()
         self._wake()
@@ -380,12 +449,12 @@ class ToolCallSession:
         or still streaming its arguments) ends in ``error``, kind ``aborted``, unreported;
         events ``run()`` has not read yet are not applied."""
         if not self._closed:
-            self._closed = True
+            self._closed = self._stopped = True
             self._running.clear()
             await self._executor.aclose()
             for record, _ in self._tracker._unfinished():
                 error = ToolError.aborted(record.name, "the session closed")
-                self._tracker._end(record.id, "error", error.to_dict())
+                self._tracker._send(record.id, "error", error.to_dict())
         self._wake()
 
     async def __aenter__(self) -> Self:
@@ -404,6 +473,9 @@ class ToolCallSession:
         return f"<ToolCallSession calls={len(self._tracker)} running={len(self._running)}>"
 
 
+_NO_ARGS: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
 def _unrunnable(tool_name: str, reason: str, error_type: str) -> ToolError:
     """The error of a call that never reached its tool."""
     return ToolError(
@@ -411,10 +483,3 @@ def _unrunnable(tool_name: str, reason: str, error_type: str) -> ToolError:
         f"cannot run tool {tool_name!r}: {reason}",
         {"tool_name": tool_name, "errors": [{"loc": [], "msg": reason, "type": error_type}]},
     )
-
-
-def _event_id(event: Mapping[str, Any] | ToolCallEvent) -> str:
-    """The id of an event the tracker already accepted."""
-    if isinstance(event, Mapping):
-        return str(event["id"])
-    return event.id

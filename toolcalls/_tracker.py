@@ -11,9 +11,9 @@ import copy
 import heapq
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
-from statecharts import Instance, compile_chart
+from statecharts import Instance, _runtime, compile_chart
 
 from ._chart import ToolCallChart
 from ._errors import InvalidEvent
@@ -34,6 +34,11 @@ from .events import (
 Reason = Literal["unknown_id", "duplicate_start", "not_allowed"]
 
 _CHART = compile_chart(ToolCallChart)
+#: The pending state's node and its compiled ``delta`` transition (an internal self-transition
+#: whose action appends the fragment), for the tracker's hot path.
+_PENDING = _CHART.create(CallRecord("", "", 0))._node
+_APPEND = _PENDING.table["delta"]
+_SEND = Instance.send
 _MISSING: Any = object()
 #: The chart event each wire event type sends (the chart calls the seed's ``error`` ``fail``).
 CHART_EVENTS: Final = {"delta": "delta", "ready": "ready", "result": "result", "error": "fail"}
@@ -85,10 +90,6 @@ def _outcome_table() -> dict[tuple[str, bool, str | None], Outcome]:
 _OUTCOMES: Final = _outcome_table()
 _DELTA_APPLIED: Final = _OUTCOMES["delta", True, "pending"]
 _DELTA_UNKNOWN: Final = _OUTCOMES["delta", False, None]
-#: The outcomes a session acts on, by identity (``apply`` returns these very objects).
-READY_RUNNING: Final = _OUTCOMES["ready", True, "running"]
-READY_FAILED: Final = _OUTCOMES["ready", True, "error"]
-ENDED_BY_STREAM: Final = (_OUTCOMES["result", True, "done"], _OUTCOMES["error", True, "error"])
 
 
 def copied(value: Any, field_name: str) -> Any:
@@ -101,6 +102,21 @@ def copied(value: Any, field_name: str) -> Any:
         raise InvalidEvent(field_name, f"value cannot be copied ({error})") from None
 
 
+class Listener(Protocol):
+    """What a tracker tells the session that owns it (the typed hand-off: no wire events)."""
+
+    def _before_ready(self) -> None:
+        """A ``ready`` event is about to end a pending call's arguments; raising stops it
+        before anything changes."""
+
+    def _arguments_ended(self, call_id: str) -> None:
+        """A ``ready`` event ended the call's arguments: it is ``running``, or in ``error``
+        when they did not parse."""
+
+    def _ended_by_stream(self, call_id: str) -> None:
+        """A ``result`` or ``error`` event from the stream ended the call."""
+
+
 class ToolCallTracker:
     """Tracks interleaved streaming tool calls by id, one compiled chart instance per call.
 
@@ -110,7 +126,7 @@ class ToolCallTracker:
     with it begins a new call.
     """
 
-    __slots__ = ("_calls", "_finished", "_max_history", "_next_seq")
+    __slots__ = ("_calls", "_finished", "_listener", "_max_history", "_next_seq")
 
     def __init__(self, *, max_history: int | None = None) -> None:
         if max_history is not None and (
@@ -121,6 +137,7 @@ class ToolCallTracker:
         self._calls: dict[str, Instance] = {}
         self._finished: list[tuple[int, str]] = []  # (start order, id) of finished calls
         self._next_seq = 0
+        self._listener: Listener | None = None  # a session, told what the stream did
 
     @property
     def max_history(self) -> int | None:
@@ -144,6 +161,16 @@ class ToolCallTracker:
                 instance = self._calls.get(call_id)
                 if instance is None:
                     return _DELTA_UNKNOWN
+                if (
+                    instance._node is _PENDING
+                    and instance._pending is None
+                    and type(instance).send is _SEND
+                    and not _runtime._observers
+                ):
+                    # The chart's own compiled transition, without send()'s dispatch: not
+                    # re-entrant, and nothing observes outcomes (as chart coverage does).
+                    _APPEND(instance, (), {"text": text})
+                    return _DELTA_APPLIED
                 if instance.send("delta", text=text).applied:
                     return _DELTA_APPLIED
                 return _OUTCOMES["delta", False, instance._node.state.id]
@@ -192,23 +219,32 @@ class ToolCallTracker:
         return _OUTCOMES["delta", applied, instance._node.state.id]
 
     def _ready(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
-        return self._send(call_id, "ready", _MISSING)
+        listener = self._listener
+        if listener is None:
+            return self._send(call_id, "ready", _MISSING)
+        instance = self._calls.get(call_id)
+        if instance is not None and instance._node.state.id == "pending":
+            listener._before_ready()  # may raise: nothing has changed yet
+        outcome = self._send(call_id, "ready", _MISSING)
+        if outcome.applied:
+            listener._arguments_ended(call_id)
+        return outcome
 
     def _result(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
         # Optional, as in the seed: a result event without one ends the call done, no result.
         value = event.get("result", UNSET)
-        return self._end(call_id, "result", copied(value, "result"))
+        return self._ended_by_stream(call_id, "result", copied(value, "result"))
 
     def _error(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
         # Optional, as in the seed; null is kept as a value (like a null result).
         value = event.get("error", UNSET)
-        return self._end(call_id, "error", copied(value, "error"))
+        return self._ended_by_stream(call_id, "error", copied(value, "error"))
 
-    def _end(self, call_id: str, kind: Literal["result", "error"], value: Any) -> Outcome:
-        """End a call as a ``result`` or ``error`` event would, with ``value`` (``UNSET``: no
-        value), which the tracker now owns: the typed hand-off of a session, which copied
-        it already. Returns the outcome; never raises."""
-        return self._send(call_id, kind, value)
+    def _ended_by_stream(self, call_id: str, kind: str, value: Any) -> Outcome:
+        outcome = self._send(call_id, kind, value)
+        if outcome.applied and self._listener is not None:
+            self._listener._ended_by_stream(call_id)
+        return outcome
 
     def _record(self, call_id: str) -> CallRecord | None:
         """The live record of a call (not a copy: read it, never change it), or ``None``."""
@@ -225,6 +261,10 @@ class ToolCallTracker:
         ]
 
     def _send(self, call_id: str, kind: str, value: Any) -> Outcome:
+        """Send ``ready`` (``value`` is ``_MISSING``), or end a call as a ``result`` or
+        ``error`` event would with ``value`` (``UNSET``: no value), which the tracker now
+        owns. A session ends calls through this typed hand-off, the value copied already:
+        the listener is not told. Returns the outcome; never raises."""
         instance = self._calls.get(call_id)
         if instance is None:
             return _OUTCOMES[kind, False, None]

@@ -14,13 +14,13 @@ extra's ``redis`` client and a Redis server).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Collection, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from . import _checkpoint
-from ._errors import CheckpointConflict
+from ._errors import CheckpointConflict, SnapshotError
 from ._runner import Runner
 from ._session import ToolCallSession
 from ._tools import Tool, ToolFunction
@@ -83,8 +83,8 @@ class RedisStore:
         try:
             import redis.asyncio
         except ImportError as exc:  # pragma: no cover - exercised only without the extra
-            raise ImportError(
-                "RedisStore needs the redis client: pip install 'toolcalls[ray]'"
+            raise ModuleNotFoundError(
+                "RedisStore needs the redis client: pip install 'toolcalls[ray]'", name=exc.name
             ) from exc
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 1):
             raise ValueError(f"ttl must be None or an int >= 1 (seconds), not {ttl!r}")
@@ -125,12 +125,16 @@ class Checkpoints:
         self.store = store
         self.key = key
         self.version = 0
+        self._saving = asyncio.Lock()  # this process's saves, one at a time
 
     async def save(self, session: ToolCallSession, position: Any = None) -> int:
-        """Save the session's checkpoint (with your ``position``); return the new version."""
-        data = json.dumps(session.checkpoint(position), allow_nan=False, separators=(",", ":"))
-        self.version = await self.store.save(self.key, data, self.version)
-        return self.version
+        """Save the session's checkpoint (with your ``position``); return the new version.
+        Saves from several tasks of this process wait for each other (each writes the state
+        of its own moment); only another process's save or resume makes one conflict."""
+        async with self._saving:
+            data = json.dumps(session.checkpoint(position), allow_nan=False, separators=(",", ":"))
+            self.version = await self.store.save(self.key, data, self.version)
+            return self.version
 
     async def resume(
         self,
@@ -142,19 +146,28 @@ class Checkpoints:
     ) -> ToolCallSession | None:
         """Claim the stored checkpoint and continue it (``None`` if nothing is stored).
 
-        The checkpoint is checked, then claimed, and only then are calls started, so two
-        processes resuming the same checkpoint never both run its calls. The resumed
-        session's own checkpoint is saved at once (interrupted calls recorded as such).
+        The checkpoint is checked (``SnapshotError`` when damaged, before anything is
+        written), then claimed by saving the resumed session's own checkpoint (interrupted
+        calls recorded as such, the calls to run as executing here), and only then are calls
+        started: two processes resuming one checkpoint never both run its calls.
         """
         loaded = await self.store.load(self.key)
         if loaded is None:
             return None
         version, data = loaded
-        checkpoint = json.loads(data)
-        _checkpoint.read(checkpoint)  # a damaged checkpoint fails here, before the claim
-        self.version = await self.store.save(self.key, data, version)
-        session = ToolCallSession.resume(
+        try:
+            checkpoint = json.loads(data)
+        except ValueError as error:
+            raise SnapshotError("checkpoint", f"not JSON ({error})") from None
+        # Everything is checked before the claim (a damaged checkpoint must not fence out its
+        # live owner), and the claim already records the calls this process will run as
+        # executing, so a process resuming after it never runs them too.
+        session = ToolCallSession._prepare_resume(
             checkpoint, tools, rerun=rerun, max_concurrency=max_concurrency, runner=runner
         )
-        await self.save(session, session.position)
+        async with self._saving:
+            picture = session.checkpoint(session.position)
+            claim = json.dumps(picture, allow_nan=False, separators=(",", ":"))
+            self.version = await self.store.save(self.key, claim, version)
+        session._start_resumed()
         return session

@@ -35,12 +35,13 @@ try:
     import ray.exceptions
     from ray import cloudpickle
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "toolcalls.ray needs Ray: install the extra with pip install 'toolcalls[ray]'"
+    raise ModuleNotFoundError(
+        "toolcalls.ray needs Ray: install the extra with pip install 'toolcalls[ray]'",
+        name=exc.name,
     ) from exc
 
 from ._errors import InvalidTool, ToolAborted, ToolFailure
-from ._execution import ToolError, _exception_type
+from ._execution import ToolError, _exception_type, exception_text
 from ._tools import AbortSignal, PreparedTool, prepare_tool
 
 __all__ = ["RayOptions", "RayRunner", "ray_tool"]
@@ -142,7 +143,7 @@ def _raised(exc: BaseException) -> Outcome:
         pickled: bytes | None = _dumps(exc)
     except Exception:
         pickled = None
-    return ("raised", _exception_type(exc), str(exc), pickled)
+    return ("raised", _exception_type(exc), exception_text(exc), pickled)
 
 
 def _call_sync(tool: PreparedTool, args: Mapping[str, Any], signal: AbortSignal) -> Outcome:
@@ -159,11 +160,13 @@ async def _awaited(awaitable: Any) -> Any:
     return await awaitable
 
 
-def _run_task(key: str, name: str, function: bytes, args: Mapping[str, Any]) -> Outcome:
+def _run_task(call: tuple[str, str, bytes, Mapping[str, Any]]) -> Outcome:
     """A Ray task running one call: the tool runs in a thread (on an event loop of its own if
     it is ``async def``) while this thread waits; ``ray.cancel`` interrupts the wait, and the
-    tool's signal is aborted (and its task cancelled). The task returns when the tool does."""
+    tool's signal is aborted (and its task cancelled). The task returns when the tool does.
+    ``call`` is ``(key, name, pickled function, args)``: one argument, serialised once."""
     global _worker_pool
+    key, name, function, args = call
     try:
         tool = _worker_tool(key, name, function)
     except Exception as exc:  # the tool cannot be loaded here (a module missing on the worker)
@@ -203,12 +206,21 @@ async def _async_in_worker(
     signal: AbortSignal,
     started: concurrent.futures.Future[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]],
 ) -> Outcome:
-    task = asyncio.ensure_future(_awaited(tool.invoke(tool.validate(args, True), signal)))
+    task = asyncio.ensure_future(_guarded(tool, args, signal))
     started.set_result((asyncio.get_running_loop(), task))
     try:
-        return ("ok", await task)
+        return await task
     except asyncio.CancelledError:
         return ("aborted", signal.reason)
+
+
+async def _guarded(tool: PreparedTool, args: Mapping[str, Any], signal: AbortSignal) -> Outcome:
+    """Run an ``async def`` tool, catching what it raises inside its own task: asyncio would
+    let a ``SystemExit`` out of the loop and end the worker."""
+    try:
+        return ("ok", await tool.invoke(tool.validate(args, True), signal))
+    except asyncio.CancelledError:
+        raise
     except BaseException as exc:
         return _raised(exc)
 
@@ -317,7 +329,7 @@ class RayRunner:
         entry = self._entry(tool)
         try:
             if entry.options.actors is None:
-                ref = entry.remote.remote(entry.key, entry.name, entry.pickled, dict(args))
+                ref = entry.remote.remote((entry.key, entry.name, entry.pickled, dict(args)))
                 actor = -1
             else:
                 actor = min(range(len(entry.actors)), key=entry.load.__getitem__)
@@ -445,7 +457,9 @@ class RayRunner:
     def _cancel(self, ref: Any, is_task: bool) -> None:
         """``ray.cancel`` the call; a task still running after ``cancel_grace`` is killed."""
         try:
-            ray.cancel(ref)
+            # On an actor, concurrent calls share one worker, and Ray may count a Ray call one
+            # of them made as a child of another: a recursive cancel would reach it.
+            ray.cancel(ref, recursive=is_task)
         except Exception:  # already finished, or the cluster is gone: nothing left to stop
             return
         if not is_task:

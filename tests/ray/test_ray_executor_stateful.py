@@ -96,7 +96,9 @@ class RayExecutorMachine(ExecutorMachine):
     def _resolve(self, token: int, succeed: bool) -> None:
         super()._resolve(token, succeed)
         value = f"result {token}" if succeed else f"tool failed {token}"
-        self.loop.run_until_complete(self.gates.set.remote(token, succeed, value))
+        # Sent, not awaited: the loop must not run here (a rule resets right after resolving,
+        # "before the loop runs"); the gate actor runs our calls in the order sent.
+        self.gates.set.remote(token, succeed, value)
         self.resolved.add(token)
 
     def advance_loop(self) -> None:

@@ -58,6 +58,24 @@ def ignores_its_signal(path: str) -> None:
     time.sleep(60)
 
 
+async def awaits_cancellation(path: str, signal: AbortSignal) -> str:
+    """An async tool: records that it started, then how its cancellation reached it."""
+    Path(path).write_text("started")
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        Path(path).write_text(f"cancelled aborted={signal.aborted} reason={signal.reason}")
+        raise
+    return "done"
+
+
+def resources_and_environment() -> tuple[dict[str, float], str | None]:
+    import ray
+
+    assigned = ray.get_runtime_context().get_assigned_resources()
+    return assigned, os.environ.get("TOOLCALLS_PROBE")
+
+
 @ray_tool(actors=2, num_cpus=0)
 def pooled_pid() -> int:
     return os.getpid()
@@ -235,6 +253,37 @@ def test_a_tool_that_ignores_the_abort_is_killed_after_the_grace_period(
         runner.close()
 
 
+def test_abort_cancels_an_async_tool_inside_the_worker_and_aborts_its_signal(
+    ray_runner: RayRunner, tmp_path: Path
+) -> None:
+    marker = tmp_path / "cancelled.txt"
+
+    async def main() -> None:
+        async with ToolExecutor({"a": awaits_cancellation}, runner=ray_runner) as ex:
+            ex.register_call(chunk("a", "a", path=str(marker)))
+            await wait_for_file(marker, "started")
+            assert ex.abort("a")
+            await wait_for_file(marker, "cancelled")
+
+    asyncio.run(main())
+    assert marker.read_text() == "cancelled aborted=True reason=cancelled"
+
+
+def test_each_tool_runs_with_its_resource_options_and_runtime_env(ray_cluster: Any) -> None:
+    options = RayOptions(num_cpus=0.5, runtime_env={"env_vars": {"TOOLCALLS_PROBE": "yes"}})
+    runner = RayRunner(options={"probe": options})
+    tools = {"probe": resources_and_environment, "plain": resources_and_environment}
+    try:
+        states, _ = asyncio.run(
+            run_calls(runner, tools, [chunk("p", "probe"), chunk("q", "plain")])
+        )
+    finally:
+        runner.close()
+    assert [s.error for s in states] == [None, None]
+    assert states[0].result == ({"CPU": 0.5}, "yes")
+    assert states[1].result == ({"CPU": 1.0}, None)
+
+
 def test_a_tool_declaring_an_actor_pool_runs_on_its_actors(ray_runner: RayRunner) -> None:
     tools = {"pooled": pooled_pid, "pooled_async": pooled_async}
     calls = [chunk(f"p{n}", "pooled") for n in range(8)]
@@ -294,3 +343,34 @@ def test_toolcalls_ray_exports_the_runner_its_options_and_the_decorator() -> Non
     import toolcalls.ray
 
     assert set(toolcalls.ray.__all__) == {"RayOptions", "RayRunner", "ray_tool"}
+
+
+LOCAL_CLUSTER = """
+import asyncio, ray
+from toolcalls import ToolExecutor
+from toolcalls.ray import RayRunner
+
+def add(a: int, b: int = 2) -> int:
+    return a + b
+
+async def main():
+    async with RayRunner(init={"num_cpus": 1}) as runner:
+        assert ray.is_initialized()
+        async with ToolExecutor({"add": add}, runner=runner) as executor:
+            executor.register_call({"toolCallId": "x", "toolName": "add", "args": {"a": 1}})
+            print((await executor.wait("x")).result)
+    print(ray.is_initialized())
+
+asyncio.run(main())
+"""
+
+
+def test_without_an_address_the_runner_starts_a_local_cluster_and_stops_it() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", LOCAL_CLUSTER], capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3", "False"]

@@ -169,13 +169,12 @@ class Page(HTMLParser):
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("dot") is None:
-        pytest.skip("Graphviz draws the diagram (make test installs it)")
     directory = tmp_path_factory.mktemp("chart-coverage")
     write_html(directory, tool_call_coverage())
     return directory / page_name(TOOL_CALL)
 
 
+@pytest.mark.graphviz  # the report draws the diagram with dot
 def test_browser_shows_the_diagram_and_a_row_per_transition(report: Path) -> None:
     done = browse(report.as_uri(), "--dump-dom")
     assert done.returncode == 0, done.stderr
@@ -189,6 +188,7 @@ def test_browser_shows_the_diagram_and_a_row_per_transition(report: Path) -> Non
             assert unquote(link[1:]) in page.ids, f"{link} points at nothing on the page"
 
 
+@pytest.mark.graphviz  # the report draws the diagram with dot
 def test_a_row_link_selects_its_transition_in_the_diagram(report: Path) -> None:
     done = browse(report.as_uri() + "#transition:running:result:done", "--dump-dom")
     assert done.returncode == 0, done.stderr
@@ -199,6 +199,7 @@ def test_a_row_link_selects_its_transition_in_the_diagram(report: Path) -> None:
     assert "selected" in str(selected.get("class"))
 
 
+@pytest.mark.graphviz  # the report draws the diagram with dot
 def test_the_screenshot_is_a_drawn_page_not_a_blank_one(report: Path, tmp_path: Path) -> None:
     blank = tmp_path / "blank.html"
     blank.write_text("<!DOCTYPE html><title>blank</title>", encoding="utf-8")

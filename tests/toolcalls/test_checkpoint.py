@@ -179,10 +179,27 @@ async def test_the_store_claims_a_checkpoint_so_only_one_process_resumes_it() ->
         assert gates.started == ["k1", "k1"]  # the original run, and one re-run: not two
         with pytest.raises(CheckpointConflict) as superseded:
             await owner.save(session)  # the old owner learns it no longer owns the stream
-        assert (superseded.value.expected, superseded.value.found) == (1, 3)
+        assert (superseded.value.expected, superseded.value.found) == (1, 2)  # the claim
         await resumed[0].aclose()
 
 
 @run_async
 async def test_resuming_a_key_never_saved_gives_none() -> None:
     assert await Checkpoints(MemoryStore(), "nothing").resume({}) is None
+
+
+@run_async
+async def test_a_checkpoint_refuses_a_value_json_cannot_hold_naming_where_it_is() -> None:
+    gates = Gates()
+    async with ToolCallSession({"gate": gates.tool}) as session:
+        with pytest.raises(SnapshotError) as raised:
+            session.checkpoint(position={1, 2})
+        assert raised.value.field == "position"
+        for event in stream_call("c1", "k1"):
+            session.apply(event)
+        await settle()
+        gates.open("k1", {"when": object()})
+        await settle()
+        with pytest.raises(SnapshotError) as raised:
+            session.checkpoint()
+        assert raised.value.field == "calls.0.result"  # the tracker's snapshot says it first

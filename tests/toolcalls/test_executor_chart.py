@@ -65,3 +65,29 @@ def test_compiled_execution_chart_matches_python_statemachine(length: int) -> No
                 reference_model.result,
                 reference_model.error,
             ), sequence
+
+
+def test_chart_coverage_records_every_transition_the_executor_takes() -> None:
+    import asyncio
+
+    from statecharts import Coverage
+    from statecharts.testing import record_coverage
+    from toolcalls import ToolExecutor
+
+    async def ok(args: dict[str, Any]) -> str:
+        return "ok"
+
+    async def main() -> None:
+        async with ToolExecutor({"ok": ok}) as executor:
+            executor.register_call({"toolCallId": "a", "toolName": "ok", "args": {}})
+            executor.register_call({"toolCallId": "b", "toolName": "nope", "args": {}})
+            await executor.join()
+
+    with record_coverage(Coverage()) as coverage:
+        asyncio.run(main())
+    taken = coverage.chart(compile_chart(ExecutionChart)).taken
+    assert taken == {
+        "pending:start:executing": 1,
+        "executing:succeed:success": 1,
+        "pending:fail:error": 1,
+    }

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from toolcalls import AbortSignal, InvalidEvent, SessionClosed, ToolCallSession, ToolCallState
+from toolcalls import (
+    AbortSignal,
+    InvalidEvent,
+    SessionClosed,
+    Tool,
+    ToolCallSession,
+    ToolCallState,
+    ToolError,
+)
 
 from .executor_support import Gates, run_async, settle
 from .test_tracker import delta, ready, start
@@ -47,6 +58,15 @@ async def test_a_call_that_becomes_running_is_executed_and_its_result_reaches_th
     assert [(s.tool_call_id, s.status, s.result) for s in settled] == [
         ("c1", "success", {"hits": 2})
     ]
+    [state] = settled
+    assert (state.tool_name, dict(state.args), state.error) == ("gate", {"key": "k1"}, None)
+    assert state.to_dict() == {
+        "toolCallId": "c1",
+        "toolName": "gate",
+        "args": {"key": "k1"},
+        "status": "success",
+        "result": {"hits": 2},
+    }
     assert session.tracker.get("c1").to_dict() == {  # type: ignore[union-attr]
         "id": "c1",
         "name": "gate",
@@ -410,3 +430,339 @@ async def test_session_reset_aborts_running_tools_and_forgets_every_call() -> No
         gates.open("k2", "fresh")
         settled = await drain(session)
     assert [(s.tool_call_id, s.result) for s in settled] == [("c1", "fresh")]
+
+
+# -- options through a session -----------------------------------------------------------------
+
+
+@run_async
+async def test_max_concurrency_through_a_session_keeps_later_calls_waiting_in_order() -> None:
+    gates = Gates()
+    async with ToolCallSession({"gate": gates.tool}, max_concurrency=2) as session:
+        for call_id in ("a", "b", "c", "d"):
+            for event in stream_call(call_id, f'{{"key": "{call_id}"}}'):
+                session.apply(event)
+        await settle()
+        assert gates.started == ["a", "b"]
+        assert [c.status for c in session.executor.calls] == [
+            "executing",
+            "executing",
+            "pending",
+            "pending",
+        ]
+        assert session.in_flight == 4
+        assert [c.status for c in session.tracker.list()] == ["running"] * 4
+        gates.open("b", "b")
+        await settle()
+        assert gates.started == ["a", "b", "c"]
+        for key in ("a", "c"):
+            gates.open(key, key)
+            await settle()
+        assert gates.started == ["a", "b", "c", "d"]
+        gates.open("d", "d")
+        settled = await drain(session)
+    assert [s.tool_call_id for s in settled] == ["b", "a", "c", "d"]
+
+
+@run_async
+async def test_max_history_defaults_to_50_in_both_tracker_and_executor() -> None:
+    async def echo(args: dict[str, Any]) -> Any:
+        return args["n"]
+
+    async with ToolCallSession({"echo": echo}) as session:
+        assert session.tracker.max_history == 50
+        for n in range(60):
+            for event in stream_call(f"c{n}", f'{{"n": {n}}}', name="echo"):
+                session.apply(event)
+        settled = await drain(session)
+    assert len(settled) == 60
+    assert list(session.tracker) == [f"c{n}" for n in range(10, 60)]
+    assert [c.tool_call_id for c in session.executor.calls] == [f"c{n}" for n in range(10, 60)]
+
+
+# -- the error of a call that cannot run --------------------------------------------------------
+
+
+class Query(BaseModel):
+    q: str
+
+
+async def typed(args: Query) -> str:
+    return args.q
+
+
+UNRUNNABLE = [
+    (
+        "unknown tool",
+        stream_call("c", "{}", name="serch"),
+        ToolError.unknown_tool("serch", ["gate", "typed"]),
+    ),
+    (
+        "arguments not an object",
+        stream_call("c", "[1, 2]"),
+        ToolError(
+            "invalid_arguments",
+            "cannot run tool 'gate': arguments must be a JSON object",
+            {
+                "tool_name": "gate",
+                "errors": [
+                    {"loc": [], "msg": "arguments must be a JSON object", "type": "session"}
+                ],
+            },
+        ),
+    ),
+    (
+        "arguments that do not parse",
+        stream_call("c", '{"q": tru}'),
+        ToolError(
+            "invalid_arguments",
+            "cannot run tool 'gate': arguments are not valid JSON: Expecting value",
+            {
+                "tool_name": "gate",
+                "errors": [
+                    {
+                        "loc": [],
+                        "msg": "arguments are not valid JSON: Expecting value",
+                        "type": "json_invalid",
+                    }
+                ],
+            },
+        ),
+    ),
+    (
+        "arguments the tool refuses",
+        stream_call("c", '{"q": 3}', name="typed"),
+        ToolError.invalid_arguments(
+            "typed",
+            [{"loc": ["q"], "msg": "Input should be a valid string", "type": "string_type"}],
+        ),
+    ),
+    (
+        "stream ended first",
+        [start("c"), delta("c", '{"q": ')],
+        ToolError(
+            "invalid_arguments",
+            "cannot run tool 'search': the stream ended before the arguments were complete",
+            {
+                "tool_name": "search",
+                "errors": [
+                    {
+                        "loc": [],
+                        "msg": "the stream ended before the arguments were complete",
+                        "type": "session",
+                    }
+                ],
+            },
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "events", "error"), UNRUNNABLE, ids=[case[0] for case in UNRUNNABLE]
+)
+@run_async
+async def test_a_call_that_cannot_run_is_reported_with_what_was_wrong(
+    label: str, events: list[dict[str, Any]], error: ToolError
+) -> None:
+    gates = Gates()
+    async with ToolCallSession({"gate": gates.tool, "typed": typed}) as session:
+        for event in events:
+            session.apply(event)
+        settled = await drain(session)
+    assert gates.started == []
+    [state] = settled
+    assert (state.tool_call_id, state.status, state.result) == ("c", "error", None)
+    assert state.tool_name == error.details["tool_name"]
+    assert dict(state.args) == ({"q": 3} if label == "arguments the tool refuses" else {})
+    assert state.error == error
+    assert state.to_dict()["error"] == error.to_dict()
+    call = session.tracker.get("c")
+    assert call is not None
+    assert call.status == "error"
+    if label != "arguments that do not parse":  # the tracker keeps the parser's own error
+        assert call.error == error.to_dict()
+
+
+# -- a result the tracker cannot record --------------------------------------------------------
+
+
+@run_async
+async def test_a_result_the_tracker_cannot_record_is_reported_and_recorded_as_an_error() -> None:
+    lock = threading.Lock()
+
+    async def hands_out_a_lock(args: dict[str, Any]) -> Any:
+        return {"lock": lock}
+
+    async with ToolCallSession({"tool": hands_out_a_lock}) as session:
+        for event in stream_call("c", "{}", name="tool"):
+            session.apply(event)
+        settled = await drain(session)
+    assert [(s.status, s.result) for s in settled] == [("success", {"lock": lock})]
+    call = session.tracker.get("c")
+    assert call is not None
+    assert call.status == "error"
+    assert call.error["kind"] == "unrecordable_result"
+    assert call.error["message"].startswith("invalid event: result: value cannot be copied (")
+
+
+@run_async
+async def test_results_reach_the_tracker_as_copies_the_tool_cannot_change_later() -> None:
+    kept: dict[str, Any] = {"hits": [1]}
+
+    async def shares(args: dict[str, Any]) -> Any:
+        return kept
+
+    async with ToolCallSession({"tool": shares}) as session:
+        for event in stream_call("c", "{}", name="tool"):
+            session.apply(event)
+        settled = await drain(session)
+    kept["hits"].append(2)
+    assert settled[0].result is kept
+    assert session.tracker.get("c").result == {"hits": [1]}  # type: ignore[union-attr]
+
+
+@run_async
+async def test_nested_arguments_are_never_shared_between_tracker_snapshot_and_tool() -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def mutates(args: dict[str, Any]) -> None:
+        args["items"].append("tool")
+        seen.append(args)
+
+    async with ToolCallSession({"tool": mutates}) as session:
+        for event in stream_call("c", '{"items": ["a"]}', name="tool"):
+            session.apply(event)
+        settled = await drain(session)
+    assert seen == [{"items": ["a", "tool"]}]
+    assert dict(settled[0].args) == {"items": ["a"]}
+    assert session.tracker.get("c").args == {"items": ["a"]}  # type: ignore[union-attr]
+
+
+# -- an id started again while its tool still runs ----------------------------------------------
+
+
+@run_async
+async def test_an_id_started_again_while_its_abandoned_tool_still_runs_runs_once_more() -> None:
+    release = threading.Event()
+    started: list[int] = []
+
+    def slow(args: dict[str, Any], signal: AbortSignal) -> Any:
+        started.append(args["n"])
+        release.wait(5)
+        return args["n"]
+
+    async def quick(args: dict[str, Any]) -> Any:
+        return "quick"
+
+    async with ToolCallSession({"slow": slow, "quick": quick}, max_history=2) as session:
+        for event in stream_call("a", '{"n": 1}', name="slow"):
+            session.apply(event)
+        await asyncio.sleep(0.05)
+        assert started == [1]
+        session.apply({"type": "error", "id": "a", "error": "cancelled by the model"})
+        # The call is over (not reported); its thread runs on. Re-delivered while the
+        # executor remembers it: not run again.
+        crowd_out(session, "x", "y")
+        for event in stream_call("a", '{"n": 1}', name="slow"):
+            session.apply(event)
+        await asyncio.sleep(0.05)
+        assert started == [1]
+        # Once the executor forgot it too, the id is a new call: it runs while the first
+        # thread is still blocked.
+        for call_id in ("q1", "q2"):
+            for event in stream_call(call_id, "{}", name="quick"):
+                session.apply(event)
+        await settle()
+        assert session.executor.get_call("a") is None
+        crowd_out(session, "z1", "z2")
+        for event in stream_call("a", '{"n": 2}', name="slow"):
+            session.apply(event)
+        await asyncio.sleep(0.05)
+        assert started == [1, 2]
+        release.set()
+        settled = await drain(session)
+    assert [(s.tool_call_id, s.result) for s in settled] == [
+        ("q1", "quick"),
+        ("q2", "quick"),
+        ("a", 2),
+    ]
+
+
+# -- stopping run() early ------------------------------------------------------------------------
+
+
+@run_async
+async def test_stopping_run_early_stops_reading_the_events_and_the_feeder() -> None:
+    read: list[int] = []
+    closed = asyncio.Event()
+
+    async def endless() -> AsyncIterator[dict[str, Any]]:
+        try:
+            n = 0
+            while True:
+                for event in stream_call(f"c{n}", "{}", name="echo"):
+                    yield event
+                read.append(n)
+                n += 1
+                await asyncio.sleep(0.001)
+        finally:
+            closed.set()
+
+    async def echo(args: dict[str, Any]) -> str:
+        return "ok"
+
+    async with ToolCallSession({"echo": echo}) as session:
+        async with contextlib.aclosing(session.run(endless())) as settled:
+            async for state in settled:
+                assert state.status == "success"
+                break
+        await asyncio.wait_for(closed.wait(), 1)
+        await session.executor.join()
+        count, before = len(read), session.tracker.snapshot()
+        await asyncio.sleep(0.02)
+        assert len(read) == count  # nothing is read any more, nothing applied
+        assert session.tracker.snapshot() == before
+        assert session.apply(start("after")).applied  # the session still takes events
+
+
+@run_async
+async def test_a_timed_out_tool_is_reported_with_its_timeout() -> None:
+    async def sleeps(args: dict[str, Any]) -> None:
+        await asyncio.sleep(10)
+
+    async with ToolCallSession({"sleeps": Tool(sleeps, timeout=0.01)}) as session:
+        for event in stream_call("c", "{}", name="sleeps"):
+            session.apply(event)
+        settled = await drain(session)
+    assert [s.error for s in settled] == [ToolError.timeout("sleeps", 0.01)]
+    assert session.tracker.get("c").error == ToolError.timeout("sleeps", 0.01).to_dict()  # type: ignore[union-attr]
+
+
+@run_async
+async def test_seed_valid_result_and_error_events_without_values_never_stop_run() -> None:
+    gates = Gates()
+    events = [
+        *stream_call("a", '{"key": "a"}'),
+        {"type": "result", "id": "a"},  # the provider ran it: no result value
+        start("b"),
+        {"type": "error", "id": "b"},  # the provider gave up on it: no error value
+        start("c"),
+        {"type": "error", "id": "c", "error": None},
+        *stream_call("d", '{"key": "d"}'),
+    ]
+    async with ToolCallSession({"gate": gates.tool}) as session:
+
+        async def consume() -> list[ToolCallState]:
+            return [state async for state in session.run(events)]
+
+        consumer = asyncio.ensure_future(consume())
+        await settle()
+        gates.open("d", "d")
+        settled = await asyncio.wait_for(consumer, 1)
+    assert [(s.tool_call_id, s.result) for s in settled] == [("d", "d")]
+    calls = {call.id: call for call in session.tracker.list()}
+    assert (calls["a"].status, calls["a"].has_result) == ("done", False)
+    assert (calls["b"].status, calls["b"].has_error) == ("error", False)
+    assert (calls["c"].status, calls["c"].error) == ("error", None)
+    assert gates.started == ["d"]  # a was ended before its task ever ran

@@ -716,3 +716,16 @@ def test_tracker_declares_its_chart_once() -> None:
             "running:fail:error",
         ]
     )
+
+
+def test_chart_coverage_records_every_delta_the_tracker_applies() -> None:
+    from statecharts import Coverage, compile_chart
+    from statecharts.testing import record_coverage
+
+    with record_coverage(Coverage()) as coverage:
+        tracker = ToolCallTracker()
+        feed(tracker, start("c"), delta("c", '{"q": '), delta("c", "1}"), ready("c"))
+        tracker.apply(delta("c", "late"))
+    counts = coverage.chart(compile_chart(ToolCallChart))
+    assert counts.taken["pending:delta:pending"] == 2
+    assert counts.ignored == {"running": {"delta": 1}}

@@ -15,10 +15,11 @@ stream) in ``error`` with ``kind`` ``"truncated"``: a truncated call never becom
 provider SDKs are optional: the adapters read their objects by attribute and plain dicts by key.
 """
 
-from .._errors import AdapterError
+from .._errors import InvalidChunk
+from .._record import TRUNCATED
 from ._ai_sdk import AISDKAdapter
 from ._anthropic import AnthropicAdapter
-from ._base import TRUNCATED, Event, StreamAdapter
+from ._base import Event, StreamAdapter
 from ._gemini import GeminiAdapter
 from ._openai_chat import OpenAIChatAdapter
 from ._openai_responses import OpenAIResponsesAdapter
@@ -43,10 +44,10 @@ __all__ = [
     "ADAPTERS",
     "TRUNCATED",
     "AISDKAdapter",
-    "AdapterError",
     "AnthropicAdapter",
     "Event",
     "GeminiAdapter",
+    "InvalidChunk",
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",
     "StreamAdapter",

@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from .._errors import InvalidChunk
 from ._base import StreamAdapter, _Call, text_field
 from ._base import field as get
 
@@ -51,15 +52,20 @@ class AnthropicAdapter(StreamAdapter):
                 self._book.delta(call, text_field(delta, "partial_json", "delta"))
 
     def _block_start(self, chunk: Any) -> None:
-        self._release()
         block = get(chunk, "content_block")
         if block is not None and get(block, "type") == "tool_use":
-            call_id = get(block, "id") or self._new_id()
-            call = self._book.start(call_id, text_field(block, "name", "content_block"))
+            name = text_field(block, "name", "content_block")
+            if not name:
+                raise InvalidChunk("content_block.name", "missing (the tool's name)")
+            call_id = text_field(block, "id", "content_block") or self._new_id()
+            self._release()
+            call = self._book.start(call_id, name)
             self._blocks[get(chunk, "index")] = call
             given = get(block, "input")
             if given:
                 self._start_input[call.id] = given
+        else:
+            self._release()
 
     def _block_stop(self, chunk: Any) -> None:
         call = self._blocks.pop(get(chunk, "index"), None)

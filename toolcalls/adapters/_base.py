@@ -17,12 +17,10 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Ma
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .._errors import AdapterError
+from .._errors import InvalidChunk
+from .._record import TRUNCATED
 
 Event = dict[str, Any]
-
-#: ``kind`` of the error event that ends a call whose arguments were cut off.
-TRUNCATED = "truncated"
 
 
 @dataclass(slots=True)
@@ -36,13 +34,21 @@ class _Call:
 class CallBook:
     """The calls of one stream, by id, and the events that move them."""
 
-    __slots__ = ("calls", "out")
+    __slots__ = ("calls", "out", "seen")
 
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
         self.out: list[Event] = []
+        self.seen: set[str] = set()  # ids the provider gave in this stream, started or not
 
     def start(self, call_id: str, name: str) -> _Call:
+        if call_id in self.calls:
+            # Two calls under one id (a provider repeating one, or a provider id equal to one
+            # generated earlier): the later call gets a suffix rather than merge into the first.
+            number = 2
+            while f"{call_id}_{number}" in self.calls or f"{call_id}_{number}" in self.seen:
+                number += 1
+            call_id = f"{call_id}_{number}"
         call = _Call(call_id, name)
         self.calls[call_id] = call
         self.out.append({"type": "start", "id": call_id, "name": name})
@@ -120,22 +126,30 @@ class StreamAdapter:
 
     def finish(self) -> list[Event]:
         """The stream ended: calls still open were cut off and end in error (truncated)."""
+        return self._cut_off("the stream ended before the call was complete")
+
+    def _cut_off(self, why: str) -> list[Event]:
         book = self._book
         for call in book.open_calls():
-            book.truncate(call, "the stream ended before the call was complete")
+            book.truncate(call, why)
         self._reset()
         return book.take()
 
     def _reset(self) -> None:
         """Forget per-stream routing so the adapter can read another stream."""
         self._book.calls.clear()
+        self._book.seen.clear()
 
     def _new_id(self) -> str:
-        """A deterministic id for a call the provider did not name: prefix and a counter."""
-        call_id = f"{self.id_prefix}_{self._generated}"
-        self._generated += 1
-        self.generated_ids.add(call_id)
-        return call_id
+        """A deterministic id for a call the provider did not name: prefix and a counter,
+        skipping any id the provider used in this stream."""
+        book = self._book
+        while True:
+            call_id = f"{self.id_prefix}_{self._generated}"
+            self._generated += 1
+            if call_id not in book.calls and call_id not in book.seen:
+                self.generated_ids.add(call_id)
+                return call_id
 
     def feed_all(self, chunks: Iterable[Any]) -> list[Event]:
         """Every event of a whole recorded stream, ``finish()`` included."""
@@ -146,15 +160,28 @@ class StreamAdapter:
         return out
 
     async def events(self, stream: AsyncIterable[Any] | Iterable[Any]) -> AsyncIterator[Event]:
-        """Events of every chunk of ``stream`` (an SDK stream, async or not), then ``finish``."""
-        if isinstance(stream, AsyncIterable):
-            async for chunk in stream:
-                for event in self.feed(chunk):
-                    yield event
-        else:
-            for chunk in stream:
-                for event in self.feed(chunk):
-                    yield event
+        """Events of every chunk of ``stream`` (an SDK stream, async or not), then ``finish``.
+
+        If reading the stream raises (a dropped connection, say), the calls still open are
+        truncated, naming the error, and then the error propagates.
+        """
+        try:
+            if isinstance(stream, AsyncIterable):
+                async for chunk in stream:
+                    for event in self.feed(chunk):
+                        yield event
+            else:
+                for chunk in stream:
+                    for event in self.feed(chunk):
+                        yield event
+        except InvalidChunk:
+            raise
+        except Exception as error:
+            for event in self._cut_off(
+                f"reading the stream failed ({type(error).__name__}: {error})"
+            ):
+                yield event
+            raise
         for event in self.finish():
             yield event
 
@@ -181,10 +208,10 @@ def field2(obj: Any, wire: str, python: str) -> Any:
 
 
 def text_field(obj: Any, name: str, where: str) -> str:
-    """A string field that may be absent (``""``); anything else is an ``AdapterError``."""
+    """A string field that may be absent (``""``); anything else is an ``InvalidChunk``."""
     value = field(obj, name)
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise AdapterError(f"{where}.{name}", f"expected a string, got {type(value).__name__}")
+        raise InvalidChunk(f"{where}.{name}", f"expected a string, got {type(value).__name__}")
     return value

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import AdapterError
+from .._errors import InvalidChunk
 from .._execution import ToolCallState
 from ._base import Event, StreamAdapter, _Call, field2
 from ._base import field as get
@@ -56,17 +56,15 @@ class GeminiAdapter(StreamAdapter):
         self._streaming.clear()
 
     def feed(self, chunk: Any) -> list[Event]:
+        # Read the whole chunk first: a malformed part raises before anything changed.
+        candidates = [_read_candidate(candidate) for candidate in get(chunk, "candidates") or ()]
         book = self._book
-        for candidate in get(chunk, "candidates") or ():
-            number = get(candidate, "index") or 0
-            content = get(candidate, "content")
-            for part in (get(content, "parts") or ()) if content is not None else ():
-                function_call = field2(part, "functionCall", "function_call")
-                if function_call is not None:
-                    self._function_call(number, function_call)
-            reason = field2(candidate, "finishReason", "finish_reason")
+        for _, calls, _ in candidates:
+            book.seen.update(call.id for call in calls if call.id is not None)
+        for number, calls, reason in candidates:
+            for function_call in calls:
+                self._function_call(number, function_call)
             if reason is not None:
-                reason = str(getattr(reason, "value", reason))
                 streaming = self._streaming.pop(number, None)
                 if streaming is not None:
                     if reason == "STOP":
@@ -76,28 +74,23 @@ class GeminiAdapter(StreamAdapter):
                         book.truncate(streaming.call, why)
         return book.take() if book.out else []
 
-    def _function_call(self, number: int, function_call: Any) -> None:
+    def _function_call(self, number: int, function_call: _FunctionCall) -> None:
         book = self._book
-        name = get(function_call, "name")
-        partial = field2(function_call, "partialArgs", "partial_args")
-        goes_on = bool(field2(function_call, "willContinue", "will_continue"))
         streaming = self._streaming.get(number)
-        if name:
+        if function_call.name:
             if streaming is not None:  # a new call begins: the previous one ended
                 self._end(self._streaming.pop(number))
-            call = book.start(get(function_call, "id") or self._new_id(), name)
-            if not goes_on and not partial:
-                args = get(function_call, "args")
-                if args:
-                    book.delta(call, json.dumps(_plain(args), ensure_ascii=False))
+            call = book.start(function_call.id or self._new_id(), function_call.name)
+            if not function_call.goes_on and not function_call.pieces:
+                book.delta(call, function_call.args_text)
                 book.ready(call)
                 return
             streaming = self._streaming[number] = _Streaming(call)
         elif streaming is None:
             return  # an empty terminator with no call streaming (Vertex repeats it)
-        for piece in partial or ():
+        for piece in function_call.pieces:
             _apply(streaming, piece)
-        if not goes_on:
+        if not function_call.goes_on:
             self._end(self._streaming.pop(number))
 
     def _end(self, streaming: _Streaming) -> None:
@@ -116,76 +109,154 @@ class GeminiAdapter(StreamAdapter):
         return gemini_function_response(call, send_id=call_id not in self.generated_ids)
 
 
-def _apply(streaming: _Streaming, piece: Any) -> None:
-    """Set the value of one ``partialArgs`` entry at its JSON path."""
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """One ``partialArgs`` entry, read: where, what, and whether its string goes on."""
+
+    path: str
+    steps: tuple[str | int, ...]
+    value: Any
+    is_string: bool
+    goes_on: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _FunctionCall:
+    name: str | None
+    id: str | None
+    args_text: str  # the whole arguments of a complete call, as JSON text ("" for none)
+    pieces: tuple[_Piece, ...]
+    goes_on: bool
+
+
+_WHERE = "candidates[].content.parts[].functionCall"
+#: The largest array index a JSON path may name: the arguments are built as the path says, so
+#: ``$.items[30000000]`` would otherwise be 30 million nulls from 30 bytes of wire.
+_MAX_INDEX = 100_000
+
+
+def _read_candidate(candidate: Any) -> tuple[int, list[_FunctionCall], str | None]:
+    number = get(candidate, "index") or 0
+    if type(number) is not int:
+        raise InvalidChunk("candidates[].index", f"expected an integer, got {_kind(number)}")
+    content = get(candidate, "content")
+    calls = []
+    for part in (get(content, "parts") or ()) if content is not None else ():
+        function_call = field2(part, "functionCall", "function_call")
+        if function_call is not None:
+            calls.append(_read_function_call(function_call))
+    reason = field2(candidate, "finishReason", "finish_reason")
+    return number, calls, None if reason is None else str(getattr(reason, "value", reason))
+
+
+def _read_function_call(function_call: Any) -> _FunctionCall:
+    name, call_id = get(function_call, "name"), get(function_call, "id")
+    for key, value in (("name", name), ("id", call_id)):
+        if value is not None and not isinstance(value, str):
+            raise InvalidChunk(f"{_WHERE}.{key}", f"expected a string, got {_kind(value)}")
+    args = get(function_call, "args")
+    args_text = ""
+    if args:
+        try:
+            args_text = json.dumps(_plain(args), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise InvalidChunk(f"{_WHERE}.args", f"not JSON: {error}") from None
+    pieces = tuple(
+        _read_piece(piece) for piece in field2(function_call, "partialArgs", "partial_args") or ()
+    )
+    goes_on = bool(field2(function_call, "willContinue", "will_continue"))
+    return _FunctionCall(name or None, call_id or None, args_text, pieces, goes_on)
+
+
+def _read_piece(piece: Any) -> _Piece:
+    where = f"{_WHERE}.partialArgs[].jsonPath"
     path = field2(piece, "jsonPath", "json_path")
     if not isinstance(path, str) or not path.startswith("$"):
-        raise AdapterError("functionCall.partialArgs[].jsonPath", f"not a JSON path: {path!r}")
+        raise InvalidChunk(where, f"not a JSON path: {path!r}")
     steps: list[str | int] = []
     position = 1
     while position < len(path):
         match = _STEP.match(path, position)
         if match is None:
-            raise AdapterError("functionCall.partialArgs[].jsonPath", f"cannot read {path!r}")
+            raise InvalidChunk(where, f"cannot read {path!r} at {path[position:]!r}")
         name, index, single, double = match.groups()
         if index is not None:
+            if len(index) > 6 or int(index) > _MAX_INDEX:
+                raise InvalidChunk(where, f"array index {index} in {path!r} is over {_MAX_INDEX}")
             steps.append(int(index))
         else:
             steps.append(name if name is not None else (single if single is not None else double))
         position = match.end()
-    if not steps:
-        raise AdapterError("functionCall.partialArgs[].jsonPath", "the path names no field")
+    if not steps or not isinstance(steps[0], str):
+        raise InvalidChunk(where, f"{path!r} must start with a field of the arguments object")
     value, is_string = _value(piece)
+    goes_on = is_string and bool(field2(piece, "willContinue", "will_continue"))
+    return _Piece(path, tuple(steps), value, is_string, goes_on)
+
+
+def _apply(streaming: _Streaming, piece: _Piece) -> None:
+    """Set the value of one ``partialArgs`` entry at its path. A later path wins over an
+    earlier one it contradicts (a field first given as text, then as an array)."""
     container: Any = streaming.args
-    for step, following in itertools.pairwise(steps):
-        container = _child(container, step, [] if isinstance(following, int) else {})
-    last = steps[-1]
-    if is_string and path in streaming.continuing:
+    for step, following in itertools.pairwise(piece.steps):
+        container = _child(container, step, int if isinstance(following, int) else str)
+    last = piece.steps[-1]
+    value = piece.value
+    if piece.is_string and piece.path in streaming.continuing:
         before = _get(container, last)
         value = (before if isinstance(before, str) else "") + value
     _set(container, last, value)
-    if is_string and field2(piece, "willContinue", "will_continue"):
-        streaming.continuing.add(path)
+    if piece.goes_on:
+        streaming.continuing.add(piece.path)
     else:
-        streaming.continuing.discard(path)
+        streaming.continuing.discard(piece.path)
 
 
 def _value(piece: Any) -> tuple[Any, bool]:
-    for wire, python in (("numberValue", "number_value"), ("boolValue", "bool_value")):
-        value = field2(piece, wire, python)
-        if value is not None:
-            return value, False
+    number = field2(piece, "numberValue", "number_value")
+    if number is not None:
+        # A protobuf double: google-genai reads 3 as 3.0, JSON as 3. The same stream gives the
+        # same arguments either way, and an integer stays an integer.
+        if isinstance(number, float) and number.is_integer() and abs(number) <= 2**53:
+            number = int(number)
+        return number, False
+    flag = field2(piece, "boolValue", "bool_value")
+    if flag is not None:
+        return flag, False
     text = field2(piece, "stringValue", "string_value")
     if text is not None:
         return text, True
     return None, False  # nullValue, or nothing: JSON null
 
 
-def _child(container: Any, step: str | int, empty: Any) -> Any:
+def _child(container: Any, step: str | int, key: type) -> Any:
+    """The container at ``step``, made (or remade) to take keys of type ``key``."""
     current = _get(container, step)
-    if current is None:
-        _set(container, step, empty)
-        current = empty
+    if not isinstance(current, dict if key is str else list):
+        current = {} if key is str else []
+        _set(container, step, current)
     return current
 
 
 def _get(container: Any, step: str | int) -> Any:
     if isinstance(container, dict):
         return container.get(step)
-    if isinstance(step, int) and isinstance(container, list) and step < len(container):
+    if isinstance(step, int) and step < len(container):
         return container[step]
     return None
 
 
 def _set(container: Any, step: str | int, value: Any) -> None:
-    if isinstance(container, dict) and isinstance(step, str):
-        container[step] = value
-    elif isinstance(container, list) and isinstance(step, int):
-        container.extend([None] * (step + 1 - len(container)))
+    if isinstance(container, dict):
         container[step] = value
     else:
-        where = "an object" if isinstance(container, dict) else "an array"
-        raise AdapterError("functionCall.partialArgs[].jsonPath", f"{step!r} cannot index {where}")
+        assert isinstance(step, int)
+        container.extend([None] * (step + 1 - len(container)))
+        container[step] = value
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
 
 
 def _plain(value: Any) -> Any:

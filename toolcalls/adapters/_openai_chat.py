@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import AdapterError
+from .._errors import InvalidChunk
 from ._base import Event, StreamAdapter, _Call
 from ._base import field as get
 
@@ -36,11 +36,13 @@ class _Slot:
 
     call: _Call | None = None
     given_id: str | None = None
-    held: list[str] = field(default_factory=list)  # fragments before the name came
+    name: str | None = None
+    held: list[str] = field(default_factory=list)  # fragments before the call could start
 
 
 class OpenAIChatAdapter(StreamAdapter):
-    """Reads OpenAI Chat Completions stream chunks (``ChatCompletionChunk`` or dicts)."""
+    """Reads OpenAI Chat Completions stream chunks (``ChatCompletionChunk`` or dicts), and the
+    ``chunk`` events of openai's ``client.chat.completions.stream()`` helper."""
 
     def __init__(self, *, id_prefix: str | None = None) -> None:
         super().__init__(id_prefix=id_prefix)
@@ -56,47 +58,51 @@ class OpenAIChatAdapter(StreamAdapter):
 
     def feed(self, chunk: Any) -> list[Event]:
         choices = get(chunk, "choices")
+        if choices is None and get(chunk, "type") is not None:
+            # An event of openai's stream helper: a "chunk" event wraps the chunk; the others
+            # repeat what the chunks already said.
+            if get(chunk, "type") != "chunk":
+                return []
+            choices = get(get(chunk, "chunk"), "choices")
         if not choices:
             return []
-        book = self._book
-        for choice in choices:
-            number = get(choice, "index") or 0
-            delta = get(choice, "delta")
-            tool_calls = None if delta is None else get(delta, "tool_calls")
-            if tool_calls:
-                for fragment in tool_calls:
-                    self._fragment(number, fragment)
-            reason = get(choice, "finish_reason")
+        # Read the whole chunk first: a malformed part raises before anything changed.
+        steps = [_read_choice(choice) for choice in choices]
+        seen = self._book.seen
+        for _, fragments, _ in steps:
+            seen.update(fragment[1] for fragment in fragments if fragment[1] is not None)
+        for number, fragments, reason in steps:
+            for index, call_id, name, arguments in fragments:
+                self._fragment(number, index, call_id, name, arguments)
             if reason is not None:
                 self._finish_choice(number, reason)
+        book = self._book
         return book.take() if book.out else []
 
-    def _fragment(self, number: int, fragment: Any) -> None:
-        index = get(fragment, "index")
-        if index is None:
-            index = 0  # a few servers leave it out when there is one call
-        elif type(index) is not int:
-            raise AdapterError("choices[].delta.tool_calls[].index", "expected an integer")
-        call_id = get(fragment, "id") or None
-        function = get(fragment, "function")
-        name = arguments = None
-        if function is not None:
-            name = get(function, "name") or None
-            arguments = get(function, "arguments")
+    def _fragment(
+        self, number: int, index: int, call_id: str | None, name: str | None, arguments: str
+    ) -> None:
         slot = self._slot((number, index), call_id)
-        call = slot.call
-        if call is None:
+        if slot.call is not None:
             if arguments:
-                slot.held.append(arguments)
-            if name is None:
-                return
-            call = slot.call = self._book.start(slot.given_id or self._new_id(), name)
-            self._by_choice.setdefault(number, []).append(call)
-            for text in slot.held:
-                self._book.delta(call, text)
-            slot.held.clear()
-        elif arguments:
-            self._book.delta(call, arguments)
+                self._book.delta(slot.call, arguments)
+            return
+        if arguments:
+            slot.held.append(arguments)
+        if slot.name is None:
+            slot.name = name
+        # A call starts once it has a name and an id; one the server sends without an id
+        # waits for it (some send the id after the name) until the finish reason.
+        if slot.name is not None and slot.given_id is not None:
+            self._start(number, slot, slot.given_id, slot.name)
+
+    def _start(self, number: int, slot: _Slot, call_id: str, name: str) -> _Call:
+        call = slot.call = self._book.start(call_id, name)
+        self._by_choice.setdefault(number, []).append(call)
+        for text in slot.held:
+            self._book.delta(call, text)
+        slot.held.clear()
+        return call
 
     def _slot(self, key: tuple[int, int], call_id: str | None) -> _Slot:
         """The slot a fragment belongs to: by id when it has one, else the latest at its key."""
@@ -105,7 +111,7 @@ class OpenAIChatAdapter(StreamAdapter):
             known = self._by_id.get(call_id)
             if known is not None:
                 slot = known  # an earlier call at this index, named by its id again
-            elif slot.call is not None:
+            elif slot.call is not None or slot.given_id is not None:
                 slot = None  # a new id at a busy index: a new call
             else:
                 slot.given_id = call_id  # the id came after the first fragment
@@ -115,14 +121,24 @@ class OpenAIChatAdapter(StreamAdapter):
             self._by_id[call_id] = slot
         return slot
 
+    def _start_waiting(self, number: int | None) -> list[_Call]:
+        """Start the calls of choice ``number`` (every choice for ``None``) still waiting for
+        an id or a name; return those that never got a name."""
+        unnamed = []
+        for key, slot in list(self._slots.items()):
+            if slot.call is None and (number is None or key[0] == number):
+                call_id = slot.given_id or self._new_id()
+                call = self._start(key[0], slot, call_id, slot.name or "(unnamed)")
+                if slot.name is None:
+                    unnamed.append(call)
+        return unnamed
+
     def _finish_choice(self, number: int, reason: str) -> None:
         book = self._book
-        for key, slot in list(self._slots.items()):
-            if key[0] == number and slot.call is None:
-                call = slot.call = book.start(slot.given_id or self._new_id(), "(unnamed)")
-                self._by_choice.setdefault(number, []).append(call)
-                if reason in _COMPLETE:  # else the cut explains the missing name
-                    book.fail(call, "unnamed", "the stream never named this call's tool")
+        unnamed = self._start_waiting(number)
+        if reason in _COMPLETE:  # else the cut explains the missing name
+            for call in unnamed:
+                book.fail(call, "unnamed", "the stream never named this call's tool")
         for call in self._by_choice.get(number, ()):
             if reason in _COMPLETE:
                 book.ready(call)
@@ -132,8 +148,45 @@ class OpenAIChatAdapter(StreamAdapter):
                 book.truncate(call, f"the response stopped with finish_reason {reason!r}")
 
     def finish(self) -> list[Event]:
-        for key, slot in list(self._slots.items()):
-            if slot.call is None:
-                call = slot.call = self._book.start(slot.given_id or self._new_id(), "(unnamed)")
-                self._by_choice.setdefault(key[0], []).append(call)
+        self._start_waiting(None)
         return super().finish()
+
+
+_Fragment = tuple[int, str | None, str | None, str]
+
+
+def _read_choice(choice: Any) -> tuple[int, list[_Fragment], str | None]:
+    """(choice index, its tool call fragments, its finish reason), every type checked."""
+    number = _typed(get(choice, "index"), int, "choices[].index") or 0
+    delta = get(choice, "delta")
+    tool_calls = None if delta is None else get(delta, "tool_calls")
+    fragments: list[_Fragment] = []
+    legacy = None if delta is None else get(delta, "function_call")
+    if legacy is not None:  # the deprecated functions API: one call, no id, no index
+        name = _typed(get(legacy, "name"), str, "function_call.name") or None
+        arguments = _typed(get(legacy, "arguments"), str, "function_call.arguments")
+        fragments.append((-1, None, name, arguments or ""))
+    for fragment in tool_calls or ():
+        # A few servers leave the index out when there is one call.
+        index = _typed(get(fragment, "index"), int, "tool_calls[].index") or 0
+        call_id = _typed(get(fragment, "id"), str, "tool_calls[].id") or None
+        function = get(fragment, "function")
+        name, arguments = None, ""
+        if function is not None:
+            name = _typed(get(function, "name"), str, "tool_calls[].function.name") or None
+            arguments = _typed(get(function, "arguments"), str, "tool_calls[].function.arguments")
+        fragments.append((index, call_id, name, arguments or ""))
+    # Some compatible servers send "" rather than null on every chunk but the last.
+    reason = _typed(get(choice, "finish_reason"), str, "choices[].finish_reason") or None
+    return number, fragments, reason
+
+
+def _typed(value: Any, kind: type, where: str) -> Any:
+    """``value`` if it is ``None`` or of ``kind`` (a ``bool`` is not an ``int``)."""
+    if value is None or (type(value) is kind) or (isinstance(value, kind) and kind is str):
+        return value
+    expected = "an integer" if kind is int else "a string"
+    raise InvalidChunk(
+        where if where.startswith("choices") else f"choices[].delta.{where}",
+        f"expected {expected}, got {type(value).__name__}",
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import StreamAdapter, _Call, text_field
+from ._base import Event, StreamAdapter, _Call, text_field
 from ._base import field as get
 
 
@@ -25,28 +25,50 @@ class OpenAIResponsesAdapter(StreamAdapter):
         super().__init__(id_prefix=id_prefix)
         self._by_index: dict[int, _Call] = {}
         self._by_item: dict[str, _Call] = {}
+        self._text: dict[str, list[str]] = {}  # the argument text streamed, by call id
+        self._last_sequence = -1
 
     def _reset(self) -> None:
         super()._reset()
         self._by_index.clear()
         self._by_item.clear()
+        self._text.clear()
+        self._last_sequence = -1
+
+    def feed(self, chunk: Any) -> list[Event]:
+        number = get(chunk, "sequence_number")
+        if type(number) is int:
+            # Events are numbered in order: one seen again (a resumed stream redelivers from
+            # ``starting_after``) or out of order is skipped, never applied twice.
+            if number <= self._last_sequence:
+                return []
+            self._last_sequence = number
+        return super().feed(chunk)
 
     def _delta(self, chunk: Any) -> None:
+        text = text_field(chunk, "delta", "delta")
         call = self._route(chunk)
-        if call is not None:
-            self._book.delta(call, text_field(chunk, "delta", "delta"))
+        if call is not None and call.open and text:
+            self._text.setdefault(call.id, []).append(text)
+            self._book.delta(call, text)
 
     def _arguments_done(self, chunk: Any) -> None:
+        arguments = text_field(chunk, "arguments", "arguments.done")
         call = self._route(chunk)
         if call is not None:
-            self._complete(call, text_field(chunk, "arguments", "arguments.done"))
+            self._complete(call, arguments)
 
     def _item_done(self, chunk: Any) -> None:
         item = get(chunk, "item")
         if item is not None and get(item, "type") == "function_call":
+            arguments = text_field(item, "arguments", "item")
             call = self._route(chunk) or self._added(chunk)
-            if call is not None:
-                self._complete(call, text_field(item, "arguments", "item"))
+            if call is None:
+                return
+            if get(item, "status") == "incomplete":  # closed by max_output_tokens
+                self._book.truncate(call, "the response closed the item as incomplete")
+            else:
+                self._complete(call, arguments)
 
     def _completed(self, chunk: Any) -> None:
         self._settle_all(get(chunk, "response"))
@@ -68,12 +90,16 @@ class OpenAIResponsesAdapter(StreamAdapter):
         item = get(chunk, "item")
         if item is None or get(item, "type") != "function_call":
             return None
-        call_id = get(item, "call_id") or get(item, "id") or self._new_id()
+        name = text_field(item, "name", "item")
+        arguments = text_field(item, "arguments", "item")
+        call_id = text_field(item, "call_id", "item") or text_field(item, "id", "item")
         book = self._book
-        call = book.calls.get(call_id)
+        call = book.calls.get(call_id) if call_id else None
         if call is None:
-            call = book.start(call_id, text_field(item, "name", "item") or "(unnamed)")
-            book.delta(call, text_field(item, "arguments", "item"))
+            call = book.start(call_id or self._new_id(), name or "(unnamed)")
+            if arguments:
+                self._text[call.id] = [arguments]
+                book.delta(call, arguments)
         index = get(chunk, "output_index")
         if index is not None:
             self._by_index[index] = call
@@ -97,19 +123,40 @@ class OpenAIResponsesAdapter(StreamAdapter):
         return call
 
     def _complete(self, call: _Call, arguments: str) -> None:
-        if not call.has_text:
+        """The item's final ``arguments`` are the truth: if the deltas said something else
+        (a lost or repeated delta), the call fails rather than run on the wrong text."""
+        if not call.open:
+            return
+        streamed = "".join(self._text.pop(call.id, ()))
+        if not streamed.strip():
             self._book.delta(call, arguments)
+        elif arguments and arguments != streamed:
+            message = "the streamed arguments differ from the item's final arguments; not run"
+            self._book.fail(call, "arguments_mismatch", message)
+            return
         self._book.ready(call)
 
     def _settle_all(self, response: Any) -> None:
         """``response.completed``: calls whose done events never came take their arguments
         from the final output items."""
         book = self._book
-        for item in (get(response, "output") or ()) if response is not None else ():
-            if get(item, "type") == "function_call":
-                call = book.calls.get(get(item, "call_id") or "")
-                if call is not None and call.open:
-                    self._complete(call, text_field(item, "arguments", "item"))
+        output = (get(response, "output") or ()) if response is not None else ()
+        finals = [
+            (
+                text_field(item, "call_id", "response.output[]"),
+                text_field(item, "arguments", "response.output[]"),
+                get(item, "status"),
+            )
+            for item in output
+            if get(item, "type") == "function_call"
+        ]
+        for call_id, arguments, status in finals:
+            call = book.calls.get(call_id)
+            if call is not None and call.open:
+                if status == "incomplete":
+                    book.truncate(call, "the response closed the item as incomplete")
+                else:
+                    self._complete(call, arguments)
         for call in book.open_calls():
             book.ready(call)
 

@@ -16,9 +16,9 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from .._errors import AdapterError, InvalidEvent, ToolCallsError
+from .._errors import InvalidChunk, InvalidEvent
 from .._record import ToolCall, reject_constant
 from .._session import ToolCallSession
 from .._tools import Tool, ToolFunction
@@ -30,8 +30,9 @@ from ._base import Event
 FORMATS: tuple[str, ...] = ("native", *ADAPTERS)
 
 
-class ReplayInputError(ToolCallsError, ValueError):
-    """A line of the recording, or the ``--tools`` registry, cannot be used."""
+class ReplayInputError(Exception):
+    """A line of the recording, or the ``--tools`` registry, cannot be used (the command line
+    turns it into exit status 2)."""
 
     def __init__(self, line: int | None, problem: str) -> None:
         self.line = line
@@ -76,7 +77,7 @@ def native_events(lines: Iterable[str], fmt: str) -> list[tuple[int, Event]]:
             raise ReplayInputError(number, f"expected a JSON object, got {type(payload).__name__}")
         try:
             events.extend((number, event) for event in adapter.feed(payload))
-        except AdapterError as error:
+        except InvalidChunk as error:
             raise ReplayInputError(number, str(error)) from None
     events.extend((number, event) for event in adapter.finish())
     return events
@@ -166,13 +167,44 @@ def _apply_all(
     return lifecycles, ignored
 
 
-def lifecycle_lines(done: ProviderReplay) -> list[str]:
-    """One line per call: its id, tool, and the statuses it went through."""
-    width = max((len(call.id) for call in done.calls), default=0)
-    return [
-        f"  {call.id.ljust(width)}  {call.name}: {' -> '.join(done.lifecycles.get(call.id, []))}"
-        for call in done.calls
-    ]
+def _cell(value: Any, width: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _outcome(call: ToolCall) -> str:
+    if call.has_error:
+        error = call.error
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            error = error["message"]
+        return "error: " + _cell(error, 90)
+    return _cell(call.result, 60) if call.has_result else ""
+
+
+def table(done: ProviderReplay) -> str:
+    """The calls in start order: id, tool, the statuses each went through, its arguments (or
+    their text, when they never parsed) and its result or error."""
+    rows = [("ID", "NAME", "LIFECYCLE", "ARGS", "RESULT / ERROR")]
+    for call in done.calls:
+        args = _cell(call.args, 40) if call.has_args else _cell(call.args_text, 40)
+        lifecycle = " -> ".join(done.lifecycles.get(call.id, [call.status]))
+        rows.append((call.id, call.name, lifecycle, args, _outcome(call)))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = (
+        "  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[4]])
+        for row in rows
+    )
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def summary(calls: list[ToolCall]) -> str:
+    """``3 calls: 2 done, 1 error``."""
+    counts: dict[str, int] = {}
+    for call in calls:
+        counts[call.status] = counts.get(call.status, 0) + 1
+    order = ("pending", "running", "done", "error")
+    parts = ", ".join(f"{counts[status]} {status}" for status in order if status in counts)
+    return f"{len(calls)} call{'s' if len(calls) != 1 else ''}" + (f": {parts}" if parts else "")
 
 
 def run_replay(
@@ -189,11 +221,36 @@ def run_replay(
     done = replay_events(native_events(source, fmt), tools, max_history)
     if as_json:
         return done, [json.dumps(call.to_dict(), ensure_ascii=False) for call in done.calls]
-    from ..__main__ import _summary, table
-
-    lines = [table(done.calls), "", _summary(done.calls), "lifecycle:", *lifecycle_lines(done)]
+    lines = [table(done), "", summary(done.calls)]
     if done.ignored:
         count = len(done.ignored)
         lines.append(f"{count} ignored event{'s' if count != 1 else ''}:")
         lines.extend(f"  {note}" for note in done.ignored)
     return done, lines
+
+
+def run_cli(args: Any, out: IO[str], err: IO[str]) -> int:
+    """``toolcalls replay FILE`` with ``--format`` other than ``native`` or with ``--tools``:
+    print what the replay produced; a bad line, registry or file is one line on ``err`` and
+    exit status 2 (L5)."""
+    if args.trace is not None:
+        print("toolcalls replay: --trace reads native streams, without --tools", file=err)
+        return 2
+    try:
+        source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
+    except OSError as error:
+        print(f"toolcalls replay: cannot read {args.file}: {error.strerror}", file=err)
+        return 2
+    try:
+        with source:
+            _, lines = run_replay(source, args.format, args.tools, args.max_history, args.json)
+    except ReplayInputError as error:
+        where = "" if error.line is None else f"{args.file}: "
+        print(f"toolcalls replay: {where}{error}", file=err)
+        return 2
+    except UnicodeDecodeError as error:
+        print(f"toolcalls replay: {args.file}: not UTF-8 text ({error.reason})", file=err)
+        return 2
+    for line in lines:
+        print(line, file=out)
+    return 0

@@ -2,9 +2,11 @@
 
 Each builder takes what the session yields (a ``ToolCallState``) or a tracker snapshot (a
 ``ToolCall`` that is ``done`` or ``error``) and returns the provider's JSON as a plain dict,
-ready to append to the next request. Results that are not strings are sent as JSON text where
-the provider wants text; an error is sent as the JSON of ``{"error": ...}`` (the ``ToolError``'s
-``kind``, ``message`` and ``details``), flagged as an error where the provider has a flag.
+ready to append to the next request. It is always JSON: a value JSON cannot hold as it is (a
+``datetime``, a set, a dataclass) is written as pydantic writes it, else as its ``str``. A result
+that is not a string goes as JSON text where the provider wants text; an error goes as the JSON
+of ``{"error": ...}`` (the ``ToolError``'s ``kind``, ``message`` and ``details``), flagged as an
+error where the provider has a flag.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._errors import AdapterError
+from pydantic_core import to_jsonable_python
+
 from .._execution import ToolCallState
 from .._record import ToolCall
 
@@ -26,22 +29,28 @@ def _outcome(call: Settled) -> tuple[str, str, bool, Any]:
             return call.tool_call_id, call.tool_name, True, call.result
         if call.status == "error" and call.error is not None:
             return call.tool_call_id, call.tool_name, False, call.error.to_dict()
-        raise AdapterError("call", f"{call.tool_call_id} has not settled (it is {call.status})")
+        raise ValueError(f"call {call.tool_call_id} has not settled (it is {call.status})")
     if isinstance(call, ToolCall):
         if call.status == "done":
             return call.id, call.name, True, call.result
         if call.status == "error":
             return call.id, call.name, False, call.error
-        raise AdapterError("call", f"{call.id} has not settled (it is {call.status})")
-    raise AdapterError("call", f"expected a ToolCallState or ToolCall, got {type(call).__name__}")
+        raise ValueError(f"call {call.id} has not settled (it is {call.status})")
+    raise TypeError(f"expected a ToolCallState or ToolCall, got {type(call).__name__}")
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON data: what JSON cannot hold as it is (a datetime, a set, a dataclass,
+    a pydantic model) the way pydantic writes it, anything else as its ``str``."""
+    return to_jsonable_python(value, fallback=str)
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else json.dumps(_jsonable(value), ensure_ascii=False)
 
 
 def _error_text(error: Any) -> str:
-    return json.dumps({"error": error}, ensure_ascii=False)
+    return json.dumps({"error": _jsonable(error)}, ensure_ascii=False)
 
 
 def _message(error: Any) -> str:
@@ -77,7 +86,7 @@ def gemini_function_response(call: Settled, *, send_id: bool = True) -> dict[str
     ``{"error": error}``. Pass ``send_id=False`` for a call whose id the adapter generated
     (``GeminiAdapter.function_response`` does): the model never saw that id."""
     call_id, name, ok, value = _outcome(call)
-    response = {"output": value} if ok else {"error": value}
+    response = {"output": _jsonable(value)} if ok else {"error": _jsonable(value)}
     body: dict[str, Any] = {"name": name, "response": response}
     if send_id:
         body["id"] = call_id
@@ -88,5 +97,5 @@ def ai_sdk_tool_output(call: Settled) -> dict[str, Any]:
     """The UI message stream chunk: ``tool-output-available`` or ``tool-output-error``."""
     call_id, _, ok, value = _outcome(call)
     if ok:
-        return {"type": "tool-output-available", "toolCallId": call_id, "output": value}
+        return {"type": "tool-output-available", "toolCallId": call_id, "output": _jsonable(value)}
     return {"type": "tool-output-error", "toolCallId": call_id, "errorText": _message(value)}

@@ -69,9 +69,13 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             for event, payload in turn.frames:
                 text = payload if isinstance(payload, str) else json.dumps(payload)
-                frame = (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
-                self.wfile.write(frame.encode())
-                self.wfile.flush()
+                frame = ((f"event: {event}\n" if event else "") + f"data: {text}\n\n").encode()
+                # Two writes, cut mid-frame (inside a multi-byte character when there is one),
+                # as a network may deliver it.
+                cut = next((i for i, byte in enumerate(frame) if byte >= 0xC0), len(frame) // 2)
+                for piece in (frame[: cut + 1], frame[cut + 1 :]):
+                    self.wfile.write(piece)
+                    self.wfile.flush()
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # keep the test output clean

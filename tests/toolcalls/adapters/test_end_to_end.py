@@ -10,6 +10,7 @@ results-back helpers; the server checks them and answers 400 if anything is off.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from typing import Any
 
@@ -151,8 +152,11 @@ def test_openai_chat_completions_client_end_to_end() -> None:
 # -- OpenAI Responses ----------------------------------------------------------------------------
 
 
+SEQUENCE = itertools.count()
+
+
 def responses_frame(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    payload.setdefault("sequence_number", 0)
+    payload.setdefault("sequence_number", next(SEQUENCE))
     return payload["type"], payload
 
 
@@ -475,6 +479,74 @@ def test_google_genai_client_end_to_end() -> None:
         settled = await run_session(adapter.events(chunks()))
         settled.sort(key=lambda state: state.tool_call_id)
         contents.append(genai_types.Content(role="model", parts=model_parts))
+        responses = [adapter.function_response(state) for state in settled]
+        contents.append({"role": "user", "parts": responses})
+        answer = await client.aio.models.generate_content_stream(model="m", contents=contents)
+        async for _ in answer:
+            pass
+        await client.aio.aclose()
+
+    with serve(script) as url:
+        asyncio.run(main(url))
+    assert script.failures == []
+    assert len(script.requests) == 2
+
+
+def check_vertex_results(path: str, body: dict[str, Any]) -> None:
+    assert ":streamGenerateContent" in path, path
+    responses = [part["functionResponse"] for part in body["contents"][-1]["parts"]]
+    assert responses == [
+        {"name": "get_weather", "response": {"output": {"city": "Zürich", "sky": "sunny"}}},
+    ], responses
+
+
+VERTEX_TURNS = [
+    Turn(
+        lambda path, body: None,
+        [
+            gemini_frame([{"functionCall": {"name": "get_weather", "willContinue": True}}]),
+            gemini_frame(
+                [
+                    {
+                        "functionCall": {
+                            "willContinue": True,
+                            "partialArgs": [
+                                {"jsonPath": "$.city", "stringValue": "Zü", "willContinue": True}
+                            ],
+                        }
+                    }
+                ]
+            ),
+            gemini_frame(
+                [
+                    {
+                        "functionCall": {
+                            "willContinue": True,
+                            "partialArgs": [{"jsonPath": "$.city", "stringValue": "rich"}],
+                        }
+                    }
+                ]
+            ),
+            gemini_frame([{"functionCall": {}}]),
+            gemini_frame([{"functionCall": {}}], "STOP"),
+        ],
+    ),
+    Turn(check_vertex_results, [gemini_frame([{"text": "Sunny."}], "STOP")]),
+]
+
+
+def test_google_genai_vertex_client_streaming_partial_args_end_to_end() -> None:
+    script = Script(list(VERTEX_TURNS))
+
+    async def main(url: str) -> None:
+        options = genai_types.HttpOptions(base_url=url)
+        client = genai.Client(vertexai=True, api_key="k", http_options=options)
+        contents: list[Any] = [{"role": "user", "parts": [{"text": "weather?"}]}]
+        stream = await client.aio.models.generate_content_stream(model="m", contents=contents)
+        adapter = GeminiAdapter()
+        settled = await run_session(adapter.events(stream))
+        call = {"name": "get_weather", "args": {"city": "Zürich"}}
+        contents.append({"role": "model", "parts": [{"function_call": call}]})
         responses = [adapter.function_response(state) for state in settled]
         contents.append({"role": "user", "parts": responses})
         answer = await client.aio.models.generate_content_stream(model="m", contents=contents)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from google.genai import types
 
-from toolcalls.adapters import AdapterError, GeminiAdapter
+from toolcalls.adapters import GeminiAdapter, InvalidChunk
 
 from .support import calls, summary
 
@@ -153,5 +153,28 @@ def test_a_bad_json_path_is_refused_naming_it() -> None:
     bad = chunk(
         {"partialArgs": [{"jsonPath": "location", "stringValue": "x"}], "willContinue": True}
     )
-    with pytest.raises(AdapterError, match=r"jsonPath.*not a JSON path"):
+    with pytest.raises(InvalidChunk, match=r"jsonPath.*not a JSON path"):
         adapter.feed(bad)
+
+
+def test_numbers_from_google_genai_objects_match_the_wire() -> None:
+    stream = [
+        chunk({"name": "f", "willContinue": True}),
+        chunk(
+            {
+                "partialArgs": [
+                    {"jsonPath": "$.days", "numberValue": 3},
+                    {"jsonPath": "$.ratio", "numberValue": 0.5},
+                ]
+            }
+        ),
+    ]
+    objects = [types.GenerateContentResponse.model_validate(c) for c in stream]
+    wire, sdk = calls(GeminiAdapter(), stream)[0], calls(GeminiAdapter(), objects)[0]
+    assert wire.args_text == sdk.args_text == '{"days": 3, "ratio": 0.5}'
+    assert type(sdk.args["days"]) is int
+
+
+def test_a_provider_id_is_never_generated_for_another_call() -> None:
+    chunks = [chunk({"name": "f", "args": {}}, {"id": "call_0", "name": "g", "args": {}})]
+    assert [c[0] for c in summary(GeminiAdapter(), chunks)] == ["call_1", "call_0"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from openai.types.chat import ChatCompletionChunk
 
@@ -170,7 +172,63 @@ def test_text_usage_and_empty_choices_make_no_events() -> None:
 
 
 def test_a_non_integer_index_is_refused_naming_the_field() -> None:
-    from toolcalls.adapters import AdapterError
+    from toolcalls.adapters import InvalidChunk
 
-    with pytest.raises(AdapterError, match=r"tool_calls\[\]\.index"):
+    with pytest.raises(InvalidChunk, match=r"tool_calls\[\]\.index"):
         OpenAIChatAdapter().feed(chat_chunk({"index": "0", "function": {"name": "f"}}))
+
+
+def test_quirk_empty_string_finish_reason_on_every_chunk_is_not_a_stop() -> None:
+    chunks = [
+        chat_chunk(fragment(0, '{"a":', id="c1", name="f"), finish=""),
+        chat_chunk(fragment(0, "1}"), finish=""),
+        chat_chunk(finish="tool_calls"),
+    ]
+    assert summary(OpenAIChatAdapter(), chunks) == [("c1", "f", "running", {"a": 1})]
+
+
+def test_a_generated_id_never_takes_an_id_the_provider_uses() -> None:
+    chunks = [
+        chat_chunk(fragment(0, "{}", name="f"), fragment(1, "{}", id="call_0", name="g")),
+        chat_chunk(fragment(2, "{}", id="call_1", name="h")),
+        chat_chunk(finish="tool_calls"),
+    ]
+    # The call without an id starts last, at the finish reason, when every id is known.
+    assert [(c[0], c[1], c[2]) for c in summary(OpenAIChatAdapter(), chunks)] == [
+        ("call_0", "g", "running"),
+        ("call_1", "h", "running"),
+        ("call_2", "f", "running"),
+    ]
+
+
+def test_quirk_id_after_the_name_keeps_one_call() -> None:
+    chunks = [
+        chat_chunk(fragment(0, '{"a"', name="f")),
+        chat_chunk(fragment(0, ":1}", id="call_x")),
+        chat_chunk(finish="tool_calls"),
+    ]
+    assert summary(OpenAIChatAdapter(), chunks) == [("call_x", "f", "running", {"a": 1})]
+
+
+def test_legacy_function_call_deltas_are_one_call() -> None:
+    chunks = [
+        chat_chunk(),
+        chat_chunk(),
+        chat_chunk(finish="function_call"),
+    ]
+    chunks[0]["choices"][0]["delta"] = {"function_call": {"name": "f", "arguments": ""}}
+    chunks[1]["choices"][0]["delta"] = {"function_call": {"arguments": '{"a": 1}'}}
+    assert summary(OpenAIChatAdapter(), chunks) == [("call_0", "f", "running", {"a": 1})]
+
+
+def test_the_stream_helpers_chunk_events_are_read_and_its_other_events_skipped() -> None:
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+
+    state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
+    helper_events: list[Any] = []
+    for chunk in two_parallel_calls():
+        helper_events += state.handle_chunk(ChatCompletionChunk.model_validate(chunk))
+    assert {event.type for event in helper_events} > {"chunk"}
+    assert calls(OpenAIChatAdapter(), helper_events) == calls(
+        OpenAIChatAdapter(), two_parallel_calls()
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from openai.types.responses import ResponseStreamEvent
@@ -12,6 +13,8 @@ from toolcalls.adapters import OpenAIResponsesAdapter
 from .support import calls, summary
 
 _EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
+#: Events are numbered in the order they are made, as a stream numbers them.
+SEQUENCE = itertools.count()
 
 
 def added(index: int, call_id: str, name: str, item_id: str, arguments: str = "") -> dict:
@@ -27,7 +30,7 @@ def added(index: int, call_id: str, name: str, item_id: str, arguments: str = ""
         "type": "response.output_item.added",
         "output_index": index,
         "item": item,
-        "sequence_number": 0,
+        "sequence_number": next(SEQUENCE),
     }
 
 
@@ -37,7 +40,7 @@ def delta(index: int, item_id: str, text: str) -> dict:
         "output_index": index,
         "item_id": item_id,
         "delta": text,
-        "sequence_number": 0,
+        "sequence_number": next(SEQUENCE),
     }
 
 
@@ -48,7 +51,7 @@ def done(index: int, item_id: str, arguments: str, name: str = "f") -> dict:
         "item_id": item_id,
         "arguments": arguments,
         "name": name,
-        "sequence_number": 0,
+        "sequence_number": next(SEQUENCE),
     }
 
 
@@ -73,7 +76,7 @@ def reasoning_then_two_calls() -> list[dict]:
         {
             "type": "response.output_item.added",
             "output_index": 0,
-            "sequence_number": 0,
+            "sequence_number": next(SEQUENCE),
             "item": {"id": "rs_1", "type": "reasoning", "summary": []},
         },
         added(1, "call_a", "add", "fc_a"),
@@ -84,7 +87,11 @@ def reasoning_then_two_calls() -> list[dict]:
         delta(2, "fc_b", ' "b": 4}'),
         done(1, "fc_a", '{"a": 1, "b": 3}'),
         done(2, "fc_b", '{"a": 2, "b": 4}'),
-        {"type": "response.completed", "response": response("completed"), "sequence_number": 0},
+        {
+            "type": "response.completed",
+            "response": response("completed"),
+            "sequence_number": next(SEQUENCE),
+        },
     ]
 
 
@@ -115,10 +122,13 @@ def test_quirk_item_id_rotating_between_events_of_one_call() -> None:
 
 
 def test_quirk_item_id_rotating_without_output_index_follows_the_one_open_call() -> None:
-    no_index = [delta(0, "fc_2", '{"q": "x"}'), done(0, "fc_3", '{"q": "x"}')]
-    for event in no_index:
+    chunks = [
+        added(0, "call_a", "search", "fc_1"),
+        delta(0, "fc_2", '{"q": "x"}'),
+        done(0, "fc_3", '{"q": "x"}'),
+    ]
+    for event in chunks[1:]:
         del event["output_index"]
-    chunks = [added(0, "call_a", "search", "fc_1"), *no_index]
     assert summary(OpenAIResponsesAdapter(), chunks) == [
         ("call_a", "search", "running", {"q": "x"})
     ]
@@ -131,7 +141,7 @@ def test_quirk_truncated_by_max_output_tokens_never_becomes_ready() -> None:
         {
             "type": "response.incomplete",
             "response": response("incomplete", "max_output_tokens"),
-            "sequence_number": 0,
+            "sequence_number": next(SEQUENCE),
         },
     ]
     call = calls(OpenAIResponsesAdapter(), chunks)[0]
@@ -149,7 +159,7 @@ def test_a_failed_response_truncates_the_open_calls_naming_the_failure() -> None
     failed["error"] = {"code": "server_error", "message": "boom"}
     chunks = [
         added(0, "call_a", "f", "fc_1"),
-        {"type": "response.failed", "response": failed, "sequence_number": 0},
+        {"type": "response.failed", "response": failed, "sequence_number": next(SEQUENCE)},
     ]
     call = calls(OpenAIResponsesAdapter(), chunks)[0]
     assert call.error["kind"] == "truncated"
@@ -165,7 +175,7 @@ def test_arguments_only_in_the_done_events_are_used() -> None:
     item_done = {
         "type": "response.output_item.done",
         "output_index": 0,
-        "sequence_number": 0,
+        "sequence_number": next(SEQUENCE),
         "item": {
             "id": "fc_1",
             "type": "function_call",
@@ -178,3 +188,75 @@ def test_arguments_only_in_the_done_events_are_used() -> None:
     assert summary(OpenAIResponsesAdapter(), [item_done]) == [("call_a", "f", "running", {"a": 1})]
     chunks = [added(0, "call_a", "f", "fc_1"), done(0, "fc_1", '{"b": 2}')]
     assert summary(OpenAIResponsesAdapter(), chunks) == [("call_a", "f", "running", {"b": 2})]
+
+
+def test_quirk_item_closed_as_incomplete_by_max_output_tokens_never_becomes_ready() -> None:
+    item = {
+        "id": "fc_1",
+        "type": "function_call",
+        "call_id": "call_a",
+        "name": "write",
+        "status": "incomplete",
+        "arguments": '{"path": "a.txt"}',
+    }
+    chunks = [
+        added(0, "call_a", "write", "fc_1"),
+        delta(0, "fc_1", '{"path": "a.txt"}'),
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": item,
+            "sequence_number": next(SEQUENCE),
+        },
+        {
+            "type": "response.incomplete",
+            "response": response("incomplete", "max_output_tokens"),
+            "sequence_number": next(SEQUENCE),
+        },
+    ]
+    call = calls(OpenAIResponsesAdapter(), chunks)[0]
+    assert (call.status, call.error["kind"]) == ("error", "truncated")
+    assert "incomplete" in call.error["message"]
+
+
+def test_an_incomplete_item_in_a_completed_response_is_truncated_too() -> None:
+    final = response("completed")
+    final["output"] = [
+        {
+            "id": "fc_1",
+            "type": "function_call",
+            "call_id": "call_a",
+            "name": "f",
+            "status": "incomplete",
+            "arguments": "{}",
+        }
+    ]
+    chunks = [
+        added(0, "call_a", "f", "fc_1"),
+        {"type": "response.completed", "response": final, "sequence_number": next(SEQUENCE)},
+    ]
+    assert summary(OpenAIResponsesAdapter(), chunks) == [("call_a", "f", "error", "truncated")]
+
+
+def test_quirk_an_event_redelivered_by_a_resumed_stream_is_skipped() -> None:
+    chunks = [
+        added(0, "call_a", "rm", "fc_1"),
+        delta(0, "fc_1", '{"path": "/tmp/'),
+        delta(0, "fc_1", "x"),
+    ]
+    chunks.append(dict(chunks[-1]))  # the same event (same sequence_number) again
+    chunks += [delta(0, "fc_1", '"}'), done(0, "fc_1", '{"path": "/tmp/x"}')]
+    assert summary(OpenAIResponsesAdapter(), chunks) == [
+        ("call_a", "rm", "running", {"path": "/tmp/x"})
+    ]
+
+
+def test_streamed_arguments_that_differ_from_the_final_ones_are_not_run() -> None:
+    chunks = [
+        added(0, "call_a", "rm", "fc_1"),
+        delta(0, "fc_1", '{"path": "/tmp/xx"}'),  # a delta lost its sequence number, say
+        done(0, "fc_1", '{"path": "/tmp/x"}'),
+    ]
+    assert summary(OpenAIResponsesAdapter(), chunks) == [
+        ("call_a", "rm", "error", "arguments_mismatch")
+    ]

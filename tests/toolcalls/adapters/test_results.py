@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import json
 import subprocess
 import sys
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
 from toolcalls import ToolCall, ToolCallState, ToolError
 from toolcalls.adapters import (
-    AdapterError,
     GeminiAdapter,
     OpenAIChatAdapter,
     ai_sdk_tool_output,
@@ -105,6 +107,23 @@ def test_string_results_are_sent_as_they_are() -> None:
     assert openai_chat_tool_message(state)["content"] == "plain text"
 
 
+@pytest.mark.parametrize(
+    "builder",
+    [
+        openai_chat_tool_message,
+        openai_responses_output,
+        anthropic_tool_result,
+        gemini_function_response,
+        ai_sdk_tool_output,
+    ],
+)
+def test_results_json_cannot_hold_are_still_sent_as_json(builder: Any) -> None:
+    when = datetime.datetime(2026, 1, 2, 3, 4, tzinfo=datetime.UTC)
+    state = ToolCallState("c1", "f", MappingProxyType({}), "success", {"at": when, "tags": {1}})
+    message = json.dumps(builder(state))
+    assert "2026-01-02T03:04:00Z" in message
+
+
 def test_tracker_snapshots_work_too() -> None:
     done = ToolCall(id="c1", name="f", args_text="{}", args={}, status="done", result=[1])
     failed = ToolCall(id="c2", name="f", args_text="{", status="error", error={"message": "bad"})
@@ -115,9 +134,9 @@ def test_tracker_snapshots_work_too() -> None:
 
 def test_an_unsettled_call_is_refused() -> None:
     running = ToolCall(id="c1", name="f", args_text="{}", args={}, status="running")
-    with pytest.raises(AdapterError, match="c1 has not settled"):
+    with pytest.raises(ValueError, match="c1 has not settled"):
         openai_chat_tool_message(running)
-    with pytest.raises(AdapterError, match="expected a ToolCallState or ToolCall"):
+    with pytest.raises(TypeError, match="expected a ToolCallState or ToolCall"):
         openai_chat_tool_message({"id": "c1"})  # type: ignore[arg-type]
 
 
@@ -136,6 +155,27 @@ def test_events_reads_sync_and_async_streams_then_finishes() -> None:
     assert asyncio.run(collect(agen())) == expected
     truncated = asyncio.run(collect(chunks[:1]))
     assert truncated[-1]["type"] == "error"
+
+
+def test_a_stream_that_raises_truncates_the_open_calls_then_the_error_propagates() -> None:
+    async def broken():  # type: ignore[no-untyped-def]
+        yield chat_chunk(fragment(0, '{"a": 1}', id="a", name="f"))
+        raise ConnectionError("peer closed")
+
+    async def collect() -> list[dict]:
+        events = []
+        stream = OpenAIChatAdapter().events(broken())
+        with pytest.raises(ConnectionError, match="peer closed"):  # noqa: PT012
+            async for event in stream:
+                events.append(event)
+        return events
+
+    events = asyncio.run(collect())
+    assert [event["type"] for event in events] == ["start", "delta", "error"]
+    assert events[-1]["error"] == {
+        "kind": "truncated",
+        "message": "arguments truncated: reading the stream failed (ConnectionError: peer closed)",
+    }
 
 
 def test_the_adapters_import_and_read_dicts_without_the_provider_sdks() -> None:

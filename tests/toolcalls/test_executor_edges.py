@@ -1,0 +1,250 @@
+"""The executor's edges that mutation testing showed no test looked at: options, loops, chunk
+objects, callbacks that fail or succeed quietly, and its repr."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import threading
+from typing import Any
+
+import pytest
+
+from toolcalls import AbortSignal, InvalidToolCall, ToolCallState, ToolError, ToolExecutor
+
+from .executor_support import Gates, Recorder, chunk, run_async, settle
+
+# -- options -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_history": "5"}, "max_history must be an int >= 0, not '5'"),
+        ({"max_history": True}, "max_history must be an int >= 0, not True"),
+        ({"max_history": 2.0}, "max_history must be an int >= 0, not 2.0"),
+        ({"max_concurrency": "2"}, "max_concurrency must be None or an int >= 1, not '2'"),
+        ({"max_concurrency": True}, "max_concurrency must be None or an int >= 1, not True"),
+        ({"max_concurrency": 1.5}, "max_concurrency must be None or an int >= 1, not 1.5"),
+    ],
+)
+def test_options_of_the_wrong_type_are_refused_with_a_value_error(
+    options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match="must be") as refused:
+        ToolExecutor({}, **options)
+    assert str(refused.value) == message
+
+
+def test_a_new_executor_is_open_and_its_repr_says_what_it_holds() -> None:
+    executor = ToolExecutor({"b": lambda args: 1, "a": lambda args: 2})
+    assert executor.closed is False
+    assert repr(executor) == "<ToolExecutor tools=['a', 'b'] calls=0 in_flight=0>"
+
+    async def main() -> None:
+        executor.register_call(chunk("c1", "missing"))
+        await executor.aclose()
+
+    asyncio.run(main())
+    assert executor.closed is True
+    assert repr(executor) == "<ToolExecutor tools=['a', 'b'] calls=1 in_flight=0 closed>"
+
+
+# -- the event loop ----------------------------------------------------------------------------
+
+NO_LOOP = "ToolExecutor needs an event loop: use it from async code"
+OTHER_LOOP = "ToolExecutor is in use on another event loop"
+
+
+def test_without_any_loop_registering_a_runnable_call_says_so_exactly() -> None:
+    executor = ToolExecutor({"t": lambda args: 1})
+    with pytest.raises(RuntimeError) as refused:
+        executor.register_call(chunk("c1", "t"))
+    assert str(refused.value) == NO_LOOP
+
+
+def test_a_call_registered_between_runs_of_its_open_loop_runs_on_that_loop() -> None:
+    async def echo(args: dict[str, Any]) -> Any:
+        return args["n"]
+
+    executor = ToolExecutor({"echo": echo})
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(executor.__aenter__())
+        assert executor.register_call(chunk("c1", "echo", n=1))  # no loop running right now
+        assert loop.run_until_complete(executor.wait("c1")).result == 1
+        loop.run_until_complete(executor.aclose())
+    finally:
+        loop.close()
+
+
+def test_an_executor_in_flight_on_one_loop_refuses_calls_from_another() -> None:
+    gates_ready = threading.Event()
+    release: list[asyncio.Future[Any]] = []
+    other_loop = asyncio.new_event_loop()
+
+    async def hangs(args: dict[str, Any]) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        release.append(future)
+        gates_ready.set()
+        return await future
+
+    executor = ToolExecutor({"hangs": hangs})
+
+    async def first() -> Any:
+        executor.register_call(chunk("c1", "hangs"))
+        return (await executor.wait("c1")).result
+
+    thread_result: list[Any] = []
+    thread = threading.Thread(
+        target=lambda: thread_result.append(other_loop.run_until_complete(first()))
+    )
+    thread.start()
+    try:
+        assert gates_ready.wait(5)
+
+        async def second() -> None:
+            with pytest.raises(RuntimeError) as refused:
+                executor.register_call(chunk("c2", "hangs"))
+            assert str(refused.value) == OTHER_LOOP
+
+        asyncio.run(second())
+        assert [c.tool_call_id for c in executor.calls] == ["c1"]
+    finally:
+        other_loop.call_soon_threadsafe(release[0].set_result, "done")
+        thread.join(5)
+        other_loop.close()
+    assert thread_result == ["done"]
+
+
+# -- chunk objects -----------------------------------------------------------------------------
+
+
+class OnlyId:
+    tool_call_id = "c1"
+
+
+class NoArgs:
+    tool_call_id = "c1"
+    tool_name = "echo"
+
+
+@run_async
+async def test_an_object_chunk_needs_both_names_and_may_leave_out_its_args() -> None:
+    async def echo(args: dict[str, Any]) -> Any:
+        return dict(args)
+
+    async with ToolExecutor({"echo": echo}) as executor:
+        with pytest.raises(InvalidToolCall) as refused:
+            executor.register_call(OnlyId())
+        assert refused.value.field == "chunk"
+        assert executor.register_call(NoArgs())
+        assert (await executor.wait("c1")).result == {}
+
+
+# -- callbacks ---------------------------------------------------------------------------------
+
+
+@run_async
+async def test_a_plain_callback_returning_nothing_records_no_failure(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    recorder = Recorder()
+    async with ToolExecutor({"t": lambda args: 1}, on_call_settled=recorder) as executor:
+        executor.register_call(chunk("c1", "t"))
+        executor.register_call(chunk("c2", "missing"))
+        await executor.join()
+        await settle()
+    assert recorder.ids == ["c2", "c1"]
+    assert executor.callback_errors == ()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@run_async
+async def test_an_async_callback_that_succeeds_leaves_no_trace(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[str] = []
+
+    async def on_settled(state: ToolCallState) -> None:
+        await asyncio.sleep(0)
+        seen.append(state.tool_call_id)
+
+    async with ToolExecutor({"t": lambda args: 1}, on_call_settled=on_settled) as executor:
+        executor.register_call(chunk("c1", "t"))
+        await executor.join()
+    await settle()
+    assert seen == ["c1"]
+    assert executor.callback_errors == ()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@run_async
+async def test_a_failing_callback_is_logged_with_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def on_settled(state: ToolCallState) -> None:
+        raise LookupError("no such conversation")
+
+    with caplog.at_level(logging.ERROR, logger="toolcalls"):
+        async with ToolExecutor({}, on_call_settled=on_settled) as executor:
+            executor.register_call(chunk("c1", "missing"))
+    [record] = caplog.records
+    assert record.getMessage() == "on_call_settled raised for tool call 'c1' (error)"
+    assert record.exc_info is not None
+    assert isinstance(record.exc_info[1], LookupError)
+
+
+def test_only_the_last_100_callback_failures_are_kept() -> None:
+    def on_settled(state: ToolCallState) -> None:
+        raise LookupError(state.tool_call_id)
+
+    executor = ToolExecutor({}, on_call_settled=on_settled)
+    logging.getLogger("toolcalls").disabled = True
+    try:
+        for n in range(101):
+            executor.register_call(chunk(f"c{n}", "missing"))
+    finally:
+        logging.getLogger("toolcalls").disabled = False
+    failures = executor.callback_errors
+    assert len(failures) == 100
+    assert [f.call.tool_call_id for f in failures[:2]] == ["c1", "c2"]
+
+
+# -- how tools end -----------------------------------------------------------------------------
+
+
+@run_async
+async def test_a_tool_that_raises_leaves_no_unretrieved_task_exception(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def fails(args: dict[str, Any]) -> None:
+        raise RuntimeError("down")
+
+    async with ToolExecutor({"fails": fails}) as executor:
+        executor.register_call(chunk("c1", "fails"))
+        await executor.join()
+    await settle()
+    gc.collect()
+    assert executor.calls[0].error == ToolError.tool_raised("fails", RuntimeError("down"))
+    assert "never retrieved" not in caplog.text
+
+
+@run_async
+async def test_a_tool_raising_cancelled_error_itself_fails_alone_and_the_queue_goes_on() -> None:
+    gates = Gates()
+
+    async def gives_up(args: dict[str, Any], signal: AbortSignal) -> None:
+        raise asyncio.CancelledError
+
+    tools = {"gives_up": gives_up, "gate": gates.tool}
+    async with ToolExecutor(tools, max_concurrency=1) as executor:
+        executor.register_call(chunk("c1", "gives_up"))
+        executor.register_call(chunk("c2", "gate", key="next"))
+        await settle()
+        assert gates.started == ["next"]
+        gates.open("next", "ran")
+        await executor.join()
+    assert [(c.status, c.result) for c in executor.calls] == [("error", None), ("success", "ran")]
+    assert executor.calls[0].error == ToolError.aborted("gives_up", "cancelled")
