@@ -431,6 +431,8 @@ class ToolCallSession:
     def _start_resumed(self) -> None:
         """Hand over the calls ``_prepare_resume`` kept aside, in arrival order."""
         deferred, self._deferred = self._deferred, {}
+        if deferred:
+            self._before_ready()  # the loop the tools run on (RuntimeError without one)
         for call_id in deferred:
             self._hand_over(call_id)
 
