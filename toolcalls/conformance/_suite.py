@@ -32,7 +32,7 @@ from statecharts.testing import (
 )
 
 from .._chart import ToolCallChart
-from .._errors import ImplementationFailed, InvalidEvent
+from .._errors import ImplementationFailed, InvalidEvent, ProtocolError
 from .._record import CallRecord
 from .._tracker import CHART_EVENTS, ToolCallTracker
 from ._protocol import Implementation
@@ -162,6 +162,8 @@ class Counts:
     sequences: int = 0
     events: int = 0
     paths: int = 0
+    #: The first protocol error met, kept so it is reported even if Hypothesis wraps it.
+    protocol_error: ProtocolError | None = None
     coverage: Coverage = field(default_factory=Coverage)
 
 
@@ -178,7 +180,16 @@ class SeedAdapter:
         self.listing: list[dict[str, Any]] = []
         self.runner: ChartRunner | None = None
         counts.sequences += 1
-        implementation.reset()
+        self.call(implementation.reset)
+
+    def call(self, operation: Callable[..., Any], *args: Any) -> Any:
+        """Call the implementation, remembering a protocol error for ``check`` to report."""
+        try:
+            return operation(*args)
+        except ProtocolError as error:
+            if self.counts.protocol_error is None:
+                self.counts.protocol_error = error
+            raise
 
     def fail(self, problem: str, expected: Any, actual: Any) -> None:
         assert self.runner is not None
@@ -200,13 +211,13 @@ class SeedAdapter:
         ):
             self.parse_failed.add(event["id"])
         try:
-            self.implementation.apply(event)
+            self.call(self.implementation.apply, event)
         except ImplementationFailed as error:
             # Refusing a type the seed does not have is fine; changing anything is not.
             if outcome is not None:
                 self.fail("the implementation failed", "success", str(error))
         try:
-            self.listing = self.implementation.list()
+            self.listing = self.call(self.implementation.list)
         except ImplementationFailed as error:
             self.fail("the implementation failed", "success", str(error))
 
@@ -246,7 +257,7 @@ class SeedAdapter:
         found = self.reference.get(call_id)
         expected = None if found is None else _mask(found.to_dict(), self.parse_failed)
         try:
-            actual = _mask(self.implementation.get(call_id), self.parse_failed)
+            actual = _mask(self.call(self.implementation.get, call_id), self.parse_failed)
         except ImplementationFailed as error:
             self.fail(f"get({call_id!r}) failed", expected, str(error))
         if not same(expected, actual):
@@ -394,5 +405,11 @@ def check(
             )
             run_state_machine_as_test(machine, settings=options)
         except Divergence as divergence:
+            if counts.protocol_error is not None:
+                raise counts.protocol_error from None
             return Report(counts, time.perf_counter() - started, divergence)
+        except Exception:
+            if counts.protocol_error is not None:
+                raise counts.protocol_error from None
+            raise
     return Report(counts, time.perf_counter() - started)
