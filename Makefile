@@ -1,5 +1,5 @@
 # Two commands on a fresh machine (see README.md):
-#   make demo   set up and run the main job (replay an example tool call stream)
+#   make demo   set up and run the main job (replay a recorded OpenAI stream, running its tools)
 #   make test   set up (Graphviz too, where apt-get can install it) and run the tests
 PYTHON ?= python3
 VENV   := .venv
@@ -27,7 +27,7 @@ ray: $(VENV)/.ray
 	scripts/install-redis
 
 demo: $(VENV)/.base
-	$(BIN)/toolcalls replay examples/interleaved-calls.jsonl
+	$(BIN)/toolcalls replay examples/openai-chat.jsonl --format openai-chat --tools examples/tools.py:TOOLS
 
 test: $(VENV)/.dev graphviz node
 	$(BIN)/python -m pytest

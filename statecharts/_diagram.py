@@ -29,7 +29,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from ._errors import GraphvizNotFound
 from ._ir import CallbackDef, ChartDef, TransitionDef, run_order
@@ -68,6 +68,8 @@ class StateView:
     final: bool = False
     entry: tuple[str, ...] = ()
     exit: tuple[str, ...] = ()
+    parent: str | None = None
+    kind: str = "atomic"
 
     def lines(self) -> tuple[str, ...]:
         """The state's text: its name, then ``entry / ...`` and ``exit / ...`` when present."""
@@ -117,6 +119,15 @@ class Diagram:
     states: tuple[StateView, ...]
     transitions: tuple[TransitionView, ...]
 
+    @property
+    def nested(self) -> bool:
+        """Whether the chart has compound, parallel or history states (drawn nested)."""
+        return any(state.parent is not None or state.kind != "atomic" for state in self.states)
+
+    def children(self, parent: str | None) -> tuple[StateView, ...]:
+        """The states directly inside ``parent`` (``None``: the top level)."""
+        return tuple(state for state in self.states if state.parent == parent)
+
 
 def diagram_of(chart: ChartDef, defined: Collection[str] | None = None) -> Diagram:
     """The render model of ``chart``.
@@ -133,10 +144,17 @@ def diagram_of(chart: ChartDef, defined: Collection[str] | None = None) -> Diagr
             final=state.final,
             entry=_labels(run_order(state.enter), names),
             exit=_labels(run_order(state.exit), names),
+            parent=state.parent,
+            kind=state.kind,
         )
         for state in chart.states
     )
-    transitions = tuple(_transition_view(transition, names) for transition in chart.transitions)
+    # a compound state's initial transition is drawn as its initial marker, not as an edge
+    transitions = tuple(
+        _transition_view(transition, names)
+        for transition in chart.transitions
+        if not transition.initial
+    )
     return Diagram(chart.name, chart.qualname, states, transitions)
 
 
@@ -202,10 +220,14 @@ def dot_source(diagram: Diagram, overlay: Overlay | None = None) -> str:
     graph.attr("node", shape="box", style="rounded", fontname=FONT, fontsize="11")
     graph.attr("edge", fontname=FONT, fontsize="9")
     graph.node(INITIAL_NODE, label="", shape="point", width="0.15", id="initial")
-    for state in diagram.states:
+    if diagram.nested:
+        graph.attr("graph", compound="true")
+        _dot_nested(graph, diagram, None, overlay)
+    for state in diagram.states if not diagram.nested else ():
         mark = overlay.states.get(state.id) if overlay else None
         graph.node(state.id, **_dot_state(state, mark))
-    initial = next((state for state in diagram.states if state.initial), None)
+    top = diagram.children(None)
+    initial = next((state for state in top if state.initial), None)
     if initial is not None:
         graph.edge(INITIAL_NODE, initial.id, id=f"initial:{initial.id}")
     for transition in diagram.transitions:
@@ -213,6 +235,44 @@ def dot_source(diagram: Diagram, overlay: Overlay | None = None) -> str:
         graph.edge(transition.source, transition.target, **_dot_transition(transition, mark))
     source: str = graph.source
     return source
+
+
+_HISTORY_LABELS = {"shallow_history": "H", "deep_history": "H*"}
+
+
+def _dot_nested(
+    graph: Any, diagram: Diagram, parent: StateView | None, overlay: Overlay | None
+) -> None:
+    """Draw the states inside ``parent``: compound and parallel states as clusters (a parallel
+    state's regions dashed), each with a small anchor node edges attach to and a dot marking
+    its initial child; history pseudo-states as ``H`` / ``H*`` circles."""
+    children = diagram.children(parent.id if parent else None)
+    if parent is not None and parent.kind == "compound":
+        initial = next((state for state in children if state.initial), None)
+        if initial is not None:
+            marker = f"{parent.id}:initial"
+            graph.node(marker, label="", shape="point", width="0.1", id=f"initial:{parent.id}")
+            graph.edge(marker, initial.id, id=f"initial:{initial.id}")
+    for state in children:
+        mark = overlay.states.get(state.id) if overlay else None
+        if state.kind in _HISTORY_LABELS:
+            graph.node(
+                state.id, label=_HISTORY_LABELS[state.kind], shape="circle", id=f"state:{state.id}"
+            )
+        elif state.kind in ("compound", "parallel"):
+            dashed = parent is not None and parent.kind == "parallel"
+            with graph.subgraph(name=f"cluster_{state.id}") as cluster:
+                cluster.attr(
+                    label=_dot_label(state.lines() + _notes(mark)),
+                    style="rounded,dashed" if dashed else "rounded",
+                    id=f"cluster:{state.id}",
+                )
+                cluster.node(
+                    state.id, label="", shape="point", width="0.05", id=f"state:{state.id}"
+                )
+                _dot_nested(cluster, diagram, state, overlay)
+        else:
+            graph.node(state.id, **_dot_state(state, mark))
 
 
 def _dot_state(state: StateView, mark: Mark | None) -> dict[str, str]:
@@ -274,14 +334,40 @@ def mermaid_source(diagram: Diagram, overlay: Overlay | None = None) -> str:
     title = diagram.name if overlay is None else f"{diagram.name}: {overlay.caption}"
     lines = ["---", f"title: {json.dumps(title, ensure_ascii=False)}", "---"]
     lines += ["stateDiagram-v2", "    direction LR"]
+    if diagram.nested:
+        lines += _mermaid_nested(diagram, None, overlay, "    ")
     lines += _mermaid_states(diagram, overlay)
     lines += _mermaid_transitions(diagram, overlay)
     lines += _mermaid_classes(diagram, overlay)
     return "\n".join(lines) + "\n"
 
 
+def _mermaid_nested(
+    diagram: Diagram, parent: StateView | None, overlay: Overlay | None, indent: str
+) -> Iterator[str]:
+    """Composite states as nested blocks: a compound state with its ``[*] -->`` initial child,
+    a parallel state's regions separated by ``--``."""
+    children = diagram.children(parent.id if parent else None)
+    if parent is not None and parent.kind == "compound":
+        initial = next((state for state in children if state.initial), None)
+        if initial is not None:
+            yield f"{indent}[*] --> {initial.id}"
+    for number, state in enumerate(children):
+        if parent is not None and parent.kind == "parallel" and number:
+            yield f"{indent}--"
+        if state.kind in ("compound", "parallel"):
+            yield f'{indent}state "{_mermaid_text(state.name)}" as {state.id}'
+            yield f"{indent}state {state.id} {{"
+            yield from _mermaid_nested(diagram, state, overlay, indent + "    ")
+            yield f"{indent}}}"
+        elif parent is not None:
+            yield f'{indent}state "{_mermaid_text(state.name)}" as {state.id}'
+
+
 def _mermaid_states(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
     for state in diagram.states:
+        if diagram.nested and (state.parent is not None or state.kind in ("compound", "parallel")):
+            continue
         yield f'    state "{_mermaid_text(state.name)}" as {state.id}'
         mark = overlay.states.get(state.id) if overlay else None
         for line in state.lines()[1:] + _notes(mark):
@@ -294,14 +380,14 @@ def _mermaid_states(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
 
 def _mermaid_transitions(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
     for state in diagram.states:
-        if state.initial:
+        if state.initial and state.parent is None:
             yield f"    [*] --> {state.id}"
     for transition in diagram.transitions:
         if not transition.stays:
             label = _mermaid_edge_label(transition, overlay)
             yield f"    {transition.source} --> {transition.target} : {label}"
     for state in diagram.states:
-        if state.final:
+        if state.final and state.parent is None:
             yield f"    {state.id} --> [*]"
 
 

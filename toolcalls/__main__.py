@@ -10,6 +10,8 @@ double's range, nesting up to 256 levels), so ``--json`` always writes valid JSO
 reader of the output goes away (``| head -1``), the command stops quietly with status 0.
 ``toolcalls --version`` prints the installed version. ``toolcalls conformance`` runs the seed
 000 conformance suite against another implementation (``toolcalls.conformance``).
+``--format FORMAT`` replays a provider's recorded stream through its adapter and ``--tools
+MODULE:REGISTRY`` runs the calls (``toolcalls.adapters``; L6).
 
 ``--trace ID`` prints instead the path of one call through ``ToolCallChart``, as the JSON-lines
 trace ``statecharts diagram toolcalls:ToolCallChart --trace FILE`` draws: each event of that
@@ -31,6 +33,7 @@ from typing import IO, Any
 from ._errors import InvalidEvent
 from ._record import ToolCall, parse_json
 from ._tracker import CHART_EVENTS, ToolCallTracker
+from .adapters import _replay as provider_replay
 from .conformance._cli import add_arguments as add_conformance_arguments
 from .conformance._cli import run as run_conformance
 
@@ -130,6 +133,8 @@ def _summary(calls: Sequence[ToolCall]) -> str:
 
 
 def _run_replay(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    if provider_replay.wants(args):  # --format FORMAT or --tools: see toolcalls.adapters
+        return provider_replay.run_cli(args, out, err)
     try:
         source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
     except OSError as error:
@@ -153,8 +158,12 @@ def _run_replay(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         return 0
     calls, ignored = done.tracker.list(), done.ignored
     if args.json:
+        # Characters the output's encoding cannot hold would be written as Python escapes,
+        # which are not JSON: write JSON's own escapes then.
+        encoding = (getattr(out, "encoding", None) or "").lower().replace("-", "")
+        ascii_only = encoding != "utf8"
         for call in calls:
-            print(json.dumps(call.to_dict(), ensure_ascii=False, allow_nan=False), file=out)
+            print(json.dumps(call.to_dict(), ensure_ascii=ascii_only, allow_nan=False), file=out)
         return 0
     print(table(calls), file=out)
     print(f"\n{_summary(calls)}", file=out)
@@ -194,6 +203,8 @@ def parser() -> argparse.ArgumentParser:
     replay_parser.add_argument(
         "--max-history", type=_positive, default=None, help="keep at most N calls (finished first)"
     )
+    # ``--format`` (a provider's recorded stream) and ``--tools``: see toolcalls.adapters (L6).
+    provider_replay.add_arguments(replay_parser)
     # ``toolcalls conformance``: the seed 000 conformance suite (see toolcalls.conformance).
     add_conformance_arguments(
         commands.add_parser(

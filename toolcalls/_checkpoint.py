@@ -6,7 +6,9 @@ as ToolCallState.to_dict()>], "finished": bool, "position": <any JSON>}``. ``inF
 calls the session had registered for execution and not yet settled, in arrival order:
 ``pending`` ones were waiting for a concurrency slot (their tool never started), ``executing``
 ones were running. ``unreported`` are calls that settled but were not yet handed to the
-consumer. ``position`` is the caller's (where its stream stood).
+consumer. ``remembered`` are settled calls the executor still knows but the tracker forgot
+(``max_history``), so that a re-delivered id is still not run twice. ``position`` is the
+caller's (where its stream stood).
 
 The resume rule (``ToolCallSession.resume``): a ``pending`` call is submitted again (its tool
 never ran); an ``executing`` call is submitted again only if its tool is named in ``rerun``
@@ -58,6 +60,7 @@ class _Picture(BaseModel):
     tracker: dict[str, Any]
     inFlight: list[_InFlight]
     unreported: list[_Unreported]
+    remembered: list[_Unreported] = []
     finished: bool
     position: Any = None
 
@@ -65,7 +68,7 @@ class _Picture(BaseModel):
 class SessionPicture:
     """A checked session checkpoint, read back (see the module docstring)."""
 
-    __slots__ = ("finished", "in_flight", "position", "tracker", "unreported")
+    __slots__ = ("finished", "in_flight", "position", "remembered", "tracker", "unreported")
 
     def __init__(
         self,
@@ -74,7 +77,9 @@ class SessionPicture:
         unreported: list[ToolCallState],
         finished: bool,
         position: Any,
+        remembered: list[ToolCallState],
     ) -> None:
+        self.remembered = remembered
         self.tracker = tracker
         self.in_flight = in_flight
         self.unreported = unreported
@@ -88,6 +93,7 @@ def take(
     unreported: list[ToolCallState],
     finished: bool,
     position: Any,
+    remembered: list[ToolCallState],
 ) -> dict[str, Any]:
     """The picture of a session (``in_flight`` as ``(id, name, "pending" | "executing")``)."""
     return {
@@ -97,6 +103,9 @@ def take(
         "inFlight": [{"id": i, "name": n, "state": s} for i, n, s in in_flight],
         "unreported": [
             _json(state.to_dict(), f"unreported.{index}") for index, state in enumerate(unreported)
+        ],
+        "remembered": [
+            _json(state.to_dict(), f"remembered.{index}") for index, state in enumerate(remembered)
         ],
         "finished": finished,
         "position": _json(position, "position"),
@@ -129,8 +138,9 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
         raise SnapshotError(".".join(str(p) for p in first["loc"]), first["msg"]) from None
     unreported = [_state(item) for item in picture.unreported]
     in_flight: list[tuple[str, str, str]] = [(c.id, c.name, c.state) for c in picture.inFlight]
+    remembered = [_state(item) for item in picture.remembered]
     return SessionPicture(
-        picture.tracker, in_flight, unreported, picture.finished, picture.position
+        picture.tracker, in_flight, unreported, picture.finished, picture.position, remembered
     )
 
 

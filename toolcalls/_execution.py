@@ -365,6 +365,7 @@ class CallBook:
         self._seq = 0
         self._settled: list[tuple[int, str]] = []  # heap of (arrival, id) of tracked settled calls
         self._queue: deque[Call] = deque()  # calls waiting for a concurrency slot
+        self._left_queue = 0  # queued calls that settled while waiting (dropped lazily)
 
     def admit(
         self, tool_call_id: str, tool_name: str, args: dict[str, Any], flat: bool
@@ -420,6 +421,26 @@ class CallBook:
         self.calls[tool_call_id] = call
         self.in_flight += 1
         return self._finish(call, "fail", error)
+
+    def remember(
+        self, tool_call_id: str, tool_name: str, args: dict[str, Any], state: ToolCallState
+    ) -> None:
+        """Track a call that settled elsewhere (a resumed session's), as settled, without
+        running or reporting it: a re-delivery of its id is then recognised."""
+        if tool_call_id in self.calls:
+            return
+        self._seq += 1
+        call = Call(tool_call_id, tool_name, args, self._seq)
+        call.instance = instance = EXECUTION.create(call)
+        if state.status == "success":
+            instance.send("start")
+            instance.send("succeed", result=state.result)
+        else:
+            instance.send("fail", error=state.error)
+        self.calls[tool_call_id] = call
+        heapq.heappush(self._settled, (call.seq, tool_call_id))
+        if len(self.calls) > self.max_history:
+            self._evict()
 
     def succeed(self, call: Call, result: Any) -> Effects:
         """The tool returned ``result``; ignored if the call was dropped or already settled."""
@@ -537,6 +558,11 @@ class CallBook:
                 effects.append(("stop", call, reason))
             if self._queue:
                 self._start_queued(effects)
+        elif call.tool is not None and self._queue:  # it was waiting for a slot: let it go
+            self._left_queue += 1
+            if self._left_queue * 2 > len(self._queue):
+                self._queue = deque(c for c in self._queue if not c.settled and not c.dropped)
+                self._left_queue = 0
         effects.append(("settle", call, None))
         if len(self.calls) > self.max_history:
             self._evict()

@@ -178,6 +178,10 @@ class ToolExecutor:
         if effects:
             self._apply(effects)
 
+    def _remember(self, state: ToolCallState) -> None:
+        """Track a call that settled before a resume, settled (nothing runs or is reported)."""
+        self._book.remember(state.tool_call_id, state.tool_name, dict(state.args), state)
+
     @property
     def calls(self) -> list[ToolCallState]:
         """Snapshots of every tracked call, in arrival order."""
@@ -351,8 +355,7 @@ class ToolExecutor:
         except asyncio.CancelledError:
             if signal.aborted:  # we stopped it: the book already settled or dropped the call
                 raise
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():  # someone else cancelled the task
+            if _cancelled_by_someone_else(signal):  # asyncio.run ending, typically
                 self._apply(self._book.cancelled(call))
                 raise
             # The tool raised CancelledError itself (it awaited something cancelled).
@@ -362,11 +365,17 @@ class ToolExecutor:
         except ToolAborted as exc:
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, exc.reason)))
         except BaseException as exc:
-            self._apply(self._book.fail(call, ToolError.tool_raised(tool.name, exc)))
+            if _cancelled_by_someone_else(signal):  # its cleanup raised while cancelled
+                self._apply(self._book.cancelled(call))
+            else:
+                self._apply(self._book.fail(call, ToolError.tool_raised(tool.name, exc)))
             if isinstance(exc, KeyboardInterrupt) and tool.is_async:
                 raise
         else:
-            self._apply(self._book.succeed(call, result))
+            if _cancelled_by_someone_else(signal):  # it swallowed the cancellation
+                self._apply(self._book.cancelled(call))
+            else:
+                self._apply(self._book.succeed(call, result))
 
     def _time_out(self, call: Call) -> None:
         call.timer = None
@@ -451,6 +460,15 @@ class ToolExecutor:
             exc_info=exc,
         )
         self._callback_errors.append(CallbackFailure(state, exc))
+
+
+def _cancelled_by_someone_else(signal: AbortSignal) -> bool:
+    """Whether the running tool's task was cancelled, not by the executor (which aborts the
+    signal first): the loop is going away, whatever the tool did about it."""
+    if signal.aborted:
+        return False
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:

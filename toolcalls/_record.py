@@ -249,11 +249,27 @@ def parse_json(text: str, what: str = "arguments nest") -> Any:
     if text.startswith("\ufeff"):  # as json.loads (and JSON.parse) refuse it
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        return _DECODER.decode(text)
+        value = _DECODER.decode(text)
     except _Rejected as error:
         raise json.JSONDecodeError(str(error), text, _token_position(text, error.token)) from None
     except RecursionError:
         raise ValueError("arguments nest too deeply to parse") from None
+    if not text.isascii() and _SURROGATE.search(text) is not None:
+        # A raw surrogate half next to an escaped one (text split in UTF-16 code units):
+        # JSON.parse holds one character, json.loads two halves.
+        value = _pairs_joined(value)
+    return value
+
+
+def _pairs_joined(value: Any) -> Any:
+    """``value`` with every string's surrogate pairs made characters (see ``utf16_text``)."""
+    if type(value) is str:
+        return utf16_text(value)
+    if type(value) is list:
+        return [_pairs_joined(item) for item in value]
+    if type(value) is dict:
+        return {utf16_text(key): _pairs_joined(item) for key, item in value.items()}
+    return value
 
 
 def parse_failure(failure: ValueError) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from ._execution import ToolCallState, ToolError
 from ._executor import ToolExecutor
 from ._record import TRUNCATED, UNSET
 from ._runner import Runner
+from ._snapshot import same_json
 from ._tools import SCALARS, Tool, ToolFunction, copy_args, is_flat
 from ._tracker import Outcome, ToolCallTracker, copied
 from .events import ToolCallEvent
@@ -209,12 +210,18 @@ class ToolCallSession:
         error: ToolError | None,
         known: ToolCallState,
     ) -> None:
-        """A call the executor remembers came again: never run or report it twice. The
-        tracker's call takes the remembered outcome if it is the same call, else an error."""
-        if error is None and (known.tool_name != name or known.args != args):
+        """A call the executor remembers came again. The same call (same tool, arguments
+        equal as JSON) is never run or reported twice: the tracker's call takes the
+        remembered outcome. Another call reusing the id is not run either; it ends in
+        ``error`` ("the id is taken") and is reported, so the model hears about it."""
+        if error is None and (known.tool_name != name or not same_json(dict(known.args), args)):
             reason = f"id {call_id!r} is taken by an earlier call with other arguments"
             error = _unrunnable(name, reason, "duplicate_id")
-        if error is None:
+            self._tracker._send(call_id, "error", error.to_dict())
+            view = MappingProxyType(copy_args(args, is_flat(args)))
+            self._ready.append(ToolCallState(call_id, name, view, "error", None, error))
+            self._wake()
+        elif error is None:
             self._record(call_id, known)
         else:
             self._tracker._send(call_id, "error", error.to_dict())
@@ -347,8 +354,14 @@ class ToolCallSession:
                 state = executor.get_call(call.id)
                 status = "executing" if state is None else state.status
                 in_flight.append((call.id, call.name, status))
+        tracker = self._tracker
+        remembered = [
+            state
+            for state in executor.calls
+            if state.settled and tracker.get(state.tool_call_id) is None
+        ]
         return _checkpoint.take(
-            self._tracker.snapshot(), in_flight, list(self._ready), self._finished, position
+            tracker.snapshot(), in_flight, list(self._ready), self._finished, position, remembered
         )
 
     @classmethod
@@ -417,6 +430,8 @@ class ToolCallSession:
         session._finished = session._stopped = picture.finished
         session._ready.extend(picture.unreported)
         session.position = picture.position
+        for settled in picture.remembered:
+            session._executor._remember(settled)
         for call_id, name, state in picture.in_flight:
             if state == "pending" or name in rerun:
                 session._deferred[call_id] = None

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_serializer
 from pydantic.alias_generators import to_camel
 
 from ._errors import InvalidEvent
@@ -83,6 +83,13 @@ class ResultEvent(_Event):
     id: NonEmpty
     result: Any = UNSET
 
+    @model_serializer
+    def _wire(self) -> dict[str, Any]:  # an absent result is left out, never written
+        data: dict[str, Any] = {"type": self.type, "id": self.id}
+        if self.result is not UNSET:
+            data["result"] = self.result
+        return data
+
 
 class ErrorEvent(_Event):
     """The call failed with ``error`` (``None`` is kept as a value). Optional, as in the
@@ -91,6 +98,13 @@ class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     id: NonEmpty
     error: Any = UNSET
+
+    @model_serializer
+    def _wire(self) -> dict[str, Any]:  # an absent error is left out, never written
+        data: dict[str, Any] = {"type": self.type, "id": self.id}
+        if self.error is not UNSET:
+            data["error"] = self.error
+        return data
 
 
 ToolCallEvent = Annotated[

@@ -24,6 +24,7 @@ import inspect
 import math
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -52,6 +53,8 @@ _loads: Callable[[bytes], Any] = cloudpickle.loads
 _ATTRIBUTE = "__toolcalls_ray__"
 #: How long a connection probe of ``host:port`` waits before the cluster counts as unreachable.
 CONNECT_TIMEOUT = 5.0
+#: How often (seconds) a call waiting for its result checks that the connection is still open.
+WATCH_INTERVAL = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +276,11 @@ class _Entry:
     actors: list[Any] = field(default_factory=list)
     load: list[int] = field(default_factory=list)
 
+    def release(self, actor: int) -> None:
+        """One call on ``actor`` ended there."""
+        if actor < len(self.load):
+            self.load[actor] -= 1
+
 
 class RayRunner:
     """Runs tool calls on a Ray cluster (see the module docstring for the semantics).
@@ -282,8 +290,9 @@ class RayRunner:
     for development (``init`` holds more ``ray.init`` keyword arguments, e.g. ``num_cpus``).
     ``options`` maps tool names to ``RayOptions`` (winning over what a tool declares with
     ``ray_tool``); ``default`` applies to the others. The connection is made by ``connect()``
-    or on the first call; ``close()`` ends the actor pools and, when this runner started or
-    connected Ray itself, disconnects.
+    or on the first call (in a thread, so the loop runs on; a call still waiting after
+    ``connect_timeout`` seconds is ``cluster_unreachable``); ``close()`` ends the actor pools
+    and abandoned tasks and, when this runner started or connected Ray itself, disconnects.
     """
 
     def __init__(
@@ -293,6 +302,7 @@ class RayRunner:
         options: Mapping[str, RayOptions] | None = None,
         default: RayOptions | None = None,
         cancel_grace: float = 2.0,
+        connect_timeout: float = 30.0,
         init: Mapping[str, Any] | None = None,
     ) -> None:
         if not (cancel_grace >= 0 and math.isfinite(cancel_grace)):
@@ -302,6 +312,9 @@ class RayRunner:
                 raise TypeError(f"options[{name!r}] must be RayOptions, not {value!r}")
         self.address = address
         self.cancel_grace = cancel_grace
+        if not (connect_timeout > 0 and math.isfinite(connect_timeout)):
+            raise ValueError(f"connect_timeout must be a positive number, not {connect_timeout}")
+        self.connect_timeout = connect_timeout
         self._options = dict(options or {})
         self._default = default or RayOptions()
         self._init = dict(init or {})
@@ -309,7 +322,8 @@ class RayRunner:
         self._owns_ray = False
         self._connected = False
         self._closed = False
-        self._forcing: set[asyncio.TimerHandle] = set()
+        self._forcing: dict[asyncio.TimerHandle, Any] = {}  # force-cancel timers and refs
+        self._connecting: concurrent.futures.Future[None] | None = None
 
     # -- the Runner protocol -------------------------------------------------------------------
 
@@ -326,7 +340,14 @@ class RayRunner:
         self, tool: PreparedTool, args: Mapping[str, Any], bound: Any, signal: AbortSignal
     ) -> Any:
         """Submit one call and await its outcome; cancelled, it cancels the Ray task."""
-        entry = self._entry(tool)
+        entry = self._entries.get((tool.name, id(tool.function)))
+        if entry is None or entry.function is not tool.function:
+            entry = await self._new_entry(tool)
+        ref, actor = self._submit(entry, args)
+        return await self._outcome(tool.name, ref, entry, actor)
+
+    def _submit(self, entry: _Entry, args: Mapping[str, Any]) -> tuple[Any, int]:
+        """Submit a call: its ref, and the index of the actor it went to (-1: a task)."""
         try:
             if entry.options.actors is None:
                 ref = entry.remote.remote((entry.key, entry.name, entry.pickled, dict(args)))
@@ -338,21 +359,37 @@ class RayRunner:
         except ToolFailure:
             raise
         except Exception as exc:  # submission refused: the cluster is gone
-            raise ToolFailure(ToolError.cluster_unreachable(tool.name, _describe(exc))) from exc
+            raise ToolFailure(ToolError.cluster_unreachable(entry.name, _describe(exc))) from exc
+        return ref, actor
+
+    async def _outcome(self, tool_name: str, ref: Any, entry: _Entry, actor: int) -> Any:
+        """Await a submitted call: its result, or the ``ToolFailure`` it stands for."""
+        done = ref.future()
+        if actor >= 0:  # the actor's slot is free when its call ends there, not when we stop
+            loop = asyncio.get_running_loop()
+            done.add_done_callback(lambda _: _call_soon(loop, entry.release, actor))
+        waiting = asyncio.wrap_future(done)
         try:
-            outcome = await ref
+            while True:
+                finished, _ = await asyncio.wait((waiting,), timeout=WATCH_INTERVAL)
+                if finished:
+                    outcome = waiting.result()
+                    break
+                if not ray.is_initialized():  # the connection went: the ref never resolves
+                    gone = ToolError.cluster_unreachable(tool_name, "the Ray connection closed")
+                    raise ToolFailure(gone)
         except asyncio.CancelledError:
+            waiting.cancel()
             self._cancel(ref, actor < 0)
             raise
+        except ToolFailure:
+            raise
         except ray.exceptions.RayError as exc:
-            raise ToolFailure(_ray_error(tool.name, exc)) from exc
+            raise ToolFailure(_ray_error(tool_name, exc)) from exc
         except Exception as exc:  # the result arrived but could not be read here
-            error = ToolError.result_unserializable(tool.name, _describe(exc))
+            error = ToolError.result_unserializable(tool_name, _describe(exc))
             raise ToolFailure(error) from exc
-        finally:
-            if actor >= 0:
-                entry.load[actor] -= 1
-        return _decode(tool.name, outcome)
+        return _decode(tool_name, outcome)
 
     # -- connection and lifecycle --------------------------------------------------------------
 
@@ -383,13 +420,15 @@ class RayRunner:
         """End the actor pools and forget the tools; disconnect from Ray if this runner
         connected (an existing ``ray.init`` of the caller is left alone)."""
         self._closed = True
-        for timer in self._forcing:
+        forcing, self._forcing = self._forcing, {}
+        for timer in forcing:
             timer.cancel()
-        self._forcing.clear()
+        _force_all(list(forcing.values()), self.cancel_grace + 5.0)
         if ray.is_initialized():
             for entry in self._entries.values():
                 for actor in entry.actors:
-                    ray.kill(actor)
+                    with contextlib.suppress(Exception):  # of an earlier Ray session: gone
+                        ray.kill(actor)
         self._entries.clear()
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()
@@ -420,17 +459,34 @@ class RayRunner:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _entry(self, tool: PreparedTool) -> _Entry:
+    async def _connected_now(self, tool_name: str) -> None:
+        """Connect without blocking the loop (in a thread of its own, shared by the calls
+        waiting for it); ``ToolFailure`` when it fails or takes over ``connect_timeout``."""
+        if self._connected and ray.is_initialized():
+            return
+        if self._connecting is None or self._connecting.done():
+            self._connecting = concurrent.futures.Future()
+            threading.Thread(
+                target=_settle_with, args=(self._connecting, self.connect), daemon=True
+            ).start()
+        try:
+            await asyncio.wait_for(
+                asyncio.shield(asyncio.wrap_future(self._connecting)), self.connect_timeout
+            )
+        except TimeoutError:
+            detail = f"no Ray cluster answered at {self.address!r} in {self.connect_timeout:g} s"
+            raise ToolFailure(ToolError.cluster_unreachable(tool_name, detail)) from None
+        except Exception as exc:
+            raise ToolFailure(ToolError.cluster_unreachable(tool_name, str(exc))) from exc
+
+    async def _new_entry(self, tool: PreparedTool) -> _Entry:
         key = (tool.name, id(tool.function))  # shared by executors running the same tool
-        entry = self._entries.get(key)
-        if entry is not None and entry.function is tool.function:
-            return entry
         if self._closed:
             raise ToolFailure(ToolError.cluster_unreachable(tool.name, "the runner is closed"))
-        try:
-            self.connect()
-        except ConnectionError as exc:
-            raise ToolFailure(ToolError.cluster_unreachable(tool.name, str(exc))) from exc
+        await self._connected_now(tool.name)
+        entry = self._entries.get(key)
+        if entry is not None and entry.function is tool.function:
+            return entry  # made by another call while this one waited
         options = self.options_for(tool)
         entry = _Entry(tool.name, tool.function, options)
         try:
@@ -468,18 +524,40 @@ class RayRunner:
         timer: asyncio.TimerHandle
 
         def force() -> None:
-            self._forcing.discard(timer)
-            ready, _ = ray.wait([ref], timeout=0)
-            if not ready:
-                with contextlib.suppress(Exception):
-                    ray.cancel(ref, force=True)
+            self._forcing.pop(timer, None)
+            _force(ref)
 
         timer = loop.call_later(self.cancel_grace, force)
-        self._forcing.add(timer)
+        self._forcing[timer] = ref
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], *args: Any) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing to update
+        loop.call_soon_threadsafe(callback, *args)
 
 
 _task = ray.remote(_run_task)
 _actor = ray.remote(_ToolActor)
+
+
+def _force(ref: Any) -> None:
+    """Kill the worker of a task that is still running."""
+    with contextlib.suppress(Exception):  # finished, or the cluster is gone
+        ready, _ = ray.wait([ref], timeout=0)
+        if not ready:
+            ray.cancel(ref, force=True)
+
+
+def _force_all(refs: list[Any], seconds: float) -> None:
+    """Kill the workers of abandoned tasks now (blocking, at most ``seconds``): Ray ignores a
+    forced cancel that arrives while the first, polite one is still being delivered, so it is
+    repeated until each task has ended."""
+    deadline = time.monotonic() + seconds
+    with contextlib.suppress(Exception):  # the cluster is gone: nothing is left to stop
+        while refs and time.monotonic() < deadline:
+            for ref in refs:
+                ray.cancel(ref, force=True)
+            _, refs = ray.wait(refs, num_returns=len(refs), timeout=0.2)
 
 
 def _decode(tool_name: str, outcome: Outcome) -> Any:
@@ -522,11 +600,22 @@ def _ray_error(tool_name: str, exc: BaseException) -> ToolError:
         return ToolError.worker_died(tool_name, _describe(exc))
     if isinstance(exc, errors.RayTaskError):  # the worker could not send the outcome back
         return ToolError.result_unserializable(tool_name, _describe(exc.cause or exc))
+    if isinstance(exc, errors.RaySystemError) and ray.is_initialized():
+        return ToolError.result_unserializable(tool_name, _describe(exc))  # unpickling here
     return ToolError.cluster_unreachable(tool_name, _describe(exc))
 
 
+def _settle_with(future: concurrent.futures.Future[None], work: Callable[[], None]) -> None:
+    try:
+        work()
+    except BaseException as exc:
+        future.set_exception(exc)
+    else:
+        future.set_result(None)
+
+
 def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = exception_text(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 

@@ -36,7 +36,7 @@ EQUIVALENT = ROOT / "tools" / "equivalent_mutants.txt"
 TESTS = {
     "toolcalls/_session.py": [
         "tests/toolcalls/test_session.py",
-        "tests/toolcalls/test_session_stateful.py",
+        "tests/toolcalls/test_checkpoint.py",
     ],
     "toolcalls/_executor.py": [
         "tests/toolcalls/test_executor.py",

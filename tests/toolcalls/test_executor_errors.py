@@ -381,6 +381,12 @@ def test_ready_chunk_model_validates_by_alias_and_by_name() -> None:
         ({"toolName": "t"}, "toolCallId", "missing"),
         ({"toolCallId": "", "toolName": "t"}, "toolCallId", "must not be empty"),
         ({"toolCallId": 7, "toolName": "t"}, "toolCallId", "must be a string, got int"),
+        (
+            {"toolCallId": 7, "toolName": "t", "args": {}},
+            "toolCallId",
+            "must be a string, got int",
+        ),
+        ({"toolCallId": "c1", "toolName": 5, "args": {}}, "toolName", "must be a string, got int"),
         ({"toolCallId": "c1"}, "toolName", "missing"),
         ({"toolCallId": "c1", "toolName": None}, "toolName", "must be a string, got NoneType"),
         ({"toolCallId": "c1", "toolName": ""}, "toolName", "must not be empty"),

@@ -228,7 +228,7 @@ async def test_redelivery_of_a_failed_call_takes_its_error_and_is_not_reported_a
 
 
 @run_async
-async def test_an_id_reused_with_other_arguments_while_remembered_ends_in_error_unrun() -> None:
+async def test_an_id_reused_with_other_arguments_while_remembered_is_reported_unrun() -> None:
     gates = Gates()
     async with ToolCallSession({"gate": gates.tool}, max_history=2) as session:
         for event in stream_call("a", '{"key": "first"}'):
@@ -249,7 +249,10 @@ async def test_an_id_reused_with_other_arguments_while_remembered_ends_in_error_
         )
         assert call.error["details"]["errors"][0]["type"] == "duplicate_id"
         settled = await drain(session)
-    assert [s.tool_call_id for s in settled] == ["a"]
+    assert [(s.tool_call_id, s.status) for s in settled] == [("a", "success"), ("a", "error")]
+    assert dict(settled[1].args) == {"key": "other"}
+    assert settled[1].error is not None
+    assert settled[1].error.to_dict() == call.error
 
 
 def test_ready_applied_without_a_running_loop_fails_and_changes_nothing() -> None:
@@ -766,3 +769,40 @@ async def test_seed_valid_result_and_error_events_without_values_never_stop_run(
     assert (calls["b"].status, calls["b"].has_error) == ("error", False)
     assert (calls["c"].status, calls["c"].error) == ("error", None)
     assert gates.started == ["d"]  # a was ended before its task ever ran
+
+
+@run_async
+async def test_run_lets_started_tools_run_before_a_long_list_is_all_applied() -> None:
+    started_after: list[int] = []
+
+    async def echo(args: dict[str, Any]) -> Any:
+        started_after.append(len(session.tracker))
+        return args["n"]
+
+    events = [e for n in range(400) for e in stream_call(f"c{n}", f'{{"n": {n}}}', "echo")]
+    session = ToolCallSession({"echo": echo}, max_history=1000)
+    async with session:
+        settled = [state async for state in session.run(events)]
+    assert len(settled) == 400
+    assert min(started_after) < 100  # the first tools ran after one batch, not after 400 calls
+
+
+@run_async
+async def test_reset_keeps_the_sessions_max_history() -> None:
+    async with ToolCallSession({"gate": Gates().tool}, max_history=3) as session:
+        session.reset()
+        assert session.tracker.max_history == 3
+
+
+@run_async
+async def test_a_consumer_changing_reported_nested_arguments_changes_nothing_tracked() -> None:
+    async def noop(args: dict[str, Any]) -> None:
+        return None
+
+    async with ToolCallSession({"noop": noop}) as session:
+        for event in stream_call("c", '{"items": ["a"]}', name="noop"):
+            session.apply(event)
+        settled = await drain(session)
+    settled[0].args["items"].append("consumer")
+    assert session.tracker.get("c").args == {"items": ["a"]}  # type: ignore[union-attr]
+    assert session.tracker.snapshot()["calls"][0]["args"] == {"items": ["a"]}

@@ -257,4 +257,7 @@ def test_100k_calls_with_redelivery_and_resets_are_each_reported_once_in_flat_me
         f"traced memory {early / 1e6:.2f} MB at {CALLS // 5:,} calls, "
         f"{late / 1e6:.2f} MB at {CALLS:,} ({growth:+.1%})"
     )
-    assert growth <= GROWTH_ALLOWED
+    # Smaller smoke runs measure their early figure before the caches settle: a few tens of
+    # kilobytes of slack there; the full run is held to 5% exactly.
+    slack = 0 if CALLS >= 100_000 else 64_000
+    assert late - early <= early * GROWTH_ALLOWED + slack

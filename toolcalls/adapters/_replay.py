@@ -8,6 +8,7 @@ are skipped. The command line keeps only the wiring; everything else is here.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib
 import importlib.util
@@ -254,3 +255,23 @@ def run_cli(args: Any, out: IO[str], err: IO[str]) -> int:
     for line in lines:
         print(line, file=out)
     return 0
+
+
+def add_arguments(replay_parser: argparse.ArgumentParser) -> None:
+    """``--format`` and ``--tools`` of ``toolcalls replay``."""
+    replay_parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="native",
+        help="what the file records: our events (native, the default) or a provider's stream",
+    )
+    replay_parser.add_argument(
+        "--tools",
+        metavar="MODULE:REGISTRY",
+        help="run the calls with the tools in this mapping (a module path or a .py file)",
+    )
+
+
+def wants(args: argparse.Namespace) -> bool:
+    """Whether ``toolcalls replay`` was asked for a provider format or for tools."""
+    return bool(args.format != "native" or args.tools is not None)
