@@ -48,10 +48,13 @@ class ChartCoverage:
     ignored: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def record(self, outcome: Outcome) -> None:
-        """Count the transition an applied outcome took, or the (state, event) it ignored."""
-        if outcome.transition is not None:
-            key = outcome.transition.id
-            self.taken[key] = self.taken.get(key, 0) + 1
+        """Count the transitions an applied outcome took (every one of its macrostep), or the
+        (state, event) it ignored."""
+        transitions = outcome.transitions
+        if transitions:
+            for transition in transitions:
+                key = transition.id
+                self.taken[key] = self.taken.get(key, 0) + 1
         elif outcome.reason != "queued":
             events = self.ignored.setdefault(outcome.source.id, {})
             events[outcome.event] = events.get(outcome.event, 0) + 1

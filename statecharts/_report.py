@@ -12,6 +12,7 @@ is highlighted while it is the page's target. Nothing is loaded from the network
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from collections.abc import Iterable, Mapping
@@ -43,6 +44,7 @@ class ChartSummary:
         reached = {t.target for t in chart.transitions if t.target and taken[t.id]}
         if counts.taken or counts.ignored:
             reached.add(chart.initial.id)
+        _enter_implied(chart, reached, taken)
         entered = {state.id: state.id in reached for state in chart.states}
         arrivals = {state.id: 0 for state in chart.states}
         for transition in chart.transitions:
@@ -74,6 +76,33 @@ class ChartSummary:
         """Transitions never taken and states never entered, by id."""
         missed = [f"transition {t}" for t, count in self.taken.items() if not count]
         return missed + [f"state {s}" for s, hit in self.entered.items() if not hit]
+
+
+def _enter_implied(chart: ChartDef, reached: set[str], taken: dict[str, int]) -> None:
+    """Add what entering ``reached`` implies on a hierarchical chart: the ancestors of each
+    state, and the initial child of each compound state entered (its eventless initial
+    transition counted as taken as often as its parent was entered, at least once). A
+    transition straight into a deeper child also passes here: an approximation that can only
+    overstate the initial children."""
+    parents = {state.id: getattr(state, "parent", None) for state in chart.states}
+    initial = [t for t in chart.transitions if getattr(t, "initial", False) and t.target]
+    changed = True
+    while changed:
+        changed = False
+        for state in list(reached):
+            parent = parents.get(state)
+            if parent is not None and parent not in reached:
+                reached.add(parent)
+                changed = True
+        for transition in initial:
+            if transition.source in reached and transition.target not in reached:
+                assert transition.target is not None
+                reached.add(transition.target)
+                changed = True
+    for transition in initial:
+        if transition.source in reached and not taken[transition.id]:
+            arrivals = sum(taken[t.id] for t in chart.transitions if t.target == transition.source)
+            taken[transition.id] = max(1, arrivals)
 
 
 def summaries(
@@ -180,8 +209,12 @@ def _bar(percent: float) -> str:
 
 
 def page_name(chart: ChartDef) -> str:
-    """The file name of a chart's page: its qualname made safe for a path."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", chart.qualname) + ".html"
+    """The file name of a chart's page: its qualname made safe for a path (with a short digest
+    of the qualname when characters had to be replaced, so two charts never share a page)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", chart.qualname)
+    if safe != chart.qualname:
+        safe += "-" + hashlib.sha256(chart.qualname.encode()).hexdigest()[:8]
+    return safe + ".html"
 
 
 def _link(kind: str, item_id: str) -> str:

@@ -90,7 +90,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     recording = session.config.stash.get(_STASH, None)
     if recording is None or recording.minimum is None:
         return
-    if total_percent(summaries(recording.coverage)) < recording.minimum:
+    found = summaries(recording.coverage)
+    if not found or total_percent(found) < recording.minimum:
         recording.below = True
         if exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -112,7 +113,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         index = write_html(recording.html, recording.coverage)
         terminalreporter.write_line(f"chart coverage HTML report: {index}")
     if recording.minimum is not None:
-        if recording.below:
+        if recording.below and not found:
+            terminalreporter.write_line(
+                "FAIL: chart coverage: no compiled chart ran an event, below "
+                f"--chart-coverage-min={recording.minimum:g}%",
+                red=True,
+                bold=True,
+            )
+        elif recording.below:
             terminalreporter.write_line(
                 f"FAIL: chart coverage {total:.1f}% is below --chart-coverage-min="
                 f"{recording.minimum:g}%",

@@ -17,6 +17,7 @@ from typing import Any
 
 from .._runtime import Chart, Instance
 from ._payloads import payload_parameters
+from ._record import unrecorded
 from ._runner import Adapter, ChartRunner, ModelFactory, configuration_of
 
 Candidates = Mapping[str, Sequence[Mapping[str, Any]]]
@@ -118,18 +119,30 @@ def explore(
     moves = [
         PathStep(event, dict(payload)) for event, payloads in tries.items() for payload in payloads
     ]
-    all_states = [state.id for state in chart.states]
-    all_transitions = [t.id for t in chart.transitions]
 
     def run(steps: tuple[PathStep, ...]) -> tuple[Instance, tuple[str, ...]]:
         instance = chart.create(None if model is None else model("path"))
         taken: list[str] = []
         for step in steps:
             outcome = instance.send(step.event, **step.payload)
-            if outcome.transition is not None:
-                taken.append(outcome.transition.id)
+            taken.extend(transition.id for transition in outcome.transitions)
         return instance, tuple(taken)
 
+    with unrecorded():
+        return _search(chart, moves, run, fingerprint, max_depth, max_nodes, tries)
+
+
+def _search(
+    chart: Chart,
+    moves: list[PathStep],
+    run: Callable[[tuple[PathStep, ...]], tuple[Instance, tuple[str, ...]]],
+    fingerprint: Callable[[Any], Any],
+    max_depth: int,
+    max_nodes: int,
+    tries: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> Exploration:
+    all_states = [state.id for state in chart.states]
+    all_transitions = [t.id for t in chart.transitions]
     start, _ = run(())
     origin = Path((), (), configuration_of(start))
     to_state: dict[str, Path] = {state: origin for state in origin.configuration}
@@ -148,13 +161,17 @@ def explore(
             if len(taken) == len(path.transitions):
                 continue  # ignored: nothing new can follow from here that the parent lacks
             found = Path(steps, taken, configuration_of(instance))
-            to_transition.setdefault(taken[-1], found)
+            for transition_id in taken[len(path.transitions) :]:  # a macrostep may take several
+                to_transition.setdefault(transition_id, found)
             for state in found.configuration:
                 to_state.setdefault(state, found)
             node = (found.configuration, fingerprint(instance.model))
             if node not in seen and len(seen) < max_nodes and not instance.is_terminated:
                 seen.add(node)
                 frontier.append(found)
+    for transition in chart.transitions:  # entering a compound state takes its initial one
+        if getattr(transition, "initial", False) and transition.target in to_state:
+            to_transition.setdefault(transition.id, to_state[transition.target])
     ids = _ids(tries)
     return Exploration(
         to_state={s: _named(to_state[s], ids) for s in all_states if s in to_state},

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .. import _runtime
 from .._coverage import Coverage
 from .._runtime import Instance, Outcome, observe_outcomes
 
@@ -26,3 +27,16 @@ def record_coverage(coverage: Coverage) -> Iterator[Coverage]:
 
     with observe_outcomes(record):
         yield coverage
+
+
+@contextmanager
+def unrecorded() -> Iterator[None]:
+    """Hide the events sent inside the block from every coverage recorder: the path search
+    runs the chart to *find* paths, which is not a test taking them."""
+    with _runtime._observers_lock:
+        saved, _runtime._observers = _runtime._observers, ()
+    try:
+        yield
+    finally:
+        with _runtime._observers_lock:
+            _runtime._observers = saved

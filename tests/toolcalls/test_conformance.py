@@ -97,13 +97,16 @@ def test_a_divergence_prints_the_minimal_events_as_json_lines_and_exits_1() -> N
     assert "list() differs" in lines[0]
     events = [json.loads(line) for line in lines if line.startswith("{")]
     assert events == [
-        {"type": "start", "id": "k0", "name": "search"},
-        {"type": "start", "id": "k1", "name": "search"},
+        {"type": "start", "id": "call_a", "name": "search"},
+        {"type": "start", "id": "call_A", "name": "search"},
     ]
     expected = next(line for line in lines if line.startswith("expected: "))
     actual = next(line for line in lines if line.startswith("actual: "))
-    assert [c["id"] for c in json.loads(expected.removeprefix("expected: "))] == ["k0", "k1"]
-    assert [c["id"] for c in json.loads(actual.removeprefix("actual: "))] == ["k1", "k0"]
+    assert [c["id"] for c in json.loads(expected.removeprefix("expected: "))] == [
+        "call_a",
+        "call_A",
+    ]
+    assert [c["id"] for c in json.loads(actual.removeprefix("actual: "))] == ["call_A", "call_a"]
 
 
 @pytest.mark.parametrize(
@@ -192,4 +195,4 @@ def test_same_compares_as_json_does(expected: Any, actual: Any, equal: bool) -> 
 def test_without_shrinking_a_divergence_is_still_reported() -> None:
     report = check(ObjectImplementation(lambda: Seed000("loses_a_delta")), shrink=False)
     assert report.divergence is not None
-    assert report.divergence.transcript[0] == {"type": "start", "id": "k0", "name": "search"}
+    assert report.divergence.transcript[0] == {"type": "start", "id": "call_a", "name": "search"}

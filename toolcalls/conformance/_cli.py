@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
-from .._errors import ProtocolError
+from .._errors import ImplementationFailed, ProtocolError
 from ._protocol import Implementation, ObjectImplementation, SubprocessImplementation
 
 EXIT_DIVERGENCE = 1
@@ -54,6 +54,16 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _usage_error(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, or ``None``."""
+    for option, value in (("--examples", args.examples), ("--steps", args.steps)):
+        if value < 1:
+            return f"{option} must be at least 1, got {value}"
+    if not (args.timeout > 0 and args.timeout != float("inf")):
+        return f"--timeout must be a positive number of seconds, got {args.timeout}"
+    return None
+
+
 def run(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
     """Run the suite as the parsed ``args`` say; return the exit status."""
     out = out or sys.stdout
@@ -64,6 +74,10 @@ def run(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | Non
         print(
             f"toolcalls conformance needs Hypothesis ({error}): pip install hypothesis", file=err
         )
+        return EXIT_PROTOCOL
+    usage = _usage_error(args)
+    if usage is not None:
+        print(f"toolcalls conformance: {usage}", file=err)
         return EXIT_PROTOCOL
     implementation: Implementation
     try:
@@ -90,7 +104,7 @@ def run(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | Non
             randomize=args.random,
             progress=progress,
         )
-    except ProtocolError as error:
+    except (ProtocolError, ImplementationFailed) as error:
         if show:
             print(file=err)
         print(f"toolcalls conformance: protocol error: {error}", file=err)

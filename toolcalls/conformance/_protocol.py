@@ -63,7 +63,15 @@ class ObjectImplementation:
     def __init__(self, factory: Callable[[], Any], name: str = "object") -> None:
         self.factory = factory
         self.name = name
-        self.target = factory()
+        self.target = self._make()
+
+    def _make(self) -> Any:
+        try:
+            return self.factory()
+        except Exception as error:
+            raise ProtocolError(
+                f"{self.name}: the factory raised {type(error).__name__}: {error}"
+            ) from None
 
     @classmethod
     def from_spec(cls, spec: str) -> ObjectImplementation:
@@ -81,7 +89,7 @@ class ObjectImplementation:
         return cls(factory, spec)
 
     def reset(self) -> None:
-        self.target = self.factory()
+        self.target = self._make()
 
     def apply(self, event: Mapping[str, Any]) -> None:
         try:
@@ -115,7 +123,10 @@ class SubprocessImplementation:
         self.command = command
         self.name = command
         self.timeout = timeout
-        argv = shlex.split(command)
+        try:
+            argv = shlex.split(command)
+        except ValueError as error:
+            raise ProtocolError(f"--cmd {command!r} cannot be split into words: {error}") from None
         if not argv:
             raise ProtocolError("--cmd is empty")
         try:

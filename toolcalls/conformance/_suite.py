@@ -32,7 +32,7 @@ from statecharts.testing import (
 )
 
 from .._chart import ToolCallChart
-from .._errors import ImplementationFailed
+from .._errors import ImplementationFailed, InvalidEvent, ProtocolError
 from .._record import CallRecord
 from .._tracker import CHART_EVENTS, ToolCallTracker
 from ._protocol import Implementation
@@ -62,22 +62,44 @@ json_values: st.SearchStrategy[Any] = st.recursive(
 #: Fragments that keep the text around one whole value valid, and ones that break it.
 HARMLESS = [" ", "\n", "", "\t"]
 BREAKING = ['{"q": ', "}", "[", ",", "NaN", "Infinity", "'x'", '"']
+#: Results and errors also hold floats (nothing concatenates them) and null.
+result_values: st.SearchStrategy[Any] = st.recursive(
+    _scalars | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 _whole = json_values.map(lambda value: json.dumps(value, ensure_ascii=False))
 fragments = st.one_of(_whole, _whole, st.sampled_from(HARMLESS + BREAKING))
 PAYLOADS: dict[str, st.SearchStrategy[Mapping[str, Any]]] = {
     "delta": st.fixed_dictionaries({"text": fragments}),
-    "result": st.fixed_dictionaries({"value": json_values}),
-    "fail": st.fixed_dictionaries({"value": json_values.filter(lambda value: value is not None)}),
+    "result": st.fixed_dictionaries({"value": result_values}),
+    "fail": st.fixed_dictionaries({"value": result_values}),
 }
 #: Payloads the paths try: arguments that parse and that do not, a null and a nested result.
 CANDIDATES: dict[str, list[dict[str, Any]]] = {
-    "delta": [{"text": '{"q": "hi"}'}, {"text": "NaN"}],
-    "result": [{"value": None}, {"value": {"n": [1, "x"]}}],
-    "fail": [{"value": "boom"}],
+    "delta": [
+        {"text": '{"q": "hi", "n": [1, -2.5, true, null]}'},
+        {"text": "NaN"},
+        {"text": '{"a": 1, "a": 2}'},
+    ],
+    "result": [{"value": None}, {"value": {"n": [1, "x"]}}, {"value": 0.5}],
+    "fail": [{"value": "boom"}, {"value": None}],
 }
 
 
 CANDIDATES_FOR_ALL: dict[str, list[dict[str, Any]]] = {"ready": [{}], **CANDIDATES}
+
+
+#: The wire id of each key: ids that differ only in case, so routing must respect it.
+WIRE_IDS = ("call_a", "call_A", "call_b", "call_B", "call_c")
+
+
+def wire_id(key: str) -> str:
+    """The id the implementation sees for the runner's key ``k0``, ``k1``..."""
+    index = int(key[1:]) if key[1:].isdigit() else -1
+    return WIRE_IDS[index] if 0 <= index < len(WIRE_IDS) else key
 
 
 def _record(key: str) -> CallRecord:
@@ -140,6 +162,8 @@ class Counts:
     sequences: int = 0
     events: int = 0
     paths: int = 0
+    #: The first protocol error met, kept so it is reported even if Hypothesis wraps it.
+    protocol_error: ProtocolError | None = None
     coverage: Coverage = field(default_factory=Coverage)
 
 
@@ -156,7 +180,16 @@ class SeedAdapter:
         self.listing: list[dict[str, Any]] = []
         self.runner: ChartRunner | None = None
         counts.sequences += 1
-        implementation.reset()
+        self.call(implementation.reset)
+
+    def call(self, operation: Callable[..., Any], *args: Any) -> Any:
+        """Call the implementation, remembering a protocol error for ``check`` to report."""
+        try:
+            return operation(*args)
+        except ProtocolError as error:
+            if self.counts.protocol_error is None:
+                self.counts.protocol_error = error
+            raise
 
     def fail(self, problem: str, expected: Any, actual: Any) -> None:
         assert self.runner is not None
@@ -166,23 +199,35 @@ class SeedAdapter:
         """Send one wire event to both sides and read the implementation's list back."""
         self.events.append(event)
         self.counts.events += 1
-        outcome = self.reference.apply(event)
-        if event["type"] == "ready" and outcome.applied and outcome.status == "error":
+        try:
+            outcome = self.reference.apply(event)
+        except InvalidEvent:  # a type the seed does not have: nothing changes
+            outcome = None
+        if (
+            event["type"] == "ready"
+            and outcome is not None
+            and outcome.applied
+            and outcome.status == "error"
+        ):
             self.parse_failed.add(event["id"])
         try:
-            self.implementation.apply(event)
-            self.listing = self.implementation.list()
+            self.call(self.implementation.apply, event)
+        except ImplementationFailed as error:
+            # Refusing a type the seed does not have is fine; changing anything is not.
+            if outcome is not None:
+                self.fail("the implementation failed", "success", str(error))
+        try:
+            self.listing = self.call(self.implementation.list)
         except ImplementationFailed as error:
             self.fail("the implementation failed", "success", str(error))
 
     def create(self, key: str) -> None:
-        self.apply({"type": "start", "id": key, "name": TOOL_NAME})
+        self.apply({"type": "start", "id": wire_id(key), "name": TOOL_NAME})
 
     def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool | None:
-        wire_type = WIRE_TYPES.get(event)
-        if wire_type is None:
-            return None  # the seed's wire has no such event: nothing to send
-        wire: dict[str, Any] = {"type": wire_type, "id": key}
+        # An event the chart does not declare goes out as a type the seed does not have: an
+        # implementation must ignore it, as the oracle does.
+        wire: dict[str, Any] = {"type": WIRE_TYPES.get(event, event), "id": wire_id(key)}
         if event == "delta":
             wire["argsTextDelta"] = payload["text"]
         elif event == "result":
@@ -194,7 +239,7 @@ class SeedAdapter:
 
     def configuration(self, key: str) -> set[str]:
         for call in self.listing:
-            if call.get("id") == key:
+            if call.get("id") == wire_id(key):
                 status = call.get("status")
                 return {status if isinstance(status, str) else repr(status)}
         return set()
@@ -212,7 +257,7 @@ class SeedAdapter:
         found = self.reference.get(call_id)
         expected = None if found is None else _mask(found.to_dict(), self.parse_failed)
         try:
-            actual = _mask(self.implementation.get(call_id), self.parse_failed)
+            actual = _mask(self.call(self.implementation.get, call_id), self.parse_failed)
         except ImplementationFailed as error:
             self.fail(f"get({call_id!r}) failed", expected, str(error))
         if not same(expected, actual):
@@ -237,7 +282,7 @@ def machine_for(implementation: Implementation, counts: Counts) -> Any:
         adapter,
         payloads=PAYLOADS,
         model=_record,
-        max_instances=3,
+        max_instances=len(WIRE_IDS),
         paths=PATHS,
         name="SeedConformance",
     )
@@ -250,7 +295,7 @@ def machine_for(implementation: Implementation, counts: Counts) -> Any:
 
         @rule(key=derived.keys)
         def duplicate_start(self, key: str) -> None:
-            self.adapter.apply({"type": "start", "id": key, "name": "again"})
+            self.adapter.apply({"type": "start", "id": wire_id(key), "name": "again"})
 
         @rule(kind=st.sampled_from(["delta", "ready", "result", "error"]))
         def unknown_id(self, kind: str) -> None:
@@ -265,7 +310,7 @@ def machine_for(implementation: Implementation, counts: Counts) -> Any:
 
         @rule(key=derived.keys | st.just("ghost"))
         def get(self, key: str) -> None:
-            self.adapter.check_get(key)
+            self.adapter.check_get(wire_id(key))
 
         @invariant()
         def list_equals_the_reference(self) -> None:
@@ -360,5 +405,11 @@ def check(
             )
             run_state_machine_as_test(machine, settings=options)
         except Divergence as divergence:
+            if counts.protocol_error is not None:
+                raise counts.protocol_error from None
             return Report(counts, time.perf_counter() - started, divergence)
+        except Exception:
+            if counts.protocol_error is not None:
+                raise counts.protocol_error from None
+            raise
     return Report(counts, time.perf_counter() - started)
