@@ -50,10 +50,14 @@ class GeminiAdapter(StreamAdapter):
     def __init__(self, *, id_prefix: str | None = None) -> None:
         super().__init__(id_prefix=id_prefix)
         self._streaming: dict[int, _Streaming] = {}
+        #: Whole calls the model sent with an id, as ``(name, args text)``: the same call
+        #: delivered again (a retried or replayed chunk) is skipped, never run twice.
+        self._whole: dict[str, tuple[str, str]] = {}
 
     def _reset(self) -> None:
         super()._reset()
         self._streaming.clear()
+        self._whole.clear()
 
     def feed(self, chunk: Any) -> list[Event]:
         # Read the whole chunk first: a malformed part raises before anything changed.
@@ -80,8 +84,14 @@ class GeminiAdapter(StreamAdapter):
         if function_call.name:
             if streaming is not None:  # a new call begins: the previous one ended
                 self._end(self._streaming.pop(number))
+            whole = not function_call.goes_on and not function_call.pieces
+            if whole and function_call.id is not None:
+                seen = (function_call.name, function_call.args_text)
+                if self._whole.get(function_call.id) == seen:
+                    return  # the same whole call delivered again: it already ran once
+                self._whole[function_call.id] = seen
             call = book.start(function_call.id or self._new_id(), function_call.name)
-            if not function_call.goes_on and not function_call.pieces:
+            if whole:
                 book.delta(call, function_call.args_text)
                 book.ready(call)
                 return

@@ -52,6 +52,22 @@ def test_ids_the_model_sent_are_kept() -> None:
     assert summary(GeminiAdapter(), chunks) == [("fc_1", "f", "running", {"a": "é"})]
 
 
+def test_a_whole_call_delivered_twice_runs_once() -> None:
+    """A retried or replayed chunk repeats a whole call with its id: it is one call, not two
+    (re-delivery is harmless, X4); another call under the same id is still its own call."""
+    first = chunk({"id": "fc-1", "name": "pay", "args": {"amount": 5}})
+    adapter = GeminiAdapter()
+    events = adapter.feed(first) + adapter.feed(first)
+    assert [(event["type"], event["id"]) for event in events] == [
+        ("start", "fc-1"),
+        ("delta", "fc-1"),
+        ("ready", "fc-1"),
+    ]
+    other = adapter.feed(chunk({"id": "fc-1", "name": "pay", "args": {"amount": 6}}))
+    assert [event["type"] for event in other] == ["start", "delta", "ready"]
+    assert other[0]["id"] != "fc-1"
+
+
 def test_google_genai_objects_are_read_like_dicts() -> None:
     objects = [types.GenerateContentResponse.model_validate(c) for c in parallel_same_name()]
     assert calls(GeminiAdapter(), objects) == calls(GeminiAdapter(), parallel_same_name())
