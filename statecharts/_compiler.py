@@ -41,6 +41,7 @@ RUNTIME_NAMES = frozenset(
         "_send_busy",
         "_send_after_leftovers",
         "_run_queues",
+        "_take",
         "_run_external",
         "_run_internal",
         "_settle_failure",

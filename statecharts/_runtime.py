@@ -390,13 +390,13 @@ class Instance:
         self._pending = None
         return outcome
 
-    def _run_external(
-        self, queues: _Queues, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Outcome:
-        fire = self._node.table.get(event)
+    def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        """Run one external event (a microstep, or an ignored outcome)."""
+        node = self._node
+        fire = node.table.get(event)
         if fire is None:
             try:
-                found = self._node.binding.unmatched(self._node, event)
+                found = node.binding.unmatched(node, event)
             except TransitionNotAllowed:
                 _selection_failed(self)
                 raise
@@ -405,11 +405,17 @@ class Instance:
                     _notify(self, found)
                 return found
             fire = found
-        outcome = fire(self, args, kwargs)
+        outcome: Outcome = fire(self, args, kwargs)
         if _observers:
             _notify(self, outcome)
-        taken = list(outcome.transitions)
-        self._run_internal(queues, taken)
+        return outcome
+
+    def _run_external(
+        self, queues: _Queues, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Outcome:
+        outcome = self._take(event, args, kwargs)
+        # An ignored event queues nothing, so this only runs what a taken transition raised.
+        self._run_internal(queues, list(outcome.transitions))
         return outcome
 
     def _run_internal(self, queues: _Queues, taken: list[TransitionDef]) -> None:
@@ -544,26 +550,6 @@ class StatechartInstance(Instance):
             outcome = self._terminated(self._node, mine[0])
         elif collecting is not None:
             outcome = _with_transitions(outcome, self._node.state, collecting)
-        return outcome
-
-    def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
-        """Run one external event (a microstep, or an ignored outcome)."""
-        node = self._node
-        fire = node.table.get(event)
-        if fire is None:
-            try:
-                found = node.binding.unmatched(node, event)
-            except TransitionNotAllowed:
-                _selection_failed(self)
-                raise
-            if isinstance(found, Outcome):
-                if _observers:
-                    _notify(self, found)
-                return found
-            fire = found
-        outcome: Outcome = fire(self, args, kwargs)
-        if _observers:
-            _notify(self, outcome)
         return outcome
 
     def _run_queues(self, outcome: Outcome) -> Outcome:
