@@ -161,9 +161,7 @@ class ToolCallSession:
             return
         error = _unrunnable(record.name, str(reason.get("message", TRUNCATED)), TRUNCATED)
         self._ready.append(ToolCallState(call_id, record.name, _NO_ARGS, "error", None, error))
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self._wake()
 
     def finish(self) -> None:
         """No more events will come: calls still streaming their arguments end in ``error``
@@ -241,7 +239,7 @@ class ToolCallSession:
         else:
             self._record(call_id, state)
         self._ready.append(state)
-        waiter = self._waiter
+        waiter = self._waiter  # _wake(), inlined: every settled call passes here
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
