@@ -92,7 +92,9 @@ def chart_machine(
         raise ValueError(
             f"payloads name events {chart.name} does not declare: {unknown} (events: {event_ids})"
         )
-    taken = set(dir(ChartMachine))
+    # Names the machine uses itself: its methods, its class attributes (``chart`` is only
+    # annotated on the base) and the runner set in ``__init__``.
+    taken = set(dir(ChartMachine)) | set(ChartMachine.__annotations__) | {"runner"}
     namespace: dict[str, Any] = {
         "chart": chart,
         "adapter_factory": staticmethod(adapter),
