@@ -36,7 +36,9 @@ class Implementation(Protocol):
 
     def reset(self) -> None: ...
 
-    def apply(self, event: Mapping[str, Any]) -> None: ...
+    def apply(self, event: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """Apply one event; return what it did (``{"applied": bool, "reason": ...,
+        "status": ...}``, any of them) if the implementation tells, else ``None``."""
 
     def get(self, call_id: str) -> dict[str, Any] | None: ...
 
@@ -54,6 +56,20 @@ def _plain(value: Any, where: str) -> Any:
         return json.loads(json.dumps(value))
     except (TypeError, ValueError) as error:
         raise ProtocolError(f"{where} returned a value JSON cannot hold: {error}") from None
+
+
+def _effect(outcome: Any) -> dict[str, Any] | None:
+    """What an object's ``apply`` said it did, when it returns something with a boolean
+    ``applied`` (this package's ``ApplyOutcome``): that, with ``reason`` and ``status`` if it
+    has them; ``None`` when it says nothing (the seed's ``apply`` returns nothing)."""
+    applied = getattr(outcome, "applied", None)
+    if not isinstance(applied, bool):
+        return None
+    effect: dict[str, Any] = {"applied": applied}
+    for name in ("reason", "status"):
+        if hasattr(outcome, name):
+            effect[name] = getattr(outcome, name)
+    return effect
 
 
 class ObjectImplementation:
@@ -91,11 +107,12 @@ class ObjectImplementation:
     def reset(self) -> None:
         self.target = self._make()
 
-    def apply(self, event: Mapping[str, Any]) -> None:
+    def apply(self, event: Mapping[str, Any]) -> Mapping[str, Any] | None:
         try:
-            self.target.apply(dict(event))
+            outcome = self.target.apply(dict(event))
         except Exception as error:
             raise ImplementationFailed(f"apply raised {type(error).__name__}: {error}") from None
+        return _effect(outcome)
 
     def get(self, call_id: str) -> dict[str, Any] | None:
         try:
@@ -145,7 +162,8 @@ class SubprocessImplementation:
 
     def request(self, message: Mapping[str, Any]) -> Any:
         """Send one request; return the response's ``value`` (``None`` if it has none)."""
-        line = json.dumps(message, ensure_ascii=False, allow_nan=False) + "\n"
+        # ASCII: a string may hold lone surrogate halves (T27), which UTF-8 cannot encode
+        line = json.dumps(message, allow_nan=False) + "\n"
         try:
             self._stdin.write(line.encode("utf-8"))
         except (BrokenPipeError, OSError):
@@ -193,6 +211,7 @@ class SubprocessImplementation:
 
     def apply(self, event: Mapping[str, Any]) -> None:
         self.request({"op": "apply", "event": event})
+        return None
 
     def get(self, call_id: str) -> dict[str, Any] | None:
         value = self.request({"op": "get", "id": call_id})
@@ -220,4 +239,15 @@ class SubprocessImplementation:
 
 
 def _short(message: Mapping[str, Any]) -> str:
-    return json.dumps(message, ensure_ascii=False)[:200]
+    return _text(message)[:200]
+
+
+def _text(value: Any) -> str:
+    """JSON for people: characters as they are, unless a lone surrogate half (which no
+    output encoding can write) makes that impossible."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
