@@ -33,7 +33,12 @@ from hypothesis.stateful import invariant, rule
 
 from statecharts import compile_chart
 from statecharts.testing import chart_machine, transition_cover
-from toolcalls import InvalidEvent, ToolCallChart, ToolCallTracker
+from toolcalls import (
+    InvalidEvent,
+    ToolCallChart,
+    ToolCallTracker,
+    tool_call_streaming_state_machine,
+)
 from toolcalls._record import CallRecord
 from toolcalls.conformance._model import Effect, SeedModel
 from toolcalls.conformance._suite import (
@@ -173,21 +178,48 @@ def _text_rejection(event: Mapping[str, Any]) -> tuple[str, str] | None:
     return key, f"must be a string (a text fragment), got {type(text).__name__}"
 
 
-#: Events with at least one defect (for ids that are never started).
-malformed_events = st.one_of(
-    st.sampled_from([["not", "an", "event"], "start", 7, None]),
-    st.fixed_dictionaries(
-        {"type": st.sampled_from(["start", "delta", "ready", "result", "error", "nope", 3, None])},
-        optional={
-            "id": st.sampled_from(["m", "", 7, None, ["m"]]),
-            "name": st.sampled_from(["search", "", 1, None]),
-            "argsTextDelta": st.sampled_from(["{", "", 2, None]),
-            "args_text_delta": st.sampled_from(["}", 2]),
-            "result": st.sampled_from([None, 1, threading.Lock()]),
-            "error": st.sampled_from(["boom", {"code": 1}, threading.Lock()]),
-        },
-    ),
-).filter(lambda event: expected_rejection(event) is not None)
+_MISSING: Any = object()
+#: A well-formed event of each type, for an id never started.
+WELL_FORMED: dict[str, dict[str, Any]] = {
+    "start": {"type": "start", "id": "m", "name": "search"},
+    "delta": {"type": "delta", "id": "m", "argsTextDelta": "{"},
+    "ready": {"type": "ready", "id": "m"},
+    "result": {"type": "result", "id": "m", "result": 1},
+    "error": {"type": "error", "id": "m", "error": "boom"},
+}
+#: For each field, values that make an event malformed (``_MISSING``: the key left out).
+DEFECTS: dict[str, list[Any]] = {
+    "type": [_MISSING, None, "nope", 3, "Start"],
+    "id": [_MISSING, None, "", 7, ["m"]],
+    "name": [_MISSING, None, "", 1],
+    "argsTextDelta": [_MISSING, None, 2, b"{"],
+    "result": [threading.Lock()],
+    "error": [threading.Lock()],
+}
+
+
+def _with(event: dict[str, Any], field: str, value: Any) -> dict[str, Any]:
+    changed = {key: item for key, item in event.items() if key != field}
+    if value is not _MISSING:
+        changed[field] = value
+    return changed
+
+
+def _malformed() -> list[Any]:
+    """Every well-formed event with one field made bad, a snake_case ``args_text_delta`` that
+    is not a string, and things that are not events at all."""
+    events: list[Any] = [["not", "an", "event"], "start", 7, None]
+    for event in WELL_FORMED.values():
+        for field, values in DEFECTS.items():
+            if field in ("type", "id") or field in event:
+                events += [_with(event, field, value) for value in values]
+    delta = _with(WELL_FORMED["delta"], "argsTextDelta", _MISSING)
+    events += [{**delta, "args_text_delta": 2}, {**delta, "args_text_delta": None}]
+    return events
+
+
+#: Events with one defect each (for an id never started).
+malformed_events = st.sampled_from(_malformed())
 
 
 def strict(value: Any) -> str:
@@ -208,23 +240,57 @@ def scribble(value: Any) -> None:
         value["scribbled"] = True
 
 
+class Listener:
+    """What the tracker tells the session that owns it, written down."""
+
+    def __init__(self) -> None:
+        self.heard: list[tuple[str, str | None]] = []
+
+    def _before_ready(self) -> None:
+        self.heard.append(("before_ready", None))
+
+    def _arguments_ended(self, call_id: str) -> None:
+        self.heard.append(("arguments_ended", call_id))
+
+    def _ended_by_stream(self, call_id: str) -> None:
+        self.heard.append(("ended_by_stream", call_id))
+
+
+def told(event: Mapping[str, Any], effect: Effect) -> list[tuple[str, str | None]]:
+    """What the listener hears for one event: a ``ready`` that ends a pending call's
+    arguments is announced before and after; a ``result`` or ``error`` that ends a call
+    after."""
+    if not effect.applied:
+        return []
+    if event["type"] == "ready":
+        return [("before_ready", None), ("arguments_ended", event["id"])]
+    if event["type"] in ("result", "error"):
+        return [("ended_by_stream", event["id"])]
+    return []
+
+
 class TrackerAdapter:
     """The tracker as a system under test of ``ToolCallChart``: one call per key (the key is
-    the id), every event also applied to the model and the outcome compared."""
+    the id), every event also applied to the model and the outcome compared, and what the
+    tracker tells its listener (the session's hand-off) too."""
 
     max_history: int | None = None
 
     def __init__(self) -> None:
-        self.tracker = ToolCallTracker(max_history=self.max_history)
+        self.tracker = tool_call_streaming_state_machine(max_history=self.max_history)
+        self.listener = Listener()
+        self.tracker._listener = self.listener
         self.model = TrackerModel(self.max_history)
 
     def apply(self, event: dict[str, Any], form: str = "wire") -> bool:
         """Apply one well-formed event in ``form`` to both; compare the outcome; return
         whether it applied."""
         sent = copy.deepcopy(event)
+        self.listener.heard.clear()
         outcome = self.tracker.apply(in_form(sent, form))
         effect = self.model.apply(event)
         assert effect is not None
+        assert self.listener.heard == told(event, effect), event
         seen = (outcome.applied, outcome.type, outcome.status, outcome.reason, outcome.message)
         expected = (
             effect.applied,
@@ -269,8 +335,20 @@ def with_form(strategy: st.SearchStrategy[Mapping[str, Any]]) -> Any:
 
 
 CHART = compile_chart(ToolCallChart)
+#: This tracker's own limit (T13): arguments nested deeper than 256 levels do not parse.
+DEEP = [
+    "[" * 256 + "]" * 256,
+    "[" * 257 + "]" * 257,
+    '{"a": ' * 200 + "[" * 57 + "0" + "]" * 57 + "}" * 200,
+    '"' + "[" * 300 + '"',
+    "[" * 200,
+    "]" * 200,
+]
 TRACKER_PAYLOADS = {
     **{event: with_form(strategy) for event, strategy in PAYLOADS.items()},
+    "delta": with_form(
+        st.one_of(PAYLOADS["delta"], st.sampled_from(DEEP).map(lambda text: {"text": text}))
+    ),
     "ready": with_form(st.just({})),
 }
 
@@ -330,6 +408,7 @@ class TrackerMachine(DerivedTrackerMachine):  # type: ignore[misc,valid-type]
     def checkpoint_and_restore(self) -> None:
         picture = json.loads(json.dumps(self.adapter.tracker.snapshot()))
         self.adapter.tracker = ToolCallTracker.restore(picture)
+        self.adapter.tracker._listener = self.adapter.listener
         assert self.adapter.tracker.snapshot() == picture
 
     @invariant()
@@ -362,6 +441,22 @@ class TrackerMachine(DerivedTrackerMachine):  # type: ignore[misc,valid-type]
             assert tracker.get(call_id) is None
             assert call_id not in tracker
         assert tracker.get("ghost") is None
+        # What the session reads: the live records of unfinished calls, and any one record.
+        unfinished = [(record.id, status) for record, status in tracker._unfinished()]
+        assert unfinished == [
+            (call["id"], call["status"])
+            for call in calls
+            if call["status"] in ("pending", "running")
+        ]
+        for call in calls:
+            live = tracker._record(call["id"])
+            assert live is not None
+            assert (live.id, live.name, live.args_text) == (
+                call["id"],
+                call["name"],
+                call["argsText"],
+            )
+        assert tracker._record("ghost") is None
 
 
 TestTrackerMatchesTheChartAndTheModel = TrackerMachine.TestCase

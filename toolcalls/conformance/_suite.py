@@ -87,7 +87,21 @@ json_values: st.SearchStrategy[Any] = _values(_argument_numbers)
 result_values: st.SearchStrategy[Any] = _values(_numbers)
 #: Fragments that keep the text around one whole value valid, and ones that break it.
 HARMLESS = [" ", "\n", "", "\t"]
-BREAKING = ['{"q": ', "}", "[", ",", "NaN", "Infinity", "-Infinity", "'x'", '"', "\ufeff"]
+BREAKING = [
+    '{"q": ',
+    "}",
+    "[",
+    ",",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "'x'",
+    '"',
+    "\ufeff",
+    # a surrogate pair split across two fragments, as a server splitting UTF-16 sends it (T27)
+    '"\ud83d',
+    '\ude00"',
+]
 #: Number text as T13 reads it: beyond a double (fails), beyond 2**53 (parses), a float that
 #: becomes out of range when the next fragment appends a digit, underflow to 0, minus zero.
 NUMBER_TEXT = [
@@ -123,6 +137,9 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {"text": "NaN"},
         {"text": '{"a": 1, "a": 2}'},
         {"text": " "},
+        {"text": "\ufeff{}"},
+        {"text": '{"n": "NaN", "v": NaN}'},
+        {"text": '["\ud83d\\ude00", {"\ud83d\\ude00": 1}]'},
         {"text": "[1e400]"},
         {"text": '{"big": 9007199254740993, "tiny": 1e-400, "s": "\\ud83d\\ude00"}'},
     ],
