@@ -50,7 +50,6 @@ RUNTIME_NAMES = frozenset(
         "_settle",
         "_send_plain",
         "_put_nonblocking",
-        "prepare_event",
         "configuration",
         "clock",
         "next_due",

@@ -547,6 +547,8 @@ class Instance:
         instance for the earliest delayed event."""
         if self._pending is not queues:
             return
+        if queues.timed and self._node.terminated:
+            queues.timed.clear()  # a terminated instance runs no delayed event
         if queues.idle():
             self._pending = None
             return
@@ -583,9 +585,11 @@ class Instance:
         self, queues: _Queues, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Outcome:
         outcome = self._take(event, args, kwargs)
-        # An ignored event queues nothing, so this only runs what a taken transition raised.
-        self._run_internal(queues, list(outcome.transitions))
-        return outcome
+        # An ignored event queues nothing, so this only runs what a taken transition raised;
+        # the outcome lists the transitions the internal events took too.
+        taken = list(outcome.transitions)
+        self._run_internal(queues, taken)
+        return _with_transitions(outcome, self._node.state, taken)
 
     def _run_internal(self, queues: _Queues, taken: list[TransitionDef]) -> None:
         """Run the internal events, in order, until none is left (more may be raised)."""

@@ -9,7 +9,7 @@ import inspect
 from typing import Any
 
 import pytest
-from statemachine import Event, State, StateChart
+from statemachine import State, StateChart
 from statemachine.exceptions import InvalidDefinition
 
 from statecharts import (
