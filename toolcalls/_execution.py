@@ -343,6 +343,13 @@ _EXECUTING_NODE = _PENDING.binding.nodes["executing"]
 _FIRE_START = _PENDING.table["start"]
 _FIRE_SUCCEED = _EXECUTING_NODE.table["succeed"]
 _SEND = Instance.send
+#: ``EXECUTION.create(call)`` without its checks per call: for a ``Call`` it comes down to
+#: ``_NEW_INSTANCE(_PENDING, call)``, since ``pending`` has no ``enter`` callback and the class
+#: provides every name the chart declares (checked here, once).
+_BINDING = _PENDING.binding
+if _BINDING.initial is not None or _BINDING.instance_names:  # pragma: no cover - by design
+    raise RuntimeError("ExecutionChart's pending state must have no enter callback")
+_NEW_INSTANCE = _BINDING.cls
 
 
 class CallBook:
@@ -394,7 +401,7 @@ class CallBook:
                 return self.reject(tool_call_id, tool_name, args, error)
         self._seq += 1
         call = Call(tool_call_id, tool_name, args, self._seq)
-        call.instance = EXECUTION.create(call)
+        call.instance = _NEW_INSTANCE(_PENDING, call)
         call.tool, call.bound = tool, bound
         self.calls[tool_call_id] = call
         self.in_flight += 1
@@ -417,7 +424,7 @@ class CallBook:
             return None
         self._seq += 1
         call = Call(tool_call_id, tool_name, args, self._seq)
-        call.instance = EXECUTION.create(call)
+        call.instance = _NEW_INSTANCE(_PENDING, call)
         self.calls[tool_call_id] = call
         self.in_flight += 1
         return self._finish(call, "fail", error)
@@ -431,7 +438,7 @@ class CallBook:
             return
         self._seq += 1
         call = Call(tool_call_id, tool_name, args, self._seq)
-        call.instance = instance = EXECUTION.create(call)
+        call.instance = instance = _NEW_INSTANCE(_PENDING, call)
         if state.status == "success":
             instance.send("start")
             instance.send("succeed", result=state.result)
