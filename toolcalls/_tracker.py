@@ -34,11 +34,43 @@ from .events import (
 Reason = Literal["unknown_id", "duplicate_start", "not_allowed"]
 
 _CHART = compile_chart(ToolCallChart)
-#: The pending state's node and its compiled ``delta`` transition (an internal self-transition
-#: whose action appends the fragment), for the tracker's hot path.
+#: The pending state's node, for the tracker's hot path.
 _PENDING = _CHART.create(CallRecord("", "", 0))._node
-_APPEND = _PENDING.table["delta"]
 _SEND = Instance.send
+#: ``_CHART.create(record)`` without its checks per call: ``pending`` has no ``enter``
+#: callback and ``CallRecord`` provides every name the chart declares (checked here, once).
+_BINDING = _PENDING.binding
+if _BINDING.initial is not None or _BINDING.instance_names:  # pragma: no cover - by design
+    raise RuntimeError("ToolCallChart's pending state must have no enter callback")
+_NEW_INSTANCE = _BINDING.cls
+
+
+def _delta_only_appends() -> bool:
+    """Whether the chart's ``delta`` does nothing but its declared action, which appends the
+    fragment to the record's ``parts``: an internal self-transition on ``pending``, no guard,
+    and no conventional callback (``on_delta``, ``before_transition``...) on the chart or the
+    record. Then the hot path appends the fragment itself, skipping the call machinery
+    (otherwise every fragment goes through ``send``)."""
+    (transition,) = [t for t in _CHART.transitions if "delta" in t.events]
+    callbacks = [
+        *transition.validators,
+        *transition.cond,
+        *transition.before,
+        *transition.on,
+        *transition.after,
+    ]
+    declared = [c.ref for c in callbacks if not c.convention]
+    conventional = [c.lookup_name for c in callbacks if c.convention]
+    return (
+        transition.internal
+        and transition.source == transition.target == "pending"
+        and declared == ["append_arguments"]
+        and not any(hasattr(ToolCallChart, n) or hasattr(CallRecord, n) for n in conventional)
+    )
+
+
+#: See ``_delta_only_appends`` (a test checks the action still only appends).
+_DELTA_ONLY_APPENDS: Final = _delta_only_appends()
 _MISSING: Any = object()
 #: The chart event each wire event type sends (the chart calls the wire's ``error`` ``fail``, T24).
 CHART_EVENTS: Final = {"delta": "delta", "ready": "ready", "result": "result", "error": "fail"}
@@ -161,20 +193,25 @@ class ToolCallTracker:
         if type(event) is not dict:
             event = _as_mapping(event)
         elif event.get("type") == "delta":  # most events are fragments: the short way
-            call_id, text = event.get("id"), event.get("argsTextDelta")
+            try:
+                call_id, text = event["id"], event["argsTextDelta"]
+            except KeyError:  # snake_case, or malformed: the general path says which
+                call_id = text = None
             if type(call_id) is str and call_id and type(text) is str:
                 instance = self._calls.get(call_id)
                 if instance is None:
                     return _DELTA_UNKNOWN
                 if (
                     instance._node is _PENDING
+                    and _DELTA_ONLY_APPENDS
                     and instance._pending is None
                     and type(instance).send is _SEND
                     and not _runtime._observers
                 ):
-                    # The chart's own compiled transition, without send()'s dispatch: not
-                    # re-entrant, and nothing observes outcomes (as chart coverage does).
-                    _APPEND(instance, (), {"text": text})
+                    # What the chart's transition does (its action), without send()'s
+                    # dispatch: not re-entrant, and nothing observes outcomes (as chart
+                    # coverage does).
+                    instance.model.parts.append(text)
                     return _DELTA_APPLIED
                 if instance.send("delta", text=text).applied:
                     return _DELTA_APPLIED
@@ -201,7 +238,7 @@ class ToolCallTracker:
         existing = calls.get(call_id)
         if existing is not None:
             return _OUTCOMES["start", False, existing._node.state.id]
-        calls[call_id] = _CHART.create(CallRecord(call_id, name, self._next_seq))
+        calls[call_id] = _NEW_INSTANCE(_PENDING, CallRecord(call_id, name, self._next_seq))
         self._next_seq += 1
         if self._max_history is not None and len(calls) > self._max_history:
             self._evict()
