@@ -27,7 +27,7 @@ from statemachine import State, StateChart
 
 from statecharts import Instance, _runtime, compile_chart
 
-from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool
+from ._tools import SCALARS, AbortSignal, ArgumentsInvalid, PreparedTool, copy_args, is_flat
 
 if TYPE_CHECKING:
     import asyncio
@@ -239,18 +239,31 @@ class ToolCallState:
         return self.status == "success" or self.status == "error"
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire shape with camelCase keys (X12); ``result``/``error`` only when set."""
+        """The wire shape with camelCase keys (X12); ``result``/``error`` only when set. A new
+        object each time, sharing nothing with the call (a result that cannot be copied is
+        the tool's own object)."""
+        args = self.args
         data: dict[str, Any] = {
             "toolCallId": self.tool_call_id,
             "toolName": self.tool_name,
-            "args": dict(self.args),
+            "args": copy_args(args, is_flat(args)),
             "status": self.status,
         }
         if self.status == "success":
-            data["result"] = self.result
+            data["result"] = _copied(self.result)
         elif self.error is not None:
             data["error"] = self.error.to_dict()
         return data
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of ``value``, or ``value`` itself when it cannot be copied."""
+    if type(value) in SCALARS:
+        return value
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
 
 
 class Call:

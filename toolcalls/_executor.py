@@ -363,7 +363,7 @@ class ToolExecutor:
             if signal.aborted:  # we stopped it: the book already settled or dropped the call
                 raise
             if _cancelled_by_someone_else(signal, task):  # asyncio.run ending, typically
-                self._apply(self._book.cancelled(call))
+                self._cancelled(call, signal)
                 raise
             # The tool raised CancelledError itself (it awaited something cancelled).
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, "cancelled")))
@@ -373,16 +373,22 @@ class ToolExecutor:
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, exc.reason)))
         except BaseException as exc:
             if _cancelled_by_someone_else(signal, task):  # its cleanup raised while cancelled
-                self._apply(self._book.cancelled(call))
+                self._cancelled(call, signal)
             else:
                 self._apply(self._book.fail(call, ToolError.tool_raised(tool.name, exc)))
             if isinstance(exc, KeyboardInterrupt) and tool.is_async:
                 raise
         else:
             if not signal.aborted and task is not None and task.cancelling():
-                self._apply(self._book.cancelled(call))  # it swallowed the cancellation
+                self._cancelled(call, signal)  # it swallowed the cancellation
             else:
                 self._apply(self._book.succeed(call, result))
+
+    def _cancelled(self, call: Call, signal: AbortSignal) -> None:
+        """Someone else cancelled the call's task (the loop is going away): abort its signal,
+        so a tool in a worker thread hears of it too, and end it (and the queued calls)."""
+        signal.abort("cancelled")
+        self._apply(self._book.cancelled(call))
 
     def _time_out(self, call: Call) -> None:
         call.timer = None

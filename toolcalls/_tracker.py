@@ -146,12 +146,14 @@ class Listener(Protocol):
         """A ``ready`` event is about to end a pending call's arguments; raising stops it
         before anything changes."""
 
-    def _arguments_ended(self, call_id: str) -> None:
-        """A ``ready`` event ended the call's arguments: it is ``running``, or in ``error``
-        when they did not parse."""
+    def _arguments_ended(self, record: CallRecord) -> None:
+        """A ``ready`` event ended the arguments of the call ``record`` holds: it is
+        ``running``, or in ``error`` when they did not parse (and then the tracker may have
+        forgotten it already, ``max_history``)."""
 
-    def _ended_by_stream(self, call_id: str) -> None:
-        """A ``result`` or ``error`` event from the stream ended the call."""
+    def _ended_by_stream(self, record: CallRecord) -> None:
+        """A ``result`` or ``error`` event from the stream ended the call ``record`` holds
+        (the tracker may have forgotten it already, ``max_history``)."""
 
 
 class ToolCallTracker:
@@ -265,11 +267,13 @@ class ToolCallTracker:
         if listener is None:
             return self._send(call_id, "ready", _MISSING)
         instance = self._calls.get(call_id)
-        if instance is not None and instance._node.state.id == "pending":
+        if instance is None:
+            return _OUTCOMES["ready", False, None]
+        if instance._node.state.id == "pending":
             listener._before_ready()  # may raise: nothing has changed yet
         outcome = self._send(call_id, "ready", _MISSING)
         if outcome.applied:
-            listener._arguments_ended(call_id)
+            listener._arguments_ended(instance.model)  # the record, even if just evicted
         return outcome
 
     def _result(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
@@ -283,9 +287,11 @@ class ToolCallTracker:
         return self._ended_by_stream(call_id, "error", copied(value, "error"))
 
     def _ended_by_stream(self, call_id: str, kind: str, value: Any) -> Outcome:
+        instance = self._calls.get(call_id)
         outcome = self._send(call_id, kind, value)
         if outcome.applied and self._listener is not None:
-            self._listener._ended_by_stream(call_id)
+            assert instance is not None
+            self._listener._ended_by_stream(instance.model)  # the record, even if evicted
         return outcome
 
     def _record(self, call_id: str) -> CallRecord | None:
