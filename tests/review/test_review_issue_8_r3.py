@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from toolcalls import AbortSignal, SnapshotError, ToolCallSession, ToolCallState
+from toolcalls import AbortSignal, ExecutionView, SnapshotError, ToolCallSession
 
 ROOT = Path(__file__).parents[2]
 
@@ -29,7 +29,7 @@ def stream_call(call_id: str, text: str, name: str = "echo") -> list[dict[str, A
     ]
 
 
-async def _settled_now(session: ToolCallSession) -> list[ToolCallState]:
+async def _settled_now(session: ToolCallSession) -> list[ExecutionView]:
     """Finish the session and collect every call it reports."""
     session.finish()
     return [state async for state in session.settled()]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._errors import InvalidChunk, InvalidEvent
-from .._record import ToolCall, parse_json
+from .._record import ToolCallView, parse_json
 from .._session import ToolCallSession
 from .._tools import Tool, ToolFunction
 from .._tracker import ToolCallTracker
@@ -46,7 +46,7 @@ class ProviderReplay:
     """What replaying a recording produced: the calls, each call's lifecycle (the statuses it
     went through), and a note per event the tracker ignored."""
 
-    calls: list[ToolCall]
+    calls: list[ToolCallView]
     lifecycles: dict[str, list[str]]
     ignored: list[str] = field(default_factory=list)
 
@@ -180,7 +180,7 @@ def _cell(value: Any, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _json_line(call: ToolCall) -> str:
+def _json_line(call: ToolCallView) -> str:
     """The call as one JSON line; ``ReplayInputError`` when a tool's result is not JSON."""
     try:
         return json.dumps(call.to_dict(), ensure_ascii=False, allow_nan=False)
@@ -190,7 +190,7 @@ def _json_line(call: ToolCall) -> str:
         ) from None
 
 
-def _outcome(call: ToolCall) -> str:
+def _outcome(call: ToolCallView) -> str:
     if call.has_error:
         error = call.error
         if isinstance(error, dict) and isinstance(error.get("message"), str):
@@ -215,7 +215,7 @@ def table(done: ProviderReplay) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def summary(calls: list[ToolCall]) -> str:
+def summary(calls: list[ToolCallView]) -> str:
     """``3 calls: 2 done, 1 error``."""
     counts: dict[str, int] = {}
     for call in calls:
