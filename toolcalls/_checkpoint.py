@@ -2,12 +2,12 @@
 
 The picture is ``{"format": "toolcalls.session", "version": 1, "tracker": <tracker snapshot>,
 "inFlight": [{"id", "name", "state": "pending" | "executing"}], "unreported": [<settled call,
-as ToolCallState.to_dict()>], "finished": bool, "position": <any JSON>}``. ``inFlight`` lists the
+as ExecutionView.to_dict()>], "finished": bool, "position": <any JSON>}``. ``inFlight`` lists the
 calls the session had registered for execution and not yet settled, in arrival order:
 ``pending`` ones were waiting for a concurrency slot (their tool never started), ``executing``
 ones were running. ``unreported`` are calls that settled but were not yet handed to the
-consumer. ``remembered`` are settled calls the executor still knows but the tracker forgot
-(``max_history``), so that a re-delivered id is still not run twice. ``position`` is the
+consumer. ``remembered`` are the settled calls the executor still knows (``max_history``), so
+that a re-delivered id is still not run twice once the tracker forgets it. ``position`` is the
 caller's (where its stream stood).
 
 The resume rule (``ToolCallSession.resume``): a ``pending`` call is submitted again (its tool
@@ -26,8 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ._errors import SnapshotError
-from ._execution import ToolCallState, ToolError
+from ._errors import CheckpointError
+from ._execution import ExecutionView, ToolError, ToolErrorKind
 
 FORMAT = "toolcalls.session"
 VERSION = 1
@@ -41,6 +41,16 @@ class _InFlight(BaseModel):
     state: Literal["pending", "executing"]
 
 
+class _Error(BaseModel):
+    """A ``ToolError`` in its wire shape (``ToolError.to_dict()``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    kind: ToolErrorKind
+    message: str
+    details: dict[str, Any] = {}
+
+
 class _Unreported(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -49,7 +59,7 @@ class _Unreported(BaseModel):
     args: dict[str, Any]
     status: Literal["success", "error"]
     result: Any = None
-    error: dict[str, Any] | None = None
+    error: _Error | None = None
 
 
 class _Picture(BaseModel):
@@ -74,10 +84,10 @@ class SessionPicture:
         self,
         tracker: dict[str, Any],
         in_flight: list[tuple[str, str, str]],
-        unreported: list[ToolCallState],
+        unreported: list[ExecutionView],
         finished: bool,
         position: Any,
-        remembered: list[ToolCallState],
+        remembered: list[ExecutionView],
     ) -> None:
         self.remembered = remembered
         self.tracker = tracker
@@ -90,10 +100,10 @@ class SessionPicture:
 def take(
     tracker: dict[str, Any],
     in_flight: list[tuple[str, str, str]],
-    unreported: list[ToolCallState],
+    unreported: list[ExecutionView],
     finished: bool,
     position: Any,
-    remembered: list[ToolCallState],
+    remembered: list[ExecutionView],
 ) -> dict[str, Any]:
     """The picture of a session (``in_flight`` as ``(id, name, "pending" | "executing")``)."""
     return {
@@ -113,21 +123,22 @@ def take(
 
 
 def _json(value: Any, where: str) -> Any:
-    """``value`` as plain JSON data, or ``SnapshotError`` naming where it is."""
+    """``value`` as plain JSON data, or ``CheckpointError`` naming where it is."""
     try:
         return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as error:
-        raise SnapshotError(where, f"not representable as JSON ({error})") from None
+        raise CheckpointError(where, f"not representable as JSON ({error})") from None
 
 
 def read(data: Mapping[str, Any]) -> SessionPicture:
-    """Check a picture; raise ``SnapshotError`` naming the first bad field."""
+    """Check a picture; raise ``CheckpointError`` naming the first bad field."""
     if not isinstance(data, Mapping):
-        raise SnapshotError("checkpoint", f"expected a JSON object, got {type(data).__name__}")
+        raise CheckpointError("checkpoint", f"expected a JSON object, got {type(data).__name__}")
     if data.get("format") != FORMAT:
-        raise SnapshotError("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
-    if data.get("version") != VERSION:
-        raise SnapshotError(
+        raise CheckpointError("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
+    version = data.get("version")
+    if type(version) is not int or version != VERSION:  # not True, not 1.0 (T22)
+        raise CheckpointError(
             "version",
             f"unsupported version {data.get('version')!r} (this library reads {VERSION})",
         )
@@ -135,30 +146,37 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
         picture = _Picture.model_validate(dict(data))
     except ValidationError as error:
         first = error.errors()[0]
-        raise SnapshotError(".".join(str(p) for p in first["loc"]), first["msg"]) from None
-    unreported = [_state(item) for item in picture.unreported]
+        raise CheckpointError(".".join(str(p) for p in first["loc"]), first["msg"]) from None
+    unreported = [_state(item, "unreported", i) for i, item in enumerate(picture.unreported)]
     in_flight: list[tuple[str, str, str]] = [(c.id, c.name, c.state) for c in picture.inFlight]
-    remembered = [_state(item) for item in picture.remembered]
+    remembered = [_state(item, "remembered", i) for i, item in enumerate(picture.remembered)]
+    for field, states in (("unreported", unreported), ("remembered", remembered)):
+        seen: set[str] = set()
+        for index, state in enumerate(states):
+            if state.tool_call_id in seen:
+                where = f"{field}.{index}"
+                raise CheckpointError(where, f"call {state.tool_call_id!r} is listed twice")
+            seen.add(state.tool_call_id)
     return SessionPicture(
         picture.tracker, in_flight, unreported, picture.finished, picture.position, remembered
     )
 
 
-def _state(item: _Unreported) -> ToolCallState:
+def _state(item: _Unreported, field: str, index: int) -> ExecutionView:
     error = None
     if item.status == "error":
         if item.error is None:
-            raise SnapshotError(f"unreported.{item.toolCallId}.error", "missing for an error")
+            raise CheckpointError(f"{field}.{index}.error", "missing for an error")
         error = _error(item.error)
     result = item.result if item.status == "success" else None
     args = MappingProxyType(item.args)
-    return ToolCallState(item.toolCallId, item.toolName, args, item.status, result, error)
+    return ExecutionView(item.toolCallId, item.toolName, args, item.status, result, error)
 
 
-def _error(data: dict[str, Any]) -> ToolError:
+def _error(data: _Error) -> ToolError:
     """A ``ToolError`` from its wire shape (detail keys back to snake_case)."""
-    details = {_snake(key): value for key, value in dict(data.get("details") or {}).items()}
-    return ToolError(data["kind"], str(data.get("message", "")), details)
+    details = {_snake(key): value for key, value in data.details.items()}
+    return ToolError(data.kind, data.message, details)
 
 
 def _snake(name: str) -> str:

@@ -27,7 +27,7 @@ from statemachine import State, StateChart
 
 from statecharts import Instance, _runtime, compile_chart
 
-from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool
+from ._tools import SCALARS, AbortSignal, ArgumentsInvalid, PreparedTool, copy_args, is_flat
 
 if TYPE_CHECKING:
     import asyncio
@@ -46,8 +46,8 @@ ToolErrorKind = Literal[
 ]
 
 
-class ExecutionChart(StateChart["Call"]):
-    """The lifecycle of one tool call; the model is the call's record (``Call``).
+class ExecutionChart(StateChart["ExecutionModel"]):
+    """The lifecycle of one tool call; the model is the call's record (``ExecutionModel``).
 
     ``fail`` leaves ``pending`` when a call cannot run (unknown tool, invalid arguments, aborted
     while queued) and ``executing`` when the tool raised, timed out or was aborted. Final
@@ -219,8 +219,8 @@ class ToolError:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallState:
-    """An immutable snapshot of one call, as ``calls``, ``get_call`` and ``wait`` return it.
+class ExecutionView:
+    """The executor's immutable view of one call, as ``calls``, ``get_call`` and ``wait`` give it.
 
     ``args`` is a read-only view of the arguments as registered. ``result`` is set only in
     ``success`` (``None`` may be a real result), ``error`` only in ``error``.
@@ -239,21 +239,34 @@ class ToolCallState:
         return self.status == "success" or self.status == "error"
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire shape with camelCase keys (X12); ``result``/``error`` only when set."""
+        """The wire shape with camelCase keys (X12); ``result``/``error`` only when set. A new
+        object each time, sharing nothing with the call (a result that cannot be copied is
+        the tool's own object)."""
+        args = self.args
         data: dict[str, Any] = {
             "toolCallId": self.tool_call_id,
             "toolName": self.tool_name,
-            "args": dict(self.args),
+            "args": copy_args(args, is_flat(args)),
             "status": self.status,
         }
         if self.status == "success":
-            data["result"] = self.result
+            data["result"] = _copied(self.result)
         elif self.error is not None:
             data["error"] = self.error.to_dict()
         return data
 
 
-class Call:
+def _copied(value: Any) -> Any:
+    """A deep copy of ``value``, or ``value`` itself when it cannot be copied."""
+    if type(value) in SCALARS:
+        return value
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
+class ExecutionModel:
     """The record of one call: the chart instance's model, plus what the shell attaches
     (its task, timer, abort signal and waiters). Private to the executor."""
 
@@ -267,11 +280,11 @@ class Call:
         "result",
         "seq",
         "signal",
-        "snapshot",
         "timer",
         "tool",
         "tool_call_id",
         "tool_name",
+        "view",
         "waiters",
     )
 
@@ -279,7 +292,7 @@ class Call:
     handle: asyncio.Task[None] | None
     timer: asyncio.TimerHandle | None
     signal: AbortSignal | None
-    waiters: list[asyncio.Future[ToolCallState]] | None
+    waiters: list[asyncio.Future[ExecutionView]] | None
 
     def __init__(self, tool_call_id: str, tool_name: str, args: dict[str, Any], seq: int) -> None:
         self.tool_call_id = tool_call_id
@@ -291,7 +304,7 @@ class Call:
         self.result: Any = None
         self.error: ToolError | None = None
         self.dropped = False
-        self.snapshot: ToolCallState | None = None
+        self.view: ExecutionView | None = None
         self.handle = self.timer = self.signal = self.waiters = None
 
     @property
@@ -305,12 +318,12 @@ class Call:
         """Whether the chart reached a final state."""
         return self.instance.is_terminated
 
-    def state(self) -> ToolCallState:
-        """The current snapshot (built once per change of state)."""
-        snapshot = self.snapshot
-        if snapshot is None:
+    def state(self) -> ExecutionView:
+        """The current view (built once per change of state)."""
+        view = self.view
+        if view is None:
             status = self.status
-            snapshot = self.snapshot = ToolCallState(
+            view = self.view = ExecutionView(
                 self.tool_call_id,
                 self.tool_name,
                 MappingProxyType(self.args),
@@ -318,10 +331,10 @@ class Call:
                 self.result if status == "success" else None,
                 self.error,
             )
-        return snapshot
+        return view
 
     def __repr__(self) -> str:
-        return f"<Call {self.tool_call_id!r} {self.tool_name!r} {self.status}>"
+        return f"<ExecutionModel {self.tool_call_id!r} {self.tool_name!r} {self.status}>"
 
 
 EffectKind = Literal["stop", "run", "settle", "drop"]
@@ -331,18 +344,25 @@ EffectKind = Literal["stop", "run", "settle", "drop"]
 #: its signal with ``reason``, cancel its task), ``run`` its tool, report that it ``settle``-d,
 #: or ``drop`` it (aborted by reset or close: stop its tool, fail its waiters with ``reason``,
 #: never report it settled). A plain tuple: one is made per call on the hot path.
-Effect = tuple[EffectKind, Call, str | None]
+Effect = tuple[EffectKind, ExecutionModel, str | None]
 Effects = list[Effect]
 
 
 #: The chart's nodes and compiled transitions for the hot path (a call starting, a tool
 #: returning): run directly when that is what send() would do (not re-entrant, and nothing
 #: observes outcomes, as chart coverage does).
-_PENDING = EXECUTION.create(Call("", "", {}, 0))._node
+_PENDING = EXECUTION.create(ExecutionModel("", "", {}, 0))._node
 _EXECUTING_NODE = _PENDING.binding.nodes["executing"]
 _FIRE_START = _PENDING.table["start"]
 _FIRE_SUCCEED = _EXECUTING_NODE.table["succeed"]
 _SEND = Instance.send
+#: ``EXECUTION.create(call)`` without its checks per call: for an ``ExecutionModel`` it comes
+#: down to ``_NEW_INSTANCE(_PENDING, call)``, since ``pending`` has no ``enter`` callback and
+#: the class provides every name the chart declares (checked here, once).
+_BINDING = _PENDING.binding
+if _BINDING.initial is not None or _BINDING.instance_names:  # pragma: no cover - by design
+    raise RuntimeError("ExecutionChart's pending state must have no enter callback")
+_NEW_INSTANCE = _BINDING.cls
 
 
 class CallBook:
@@ -359,12 +379,12 @@ class CallBook:
         self.tools = tools
         self.max_history = max_history
         self.max_concurrency = max_concurrency
-        self.calls: dict[str, Call] = {}
+        self.calls: dict[str, ExecutionModel] = {}
         self.in_flight = 0
         self.executing = 0
         self._seq = 0
         self._settled: list[tuple[int, str]] = []  # heap of (arrival, id) of tracked settled calls
-        self._queue: deque[Call] = deque()  # calls waiting for a concurrency slot
+        self._queue: deque[ExecutionModel] = deque()  # calls waiting for a concurrency slot
         self._left_queue = 0  # queued calls that settled while waiting (dropped lazily)
 
     def admit(
@@ -393,8 +413,8 @@ class CallBook:
                 error = ToolError.invalid_arguments(tool_name, exc.errors)
                 return self.reject(tool_call_id, tool_name, args, error)
         self._seq += 1
-        call = Call(tool_call_id, tool_name, args, self._seq)
-        call.instance = EXECUTION.create(call)
+        call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
+        call.instance = _NEW_INSTANCE(_PENDING, call)
         call.tool, call.bound = tool, bound
         self.calls[tool_call_id] = call
         self.in_flight += 1
@@ -416,22 +436,22 @@ class CallBook:
         if tool_call_id in self.calls:
             return None
         self._seq += 1
-        call = Call(tool_call_id, tool_name, args, self._seq)
-        call.instance = EXECUTION.create(call)
+        call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
+        call.instance = _NEW_INSTANCE(_PENDING, call)
         self.calls[tool_call_id] = call
         self.in_flight += 1
         return self._finish(call, "fail", error)
 
     def remember(
-        self, tool_call_id: str, tool_name: str, args: dict[str, Any], state: ToolCallState
+        self, tool_call_id: str, tool_name: str, args: dict[str, Any], state: ExecutionView
     ) -> None:
         """Track a call that settled elsewhere (a resumed session's), as settled, without
         running or reporting it: a re-delivery of its id is then recognised."""
         if tool_call_id in self.calls:
             return
         self._seq += 1
-        call = Call(tool_call_id, tool_name, args, self._seq)
-        call.instance = instance = EXECUTION.create(call)
+        call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
+        call.instance = instance = _NEW_INSTANCE(_PENDING, call)
         if state.status == "success":
             instance.send("start")
             instance.send("succeed", result=state.result)
@@ -442,15 +462,15 @@ class CallBook:
         if len(self.calls) > self.max_history:
             self._evict()
 
-    def succeed(self, call: Call, result: Any) -> Effects:
+    def succeed(self, call: ExecutionModel, result: Any) -> Effects:
         """The tool returned ``result``; ignored if the call was dropped or already settled."""
         return self._finish(call, "succeed", result)
 
-    def fail(self, call: Call, error: ToolError) -> Effects:
+    def fail(self, call: ExecutionModel, error: ToolError) -> Effects:
         """The tool failed; ignored if the call was dropped or already settled."""
         return self._finish(call, "fail", error)
 
-    def cancelled(self, call: Call) -> Effects:
+    def cancelled(self, call: ExecutionModel) -> Effects:
         """Someone else cancelled the call's task (``asyncio.run`` ending with calls in
         flight, typically): the call and every queued call end in ``error`` (kind
         ``aborted``); no queued call starts, since the loop may be going away."""
@@ -463,7 +483,7 @@ class CallBook:
             effects += self.fail(waiting, ToolError.aborted(waiting.tool_name, "cancelled"))
         return effects
 
-    def time_out(self, call: Call) -> Effects:
+    def time_out(self, call: ExecutionModel) -> Effects:
         """The call's timeout expired: stop the tool and settle the call in ``error``."""
         if call.dropped or call.tool is None or call.tool.timeout is None:
             return []
@@ -510,7 +530,7 @@ class CallBook:
 
     # -- rules -------------------------------------------------------------------------------
 
-    def _start(self, call: Call) -> Effect:
+    def _start(self, call: ExecutionModel) -> Effect:
         """Move a call to ``executing``; the shell runs its tool."""
         instance = call.instance
         if (
@@ -522,12 +542,17 @@ class CallBook:
             _FIRE_START(instance, (), {})  # the compiled transition, without send()'s dispatch
         else:
             instance.send("start")
-        call.snapshot = None
+        call.view = None
         self.executing += 1
         return ("run", call, None)
 
     def _finish(
-        self, call: Call, event: str, value: Any, stop: bool = False, reason: str | None = None
+        self,
+        call: ExecutionModel,
+        event: str,
+        value: Any,
+        stop: bool = False,
+        reason: str | None = None,
     ) -> Effects:
         """Send the ending event; when the chart took it, settle the call, free its slot and
         (``stop``: the end came from outside the tool) have the shell stop the tool."""
@@ -548,7 +573,7 @@ class CallBook:
             outcome = instance.send(event, error=value)
         if not outcome.applied:
             return []
-        call.snapshot = None
+        call.view = None
         self.in_flight -= 1
         heapq.heappush(self._settled, (call.seq, call.tool_call_id))
         effects: Effects = []

@@ -8,7 +8,7 @@ an event for the call's chart; the shell never sets a status.
 
 Errors: ``InvalidToolCall``, ``InvalidTool``, ``ExecutorClosed`` and ``ToolAborted``, drawn with
 the rest of the tree in ``_errors``; ``KeyError`` from ``wait()`` for an id that is not tracked.
-How a call failed is not an exception but data: ``ToolCallState.error`` is a ``ToolError``
+How a call failed is not an exception but data: ``ExecutionView.error`` is a ``ToolError``
 whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``timeout`` or
 ``aborted`` (or one a runner adds: ``worker_died``, ``result_unserializable``,
 ``cluster_unreachable``).
@@ -17,6 +17,7 @@ whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``ti
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import logging
 from asyncio.events import _get_running_loop as _running_loop
@@ -29,7 +30,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._errors import ExecutorClosed, InvalidToolCall, ToolAborted, ToolFailure
-from ._execution import Call, CallBook, Effects, ToolCallState, ToolError
+from ._execution import CallBook, Effects, ExecutionModel, ExecutionView, ToolError
 from ._runner import LOCAL_RUNNER, LocalRunner, Runner
 from ._tools import SCALARS as _SCALARS
 from ._tools import (
@@ -37,17 +38,17 @@ from ._tools import (
     PreparedTool,
     Tool,
     ToolFunction,
-    copy_args,
     is_async,
     prepare_tool,
 )
 
 logger = logging.getLogger("toolcalls")
 
-SettledCallback = Callable[[ToolCallState], object]
+SettledCallback = Callable[[ExecutionView], object]
 #: How many failures of ``on_call_settled`` an executor remembers (the oldest are forgotten).
 CALLBACK_ERRORS_KEPT = 100
 _MISSING: Any = object()
+_STR: frozenset[type] = frozenset({str})
 
 
 class ToolCallReadyChunk(BaseModel):
@@ -64,7 +65,7 @@ class ToolCallReadyChunk(BaseModel):
 class CallbackFailure:
     """``on_call_settled`` raised ``exception`` when told that ``call`` settled."""
 
-    call: ToolCallState
+    call: ExecutionView
     exception: BaseException
 
 
@@ -146,7 +147,10 @@ class ToolExecutor:
         if tool_call_id in book.calls:
             return False
         flat = _SCALARS.issuperset(map(type, args.values()))  # is_flat, inlined
-        effects = book.admit(tool_call_id, tool_name, copy_args(args, flat), flat)
+        # copy_args, inlined
+        effects = book.admit(
+            tool_call_id, tool_name, dict(args) if flat else copy.deepcopy(dict(args)), flat
+        )
         if effects:
             self._apply(effects)
         return True
@@ -178,17 +182,17 @@ class ToolExecutor:
         if effects:
             self._apply(effects)
 
-    def _remember(self, state: ToolCallState) -> None:
+    def _remember(self, state: ExecutionView) -> None:
         """Track a call that settled before a resume, settled (nothing runs or is reported)."""
         self._book.remember(state.tool_call_id, state.tool_name, dict(state.args), state)
 
     @property
-    def calls(self) -> list[ToolCallState]:
-        """Snapshots of every tracked call, in arrival order."""
+    def calls(self) -> list[ExecutionView]:
+        """Views of every tracked call, in arrival order."""
         return [call.state() for call in self._book.calls.values()]
 
-    def get_call(self, tool_call_id: str) -> ToolCallState | None:
-        """The snapshot of one tracked call, or ``None``."""
+    def get_call(self, tool_call_id: str) -> ExecutionView | None:
+        """The view of one tracked call, or ``None``."""
         call = self._book.calls.get(tool_call_id)
         return None if call is None else call.state()
 
@@ -198,15 +202,15 @@ class ToolExecutor:
         and a late result of their tools is dropped."""
         self._apply(self._book.clear("reset"))
 
-    async def wait(self, tool_call_id: str) -> ToolCallState:
-        """The call's snapshot once it settled. Raises ``KeyError`` if the id is not tracked
+    async def wait(self, tool_call_id: str) -> ExecutionView:
+        """The call's view once it settled. Raises ``KeyError`` if the id is not tracked
         and ``ToolAborted`` if the call is dropped by ``reset()``/``aclose()`` meanwhile."""
         call = self._book.calls.get(tool_call_id)
         if call is None:
             raise KeyError(tool_call_id)
         if call.settled:
             return call.state()
-        waiter: asyncio.Future[ToolCallState] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[ExecutionView] = asyncio.get_running_loop().create_future()
         if call.waiters is None:
             call.waiters = []
         call.waiters.append(waiter)
@@ -332,21 +336,24 @@ class ToolExecutor:
     # call's chart (``succeed`` or ``fail``), and ``_stop`` abandons it. Nothing else touches
     # tasks or threads of tools.
 
-    def _run(self, call: Call) -> None:
+    def _run(self, call: ExecutionModel) -> None:
         tool, loop = call.tool, self._loop
         assert tool is not None
         assert loop is not None  # bound when the call was registered
-        signal = call.signal = AbortSignal()
-        call.handle = loop.create_task(self._execute(call, tool, signal))
+        call.handle = loop.create_task(self._execute(call, tool))
         if tool.timeout is not None:
             call.timer = loop.call_later(tool.timeout, self._time_out, call)
 
-    async def _execute(self, call: Call, tool: PreparedTool, signal: AbortSignal) -> None:
+    async def _execute(self, call: ExecutionModel, tool: PreparedTool) -> None:
         """Run the tool and report how it ended to the book, as an event for its chart.
 
+        The call's signal is made here, when the tool starts (a task stopped before its first
+        step never runs this body, and a call waiting to start holds one object less).
         Whatever the tool raises is data (kind ``tool_raised``), ``SystemExit`` included: a
         tool cannot end the host. A ``KeyboardInterrupt`` raised on the loop thread settles the
         call and goes on, so Ctrl-C still stops the program."""
+        signal = call.signal = AbortSignal()
+        task = call.handle or asyncio.current_task()  # this task (eager tasks run before)
         try:
             if tool.is_async and self._local:  # the usual case, without a hop
                 result = await tool.invoke(call.bound, signal)
@@ -355,8 +362,8 @@ class ToolExecutor:
         except asyncio.CancelledError:
             if signal.aborted:  # we stopped it: the book already settled or dropped the call
                 raise
-            if _cancelled_by_someone_else(signal):  # asyncio.run ending, typically
-                self._apply(self._book.cancelled(call))
+            if _cancelled_by_someone_else(signal, task):  # asyncio.run ending, typically
+                self._cancelled(call, signal)
                 raise
             # The tool raised CancelledError itself (it awaited something cancelled).
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, "cancelled")))
@@ -365,23 +372,29 @@ class ToolExecutor:
         except ToolAborted as exc:
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, exc.reason)))
         except BaseException as exc:
-            if _cancelled_by_someone_else(signal):  # its cleanup raised while cancelled
-                self._apply(self._book.cancelled(call))
+            if _cancelled_by_someone_else(signal, task):  # its cleanup raised while cancelled
+                self._cancelled(call, signal)
             else:
                 self._apply(self._book.fail(call, ToolError.tool_raised(tool.name, exc)))
             if isinstance(exc, KeyboardInterrupt) and tool.is_async:
                 raise
         else:
-            if _cancelled_by_someone_else(signal):  # it swallowed the cancellation
-                self._apply(self._book.cancelled(call))
+            if not signal.aborted and task is not None and task.cancelling():
+                self._cancelled(call, signal)  # it swallowed the cancellation
             else:
                 self._apply(self._book.succeed(call, result))
 
-    def _time_out(self, call: Call) -> None:
+    def _cancelled(self, call: ExecutionModel, signal: AbortSignal) -> None:
+        """Someone else cancelled the call's task (the loop is going away): abort its signal,
+        so a tool in a worker thread hears of it too, and end it (and the queued calls)."""
+        signal.abort("cancelled")
+        self._apply(self._book.cancelled(call))
+
+    def _time_out(self, call: ExecutionModel) -> None:
         call.timer = None
         self._apply(self._book.time_out(call))
 
-    def _stop(self, call: Call, reason: str | None) -> None:
+    def _stop(self, call: ExecutionModel, reason: str | None) -> None:
         """Abandon a call's running tool: abort its signal, cancel its task."""
         if call.timer is not None:
             call.timer.cancel()
@@ -396,7 +409,7 @@ class ToolExecutor:
                 self._draining.add(task)
                 task.add_done_callback(self._draining.discard)
 
-    def _settle(self, call: Call) -> None:
+    def _settle(self, call: ExecutionModel) -> None:
         if call.timer is not None:
             call.timer.cancel()
             call.timer = None
@@ -410,7 +423,7 @@ class ToolExecutor:
         if self._on_call_settled is not None:
             self._notify(call.state())
 
-    def _drop(self, call: Call, reason: str | None) -> None:
+    def _drop(self, call: ExecutionModel, reason: str | None) -> None:
         self._stop(call, reason)
         waiters, call.waiters = call.waiters, None
         for waiter in waiters or ():
@@ -425,7 +438,7 @@ class ToolExecutor:
 
     # -- on_call_settled ---------------------------------------------------------------------
 
-    def _notify(self, state: ToolCallState) -> None:
+    def _notify(self, state: ExecutionView) -> None:
         callback = self._on_call_settled
         assert callback is not None
         try:
@@ -445,14 +458,14 @@ class ToolExecutor:
             self._draining.add(task)
             task.add_done_callback(lambda done: self._callback_done(state, done))
 
-    def _callback_done(self, state: ToolCallState, task: asyncio.Task[Any]) -> None:
+    def _callback_done(self, state: ExecutionView, task: asyncio.Task[Any]) -> None:
         self._draining.discard(task)
         if not task.cancelled() and task.exception() is not None:
             exception = task.exception()
             assert exception is not None
             self._callback_failed(state, exception)
 
-    def _callback_failed(self, state: ToolCallState, exc: BaseException) -> None:
+    def _callback_failed(self, state: ExecutionView, exc: BaseException) -> None:
         logger.error(
             "on_call_settled raised for tool call %r (%s)",
             state.tool_call_id,
@@ -462,13 +475,10 @@ class ToolExecutor:
         self._callback_errors.append(CallbackFailure(state, exc))
 
 
-def _cancelled_by_someone_else(signal: AbortSignal) -> bool:
-    """Whether the running tool's task was cancelled, not by the executor (which aborts the
-    signal first): the loop is going away, whatever the tool did about it."""
-    if signal.aborted:
-        return False
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+def _cancelled_by_someone_else(signal: AbortSignal, task: asyncio.Task[Any] | None) -> bool:
+    """Whether the running tool's ``task`` was cancelled, not by the executor (which aborts
+    the signal first): the loop is going away, whatever the tool did about it."""
+    return not signal.aborted and task is not None and task.cancelling() > 0
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
@@ -486,7 +496,7 @@ def _read_chunk(chunk: Any) -> tuple[str, str, Mapping[str, Any]]:
             and type(tool_name) is str
             and tool_name
             and type(args) is dict
-            and all(type(key) is str for key in args)
+            and _STR.issuperset(map(type, args))  # every key a plain str
         ):
             return tool_call_id, tool_name, args
     if isinstance(chunk, Mapping):

@@ -47,7 +47,7 @@ FINISHED: frozenset[str] = frozenset({"done", "error"})
 TRUNCATED: Final = "truncated"
 
 
-class CallRecord:
+class ToolCallModel:
     """One call's data; its status is the state of the chart instance that owns it."""
 
     __slots__ = ("_outcome", "args", "error", "id", "name", "parts", "result", "seq")
@@ -113,11 +113,11 @@ def utf16_text(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
-    """An immutable snapshot of one call (T2, T16).
+class ToolCallView:
+    """The tracker's immutable view of one call, in the seed's wire shape (T2, T15, T16).
 
     ``args``, ``result`` and ``error`` are ``UNSET`` until the call has them (``None`` is a
-    real value). The snapshot holds its own copies: changing them never changes the tracker.
+    real value). The view holds its own copies: changing them never changes the tracker.
     """
 
     id: str
@@ -154,7 +154,7 @@ class ToolCall:
 
 
 #: How deeply arguments may nest. JSON.parse allows more, but a deeper value could not be
-#: copied into snapshots (Python recurses per level), so it is a parse failure here.
+#: copied into views (Python recurses per level), so it is a parse failure here.
 MAX_DEPTH = 256
 
 
@@ -232,6 +232,10 @@ def _too_deep_at(text: str) -> int | None:
 _DECODER: Final = json.JSONDecoder(
     parse_constant=reject_constant, parse_float=_parse_float, parse_int=_parse_int
 )
+#: For text too short to hold an integer ``_parse_int`` checks (the usual case): the scanner's
+#: own integers, the same values without a Python call per number.
+_SHORT_DECODER: Final = json.JSONDecoder(parse_constant=reject_constant, parse_float=_parse_float)
+_SHORT: Final = _MAX_INT_DIGITS - 2
 
 
 def parse_json(text: str, what: str = "arguments nest") -> Any:
@@ -248,7 +252,7 @@ def parse_json(text: str, what: str = "arguments nest") -> Any:
     if text.startswith("\ufeff"):  # as json.loads (and JSON.parse) refuse it
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        value = _DECODER.decode(text)
+        value = (_SHORT_DECODER if len(text) < _SHORT else _DECODER).decode(text)
     except _Rejected as error:
         raise json.JSONDecodeError(str(error), text, _token_position(text, error.token)) from None
     except RecursionError:

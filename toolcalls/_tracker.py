@@ -1,8 +1,8 @@
 """The streaming tool call tracker (spec section T): a dispatcher over compiled chart instances.
 
 ``apply`` validates an event, routes it by id to that call's instance of ``ToolCallChart`` and
-reports an ``Outcome``. The tracker is sans-I/O: events in, outcomes and snapshots out; it never
-blocks and never calls back into user code.
+reports an ``ApplyOutcome``. The tracker is sans-I/O: events in, outcomes and views out; it
+never blocks and never calls back into user code.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from statecharts import Instance, _runtime, compile_chart
 
 from ._chart import ToolCallChart
 from ._errors import InvalidEvent
-from ._record import FINISHED, STATUSES, UNSET, CallRecord, Status, ToolCall
+from ._record import FINISHED, STATUSES, UNSET, Status, ToolCallModel, ToolCallView
 from ._snapshot import read_snapshot, take_snapshot
 from .events import (
     EVENT_TYPES,
@@ -31,14 +31,46 @@ from .events import (
     unknown_type_reason,
 )
 
-Reason = Literal["unknown_id", "duplicate_start", "not_allowed"]
+ApplyReason = Literal["unknown_id", "duplicate_start", "not_allowed"]
 
 _CHART = compile_chart(ToolCallChart)
-#: The pending state's node and its compiled ``delta`` transition (an internal self-transition
-#: whose action appends the fragment), for the tracker's hot path.
-_PENDING = _CHART.create(CallRecord("", "", 0))._node
-_APPEND = _PENDING.table["delta"]
+#: The pending state's node, for the tracker's hot path.
+_PENDING = _CHART.create(ToolCallModel("", "", 0))._node
 _SEND = Instance.send
+#: ``_CHART.create(record)`` without its checks per call: ``pending`` has no ``enter``
+#: callback and ``ToolCallModel`` provides every name the chart declares (checked here, once).
+_BINDING = _PENDING.binding
+if _BINDING.initial is not None or _BINDING.instance_names:  # pragma: no cover - by design
+    raise RuntimeError("ToolCallChart's pending state must have no enter callback")
+_NEW_INSTANCE = _BINDING.cls
+
+
+def _delta_only_appends() -> bool:
+    """Whether the chart's ``delta`` does nothing but its declared action, which appends the
+    fragment to the record's ``parts``: an internal self-transition on ``pending``, no guard,
+    and no conventional callback (``on_delta``, ``before_transition``...) on the chart or the
+    record. Then the hot path appends the fragment itself, skipping the call machinery
+    (otherwise every fragment goes through ``send``)."""
+    (transition,) = [t for t in _CHART.transitions if "delta" in t.events]
+    callbacks = [
+        *transition.validators,
+        *transition.cond,
+        *transition.before,
+        *transition.on,
+        *transition.after,
+    ]
+    declared = [c.ref for c in callbacks if not c.convention]
+    conventional = [c.lookup_name for c in callbacks if c.convention]
+    return (
+        transition.internal
+        and transition.source == transition.target == "pending"
+        and declared == ["append_arguments"]
+        and not any(hasattr(ToolCallChart, n) or hasattr(ToolCallModel, n) for n in conventional)
+    )
+
+
+#: See ``_delta_only_appends`` (a test checks the action still only appends).
+_DELTA_ONLY_APPENDS: Final = _delta_only_appends()
 _MISSING: Any = object()
 #: The chart event each wire event type sends (the chart calls the wire's ``error`` ``fail``, T24).
 CHART_EVENTS: Final = {"delta": "delta", "ready": "ready", "result": "result", "error": "fail"}
@@ -60,7 +92,7 @@ class ApplyOutcome:
     applied: bool
     type: EventType
     status: Status | None
-    reason: Reason | None = None
+    reason: ApplyReason | None = None
 
     def __bool__(self) -> bool:
         return self.applied
@@ -77,18 +109,14 @@ class ApplyOutcome:
         return f"{self.type} ignored: not allowed while the call is {self.status}"
 
 
-#: The name before 0.2 (``toolcalls.Outcome`` still answers, with a ``DeprecationWarning``).
-Outcome = ApplyOutcome
-
-
-def _outcome_table() -> dict[tuple[str, bool, str | None], Outcome]:
-    table: dict[tuple[str, bool, str | None], Outcome] = {}
+def _outcome_table() -> dict[tuple[str, bool, str | None], ApplyOutcome]:
+    table: dict[tuple[str, bool, str | None], ApplyOutcome] = {}
     for kind in EVENT_TYPES:
-        table[kind, False, None] = Outcome(False, kind, None, "unknown_id")
+        table[kind, False, None] = ApplyOutcome(False, kind, None, "unknown_id")
         for status in STATUSES:
-            table[kind, True, status] = Outcome(True, kind, status)
-            reason: Reason = "duplicate_start" if kind == "start" else "not_allowed"
-            table[kind, False, status] = Outcome(False, kind, status, reason)
+            table[kind, True, status] = ApplyOutcome(True, kind, status)
+            reason: ApplyReason = "duplicate_start" if kind == "start" else "not_allowed"
+            table[kind, False, status] = ApplyOutcome(False, kind, status, reason)
     return table
 
 
@@ -114,12 +142,14 @@ class Listener(Protocol):
         """A ``ready`` event is about to end a pending call's arguments; raising stops it
         before anything changes."""
 
-    def _arguments_ended(self, call_id: str) -> None:
-        """A ``ready`` event ended the call's arguments: it is ``running``, or in ``error``
-        when they did not parse."""
+    def _arguments_ended(self, record: ToolCallModel) -> None:
+        """A ``ready`` event ended the arguments of the call ``record`` holds: it is
+        ``running``, or in ``error`` when they did not parse (and then the tracker may have
+        forgotten it already, ``max_history``)."""
 
-    def _ended_by_stream(self, call_id: str) -> None:
-        """A ``result`` or ``error`` event from the stream ended the call."""
+    def _ended_by_stream(self, record: ToolCallModel) -> None:
+        """A ``result`` or ``error`` event from the stream ended the call ``record`` holds
+        (the tracker may have forgotten it already, ``max_history``)."""
 
 
 class ToolCallTracker:
@@ -150,7 +180,7 @@ class ToolCallTracker:
 
     # -- events ------------------------------------------------------------------------------
 
-    def apply(self, event: Mapping[str, Any] | ToolCallEvent) -> Outcome:
+    def apply(self, event: Mapping[str, Any] | ToolCallEvent) -> ApplyOutcome:
         """Apply one event; return what happened.
 
         Accepts a wire mapping (camelCase or snake_case keys) or a model from
@@ -161,20 +191,25 @@ class ToolCallTracker:
         if type(event) is not dict:
             event = _as_mapping(event)
         elif event.get("type") == "delta":  # most events are fragments: the short way
-            call_id, text = event.get("id"), event.get("argsTextDelta")
+            try:
+                call_id, text = event["id"], event["argsTextDelta"]
+            except KeyError:  # snake_case, or malformed: the general path says which
+                call_id = text = None
             if type(call_id) is str and call_id and type(text) is str:
                 instance = self._calls.get(call_id)
                 if instance is None:
                     return _DELTA_UNKNOWN
                 if (
                     instance._node is _PENDING
+                    and _DELTA_ONLY_APPENDS
                     and instance._pending is None
                     and type(instance).send is _SEND
                     and not _runtime._observers
                 ):
-                    # The chart's own compiled transition, without send()'s dispatch: not
-                    # re-entrant, and nothing observes outcomes (as chart coverage does).
-                    _APPEND(instance, (), {"text": text})
+                    # What the chart's transition does (its action), without send()'s
+                    # dispatch: not re-entrant, and nothing observes outcomes (as chart
+                    # coverage does).
+                    instance.model.parts.append(text)
                     return _DELTA_APPLIED
                 if instance.send("delta", text=text).applied:
                     return _DELTA_APPLIED
@@ -191,7 +226,7 @@ class ToolCallTracker:
             raise InvalidEvent("id", _id_reason(event.get("id")))
         return _HANDLERS[kind](self, call_id, event)
 
-    def _start(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+    def _start(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
         name = event.get("name")
         if type(name) is not str:
             name = _plain_str(name)
@@ -201,13 +236,13 @@ class ToolCallTracker:
         existing = calls.get(call_id)
         if existing is not None:
             return _OUTCOMES["start", False, existing._node.state.id]
-        calls[call_id] = _CHART.create(CallRecord(call_id, name, self._next_seq))
+        calls[call_id] = _NEW_INSTANCE(_PENDING, ToolCallModel(call_id, name, self._next_seq))
         self._next_seq += 1
         if self._max_history is not None and len(calls) > self._max_history:
             self._evict()
         return _OUTCOMES["start", True, "pending"]
 
-    def _delta(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+    def _delta(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
         key = "argsTextDelta"
         text = event.get(key, _MISSING)
         if text is _MISSING and "args_text_delta" in event:
@@ -223,40 +258,44 @@ class ToolCallTracker:
         applied = instance.send("delta", text=text).applied
         return _OUTCOMES["delta", applied, instance._node.state.id]
 
-    def _ready(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+    def _ready(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
         listener = self._listener
         if listener is None:
             return self._send(call_id, "ready", _MISSING)
         instance = self._calls.get(call_id)
-        if instance is not None and instance._node.state.id == "pending":
+        if instance is None:
+            return _OUTCOMES["ready", False, None]
+        if instance._node.state.id == "pending":
             listener._before_ready()  # may raise: nothing has changed yet
         outcome = self._send(call_id, "ready", _MISSING)
         if outcome.applied:
-            listener._arguments_ended(call_id)
+            listener._arguments_ended(instance.model)  # the record, even if just evicted
         return outcome
 
-    def _result(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+    def _result(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
         # Optional (T26): a result event without one ends the call done, no result.
         value = event.get("result", UNSET)
         return self._ended_by_stream(call_id, "result", copied(value, "result"))
 
-    def _error(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+    def _error(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
         # Optional (T26); null is kept as a value (like a null result).
         value = event.get("error", UNSET)
         return self._ended_by_stream(call_id, "error", copied(value, "error"))
 
-    def _ended_by_stream(self, call_id: str, kind: str, value: Any) -> Outcome:
+    def _ended_by_stream(self, call_id: str, kind: str, value: Any) -> ApplyOutcome:
+        instance = self._calls.get(call_id)
         outcome = self._send(call_id, kind, value)
         if outcome.applied and self._listener is not None:
-            self._listener._ended_by_stream(call_id)
+            assert instance is not None
+            self._listener._ended_by_stream(instance.model)  # the record, even if evicted
         return outcome
 
-    def _record(self, call_id: str) -> CallRecord | None:
+    def _record(self, call_id: str) -> ToolCallModel | None:
         """The live record of a call (not a copy: read it, never change it), or ``None``."""
         instance = self._calls.get(call_id)
         return None if instance is None else instance.model
 
-    def _unfinished(self) -> list[tuple[CallRecord, Status]]:
+    def _unfinished(self) -> list[tuple[ToolCallModel, Status]]:
         """The live records of the pending and running calls with their status, in start
         order (read them, never change them)."""
         return [
@@ -265,7 +304,7 @@ class ToolCallTracker:
             if not instance._node.state.final
         ]
 
-    def _send(self, call_id: str, kind: str, value: Any) -> Outcome:
+    def _send(self, call_id: str, kind: str, value: Any) -> ApplyOutcome:
         """Send ``ready`` (``value`` is ``_MISSING``), or end a call as a ``result`` or
         ``error`` event would with ``value`` (``UNSET``: no value), which the tracker now
         owns. A session ends calls through this typed hand-off, the value copied already:
@@ -279,7 +318,7 @@ class ToolCallTracker:
             outcome = instance.send(CHART_EVENTS[kind], value=value)
         status = instance._node.state.id
         if outcome.applied and status in FINISHED:
-            record: CallRecord = instance.model
+            record: ToolCallModel = instance.model
             heapq.heappush(self._finished, (record.seq, call_id))
             if self._max_history is not None and len(self._calls) > self._max_history:
                 self._evict()
@@ -295,14 +334,14 @@ class ToolCallTracker:
 
     # -- queries -----------------------------------------------------------------------------
 
-    def get(self, call_id: str) -> ToolCall | None:
-        """A snapshot of the call with this id, or ``None`` if it is not tracked."""
+    def get(self, call_id: str) -> ToolCallView | None:
+        """The view of the call with this id, or ``None`` if it is not tracked."""
         instance = self._calls.get(call_id)
-        return None if instance is None else _snapshot(instance)
+        return None if instance is None else _view(instance)
 
-    def list(self) -> list[ToolCall]:
-        """Snapshots of every tracked call, in start order."""
-        return [_snapshot(instance) for instance in self._calls.values()]
+    def list(self) -> list[ToolCallView]:
+        """Views of every tracked call, in start order."""
+        return [_view(instance) for instance in self._calls.values()]
 
     def __len__(self) -> int:
         return len(self._calls)
@@ -335,7 +374,7 @@ class ToolCallTracker:
         max_history, calls = read_snapshot(snapshot)
         tracker = cls(max_history=max_history)
         for seq, call in enumerate(calls):
-            record = CallRecord(call.id, call.name, seq)
+            record = ToolCallModel(call.id, call.name, seq)
             if call.args_text:
                 record.parts.append(call.args_text)
             record.args, record.result, record.error = call.args, call.result, call.error
@@ -355,9 +394,9 @@ _HANDLERS: Final = {
 }
 
 
-def _snapshot(instance: Instance) -> ToolCall:
-    record: CallRecord = instance.model
-    return ToolCall(
+def _view(instance: Instance) -> ToolCallView:
+    record: ToolCallModel = instance.model
+    return ToolCallView(
         id=record.id,
         name=record.name,
         args_text=record.args_text,

@@ -14,9 +14,9 @@ from toolcalls import (
     UNSET,
     ApplyOutcome,
     InvalidEvent,
-    ToolCall,
     ToolCallChart,
     ToolCallTracker,
+    ToolCallView,
     tool_call_streaming_state_machine,
 )
 from toolcalls.events import DeltaEvent, ErrorEvent, ReadyEvent, ResultEvent, StartEvent
@@ -106,7 +106,7 @@ def test_route_by_id_keeps_interleaved_calls_apart() -> None:
         ready("a"),
     )
     a, b = tracker.get("a"), tracker.get("b")
-    assert a == ToolCall(
+    assert a == ToolCallView(
         id="a", name="search", args_text='{"q":"x"}', args={"q": "x"}, status="running"
     )
     assert b is not None
@@ -511,10 +511,10 @@ def test_unset_is_a_falsy_singleton_distinct_from_none() -> None:
     assert pickle.loads(pickle.dumps(UNSET)) is UNSET
 
 
-# -- T16: immutable snapshots, start order -----------------------------------------------------
+# -- T16: immutable views, start order ---------------------------------------------------------
 
 
-def test_get_returns_an_immutable_snapshot_or_none() -> None:
+def test_get_returns_an_immutable_view_or_none() -> None:
     tracker = call_in("running")
     call = tracker.get("c")
     assert call is not None
@@ -523,7 +523,7 @@ def test_get_returns_an_immutable_snapshot_or_none() -> None:
     assert tracker.get("nope") is None
 
 
-def test_changing_a_snapshot_never_changes_the_tracker() -> None:
+def test_changing_a_view_never_changes_the_tracker() -> None:
     tracker = call_in("running")
     call = tracker.get("c")
     assert call is not None
@@ -540,7 +540,7 @@ def test_changing_an_applied_payload_never_changes_the_tracker() -> None:
     assert tracker.get("c").result == {"hits": [1, 2]}  # type: ignore[union-attr]
 
 
-def test_list_returns_snapshots_in_start_order() -> None:
+def test_list_returns_views_in_start_order() -> None:
     tracker = ToolCallTracker()
     feed(tracker, start("z"), start("a"), start("m"), delta("a", "{}"), ready("a"))
     assert [call.id for call in tracker.list()] == ["z", "a", "m"]
@@ -750,3 +750,38 @@ def test_chart_coverage_records_every_delta_the_tracker_applies() -> None:
     counts = coverage.chart(compile_chart(ToolCallChart))
     assert counts.taken["pending:delta:pending"] == 2
     assert counts.ignored == {"running": {"delta": 1}}
+
+
+def test_the_fast_delta_path_does_what_the_charts_delta_transition_does() -> None:
+    """The tracker appends a fragment itself only while the chart's delta is nothing but its
+    action: what sending ``delta`` through the chart leaves on a record is what it leaves."""
+    from toolcalls import _tracker
+    from toolcalls._record import ToolCallModel
+
+    assert _tracker._DELTA_ONLY_APPENDS
+    through_chart = _tracker._CHART.create(ToolCallModel("c", "t", 0))
+    assert through_chart.send("delta", text='{"q": ').applied
+    assert through_chart.send("delta", text="1}").applied
+    tracker = ToolCallTracker()
+    feed(tracker, start("c", "t"), delta("c", '{"q": '), delta("c", "1}"))
+    fast = tracker._record("c")
+    assert fast is not None
+    chart_record = through_chart.model
+    for field in ToolCallModel.__slots__:
+        assert getattr(fast, field) == getattr(chart_record, field), field
+    assert fast.args_text == chart_record.args_text == '{"q": 1}'
+
+
+def test_the_fast_delta_path_is_off_when_a_conventional_callback_would_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolcalls import _tracker
+    from toolcalls._record import ToolCallModel
+
+    monkeypatch.setattr(ToolCallModel, "on_delta", lambda self: None, raising=False)
+    assert not _tracker._delta_only_appends()
+    monkeypatch.undo()
+    monkeypatch.setattr(ToolCallChart, "before_transition", lambda self: None, raising=False)
+    assert not _tracker._delta_only_appends()
+    monkeypatch.undo()
+    assert _tracker._delta_only_appends()

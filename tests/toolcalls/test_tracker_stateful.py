@@ -39,7 +39,7 @@ from toolcalls import (
     ToolCallTracker,
     tool_call_streaming_state_machine,
 )
-from toolcalls._record import CallRecord
+from toolcalls._record import ToolCallModel
 from toolcalls.conformance._model import Effect, SeedModel
 from toolcalls.conformance._suite import (
     CANDIDATES,
@@ -249,11 +249,11 @@ class Listener:
     def _before_ready(self) -> None:
         self.heard.append(("before_ready", None))
 
-    def _arguments_ended(self, call_id: str) -> None:
-        self.heard.append(("arguments_ended", call_id))
+    def _arguments_ended(self, record: ToolCallModel) -> None:
+        self.heard.append(("arguments_ended", record.id))
 
-    def _ended_by_stream(self, call_id: str) -> None:
-        self.heard.append(("ended_by_stream", call_id))
+    def _ended_by_stream(self, record: ToolCallModel) -> None:
+        self.heard.append(("ended_by_stream", record.id))
 
 
 def told(event: Mapping[str, Any], effect: Effect) -> list[tuple[str, str | None]]:
@@ -353,8 +353,8 @@ TRACKER_PAYLOADS = {
 }
 
 
-def record(key: str) -> CallRecord:
-    return CallRecord(key, "search", 0)
+def record(key: str) -> ToolCallModel:
+    return ToolCallModel(key, "search", 0)
 
 
 PATHS = transition_cover(CHART, CANDIDATES, model=record)
