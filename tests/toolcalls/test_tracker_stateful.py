@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import enum
 import json
+import pickle
 import threading
 import types
 from collections.abc import Mapping
@@ -52,8 +53,8 @@ TYPES = ("start", "delta", "ready", "result", "error")
 #: The wire type each chart event is sent as (the chart calls the wire's ``error`` ``fail``, T24).
 WIRE = {"delta": "delta", "ready": "ready", "result": "result", "fail": "error"}
 #: How an event reaches ``apply`` (T18): the wire dict, snake_case keys, another mapping, the
-#: event model, strings as a ``str`` subclass.
-FORMS = ("wire", "snake", "mapping", "model", "subclass")
+#: event model, strings as a ``str`` subclass, both spellings of a key (camelCase wins).
+FORMS = ("wire", "snake", "mapping", "model", "subclass", "both")
 
 
 class Tag(enum.StrEnum):
@@ -78,6 +79,8 @@ def in_form(event: dict[str, Any], form: str) -> Any:
         return event
     if form == "mapping":
         return types.MappingProxyType(event)
+    if form == "both" and "argsTextDelta" in event:
+        return types.MappingProxyType({**event, "args_text_delta": "not this one"})
     if form == "model":
         return parse_event(event)
     if form == "subclass":
@@ -225,7 +228,7 @@ malformed_events = st.sampled_from(_malformed())
 def strict(value: Any) -> str:
     """``value`` as canonical JSON: equal only when the JSON is (``1`` is not ``1.0`` or
     ``true``, as Python's ``==`` would have it)."""
-    return json.dumps(value, sort_keys=True)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)  # a pair is not two halves
 
 
 def scribble(value: Any) -> None:
@@ -338,6 +341,7 @@ CHART = compile_chart(ToolCallChart)
 #: This tracker's own limit (T13): arguments nested deeper than 256 levels do not parse.
 DEEP = [
     "[" * 256 + "]" * 256,
+    "[" + "1, " * 120 + "9007199254740993]",
     "[" * 257 + "]" * 257,
     '{"a": ' * 200 + "[" * 57 + "0" + "]" * 57 + "}" * 200,
     '"' + "[" * 300 + '"',
@@ -432,6 +436,11 @@ class TrackerMachine(DerivedTrackerMachine):  # type: ignore[misc,valid-type]
                 "result" in call,
                 "error" in call,
             )
+            for field in ("args", "result", "error"):
+                if field not in call:  # UNSET: falsy, and written as such
+                    assert not getattr(shown, field)
+                    assert f"{field}=UNSET" in repr(shown)
+            assert pickle.loads(pickle.dumps(shown)) == shown
             scribble(shown.args)  # a snapshot is a copy (T16)
             scribble(shown.result)
             scribble(shown.error)

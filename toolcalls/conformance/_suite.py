@@ -141,6 +141,12 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {"text": '{"n": "NaN", "v": NaN}'},
         {"text": '["\ud83d\\ude00", {"\ud83d\\ude00": 1}]'},
         {"text": "[1e400]"},
+        # numbers beyond a double whose text is 20, 21 and 310 characters (T8 shortens it)
+        {"text": "[1000000000000000e400]"},
+        {"text": "[10000000000000000e400]"},
+        {"text": "1" + "0" * 309},
+        # long text full of integers (at 308 characters the tracker checks each one)
+        {"text": "[" + "12345678, " * 32 + "9007199254740993, " + "9" * 308 + "]"},
         {"text": '{"big": 9007199254740993, "tiny": 1e-400, "s": "\\ud83d\\ude00"}'},
     ],
     "result": [
