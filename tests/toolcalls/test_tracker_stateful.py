@@ -18,6 +18,7 @@ checkpointed and replaced by its restored copy. ``BoundedTrackerMachine`` is the
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import enum
 import json
@@ -32,8 +33,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, rule
 
-from statecharts import compile_chart
-from statecharts.testing import chart_machine, transition_cover
+from statecharts import Coverage, compile_chart
+from statecharts.testing import chart_machine, record_coverage, transition_cover
 from toolcalls import (
     InvalidEvent,
     ToolCallChart,
@@ -53,8 +54,9 @@ TYPES = ("start", "delta", "ready", "result", "error")
 #: The wire type each chart event is sent as (the chart calls the wire's ``error`` ``fail``, T24).
 WIRE = {"delta": "delta", "ready": "ready", "result": "result", "fail": "error"}
 #: How an event reaches ``apply`` (T18): the wire dict, snake_case keys, another mapping, the
-#: event model, strings as a ``str`` subclass, both spellings of a key (camelCase wins).
-FORMS = ("wire", "snake", "mapping", "model", "subclass", "both")
+#: event model, strings as a ``str`` subclass, both spellings of a key (camelCase wins), and
+#: the wire dict while chart coverage is recorded (which must see the call's transition).
+FORMS = ("wire", "snake", "mapping", "model", "subclass", "both", "observed")
 
 
 class Tag(enum.StrEnum):
@@ -290,9 +292,14 @@ class TrackerAdapter:
         whether it applied."""
         sent = copy.deepcopy(event)
         self.listener.heard.clear()
-        outcome = self.tracker.apply(in_form(sent, form))
+        coverage = Coverage()
+        with record_coverage(coverage) if form == "observed" else contextlib.nullcontext():
+            outcome = self.tracker.apply(in_form(sent, form))
         effect = self.model.apply(event)
         assert effect is not None
+        if form == "observed":  # every event a call's chart instance took is seen
+            taken = sum(coverage.chart(CHART).taken.values())
+            assert taken == (effect.applied and event["type"] != "start"), event
         assert self.listener.heard == told(event, effect), event
         seen = (outcome.applied, outcome.type, outcome.status, outcome.reason, outcome.message)
         expected = (
