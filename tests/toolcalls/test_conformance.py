@@ -100,7 +100,7 @@ def test_a_divergence_prints_the_minimal_events_as_json_lines_and_exits_1() -> N
     events = [json.loads(line) for line in lines if line.startswith("{")]
     assert events == [
         {"type": "start", "id": "call_a", "name": "search"},
-        {"type": "start", "id": "call_A", "name": "search"},
+        {"type": "start", "id": "call_A", "name": "Search"},
     ]
     expected = next(line for line in lines if line.startswith("expected: "))
     actual = next(line for line in lines if line.startswith("actual: "))

@@ -39,7 +39,7 @@ class Effect:
     reason: str | None = None
 
 
-class ParseFailed(Exception):
+class _ParseFailed(Exception):
     """The argument text is not JSON as T13 reads it; ``error`` is T8's ``error`` value."""
 
     def __init__(self, error: dict[str, Any]) -> None:
@@ -57,7 +57,7 @@ def joined_pairs(text: str) -> str:
     )
 
 
-def _failure(message: str, text: str, position: int | None) -> ParseFailed:
+def _failure(message: str, text: str, position: int | None) -> _ParseFailed:
     error: dict[str, Any] = {
         "type": "invalid_arguments",
         "message": f"arguments are not valid JSON: {message}",
@@ -67,7 +67,7 @@ def _failure(message: str, text: str, position: int | None) -> ParseFailed:
         error["position"] = position
         error["line"] = line
         error["column"] = position - (text.rfind("\n", 0, position) + 1) + 1
-    return ParseFailed(error)
+    return _ParseFailed(error)
 
 
 def _outside_strings(text: str, token: str) -> int:
@@ -155,7 +155,7 @@ def _strings_joined(value: Any) -> Any:
 
 
 def parse_arguments(text: str) -> Any:
-    """The value ``text`` holds, as T13 reads JSON; raises ``ParseFailed`` with T8's error."""
+    """The value ``text`` holds, as T13 reads JSON; raises ``_ParseFailed`` with T8's error."""
     too_deep = _depth_exceeded_at(text)
     if too_deep is not None:
         raise _failure(f"arguments nest deeper than {DEPTH_LIMIT} levels", text, too_deep)
@@ -204,7 +204,7 @@ class SeedModel:
             try:
                 call["args"] = parse_arguments(call["argsText"])
                 call["status"] = "running"
-            except ParseFailed as failure:
+            except _ParseFailed as failure:
                 call["status"], call["error"] = "error", failure.error
                 self.parse_failures.add(call_id)  # type: ignore[arg-type]
         elif kind == "result" and status == "running":

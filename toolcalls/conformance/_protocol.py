@@ -21,7 +21,9 @@ import json
 import os
 import selectors
 import shlex
+import signal
 import subprocess
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -83,11 +85,20 @@ class ObjectImplementation:
 
     def _make(self) -> Any:
         try:
-            return self.factory()
+            made = self.factory()
         except Exception as error:
             raise ProtocolError(
                 f"{self.name}: the factory raised {type(error).__name__}: {error}"
             ) from None
+        missing = [
+            name for name in ("apply", "get", "list") if not callable(getattr(made, name, None))
+        ]
+        if missing:
+            raise ProtocolError(
+                f"{self.name}: the factory made a {type(made).__name__}, which has no "
+                f"{'/'.join(missing)}: not an implementation of seed 000"
+            )
+        return made
 
     @classmethod
     def from_spec(cls, spec: str) -> ObjectImplementation:
@@ -147,8 +158,13 @@ class SubprocessImplementation:
         if not argv:
             raise ProtocolError("--cmd is empty")
         try:
+            # Its own process group, so a wrapper's children (sh -c, npm start) end with it.
             self.process = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                bufsize=0,
+                start_new_session=True,
             )
         except OSError as error:
             raise ProtocolError(f"cannot start {command!r}: {error}") from None
@@ -185,8 +201,10 @@ class SubprocessImplementation:
         return response.get("value")
 
     def _read_line(self, message: Mapping[str, Any]) -> str:
+        deadline = time.monotonic() + self.timeout  # for the whole line, however it trickles
         while b"\n" not in self._buffer:
-            if not self._selector.select(self.timeout):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._selector.select(remaining):
                 raise ProtocolError(f"no answer to {_short(message)} within {self.timeout:g} s")
             chunk = os.read(self._fd, 65536)
             if not chunk:
@@ -234,6 +252,9 @@ class SubprocessImplementation:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        # Whatever the program started and left behind (a wrapper's hung child) goes too.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         if self.process.stdout is not None:
             self.process.stdout.close()
 

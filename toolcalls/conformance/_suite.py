@@ -50,6 +50,9 @@ WIRE_TYPES = {"delta": "delta", "ready": "ready", "result": "result", "fail": "e
 #: What replaces the content of a parse failure's ``error`` on both sides of a comparison.
 ANY_ERROR = "<any error: the arguments did not parse>"
 TOOL_NAME = "search"
+#: The tool name each call starts with, by key: names differ in case and hold punctuation and
+#: non-ASCII letters, so an implementation must keep a name exactly as sent.
+TOOL_NAMES = ("search", "Search", "web.fetch-URL", "SEARCH", "ask_Gémini")
 #: Integers beyond this compare as the doubles JSON.parse reads them as (T13).
 EXACT_INTEGERS = 2**53
 Errors = Literal["any", "T8"]
@@ -137,6 +140,12 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {"text": "NaN"},
         {"text": '{"a": 1, "a": 2}'},
         {"text": " "},
+        # what forgiving parsers accept and JSON does not: trailing commas, raw control
+        # characters inside a string
+        {"text": "[1,]"},
+        {"text": '{"q": 1,}'},
+        {"text": '"a\nb"'},
+        {"text": '["\t"]'},
         {"text": "\ufeff{}"},
         {"text": '{"n": "NaN", "v": NaN}'},
         {"text": '["\ud83d\\ude00", {"\ud83d\\ude00": 1}]'},
@@ -176,8 +185,14 @@ def wire_id(key: str) -> str:
     return WIRE_IDS[index] if 0 <= index < len(WIRE_IDS) else key
 
 
+def tool_name(key: str) -> str:
+    """The tool name the call of the runner's key ``k0``, ``k1``... starts with."""
+    index = int(key[1:]) if key[1:].isdigit() else -1
+    return TOOL_NAMES[index] if 0 <= index < len(TOOL_NAMES) else TOOL_NAME
+
+
 def _record(key: str) -> ToolCallModel:
-    return ToolCallModel(key, TOOL_NAME, 0)
+    return ToolCallModel(key, tool_name(key), 0)
 
 
 def _paths() -> list[Path]:
@@ -326,7 +341,7 @@ class SeedAdapter:
             self.fail(f"apply({event['type']}) reported otherwise", expected, shown)
 
     def create(self, key: str) -> None:
-        self.apply({"type": "start", "id": wire_id(key), "name": TOOL_NAME})
+        self.apply({"type": "start", "id": wire_id(key), "name": tool_name(key)})
 
     def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool | None:
         # An event the chart does not declare goes out as a type the seed does not have: an
