@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import invariant, rule
+from hypothesis.stateful import initialize, invariant, rule
 
 from statecharts import Coverage, compile_chart
 from statecharts.testing import chart_machine, record_coverage, transition_cover
@@ -224,7 +224,8 @@ def _malformed() -> list[Any]:
 
 
 #: Events with one defect each (for an id never started).
-malformed_events = st.sampled_from(_malformed())
+MALFORMED = _malformed()
+malformed_events = st.sampled_from(MALFORMED)
 
 
 def strict(value: Any) -> str:
@@ -274,6 +275,15 @@ def told(event: Mapping[str, Any], effect: Effect) -> list[tuple[str, str | None
     return []
 
 
+#: The id of each key's call: later calls sort first, so start order is not the ids' order.
+CALL_IDS = ("zeta", "eta", "delta", "beta", "alpha")
+
+
+def call_id(key: str) -> str:
+    index = int(key[1:]) if key[1:].isdigit() else -1
+    return CALL_IDS[index] if 0 <= index < len(CALL_IDS) else key
+
+
 class TrackerAdapter:
     """The tracker as a system under test of ``ToolCallChart``: one call per key (the key is
     the id), every event also applied to the model and the outcome compared, and what the
@@ -316,15 +326,15 @@ class TrackerAdapter:
         return outcome.applied
 
     def create(self, key: str) -> None:
-        self.apply({"type": "start", "id": key, "name": "search"})
+        self.apply({"type": "start", "id": call_id(key), "name": "search"})
 
     def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool | None:
         if event not in WIRE:
             with pytest.raises(InvalidEvent) as raised:  # the wire has no such event type
-                self.tracker.apply({"type": event, "id": key})
+                self.tracker.apply({"type": event, "id": call_id(key)})
             assert raised.value.field == "type"
             return False
-        wire: dict[str, Any] = {"type": WIRE[event], "id": key}
+        wire: dict[str, Any] = {"type": WIRE[event], "id": call_id(key)}
         if event == "delta":
             wire["argsTextDelta"] = payload["text"]
         elif event in ("result", "fail") and "value" in payload:
@@ -332,9 +342,9 @@ class TrackerAdapter:
         return self.apply(wire, payload.get("form", "wire"))
 
     def configuration(self, key: str) -> set[str]:
-        call = self.tracker.get(key)
-        if call is None and key in self.model.forgotten:  # T21: its chart instance is final
-            return {self.model.forgotten[key]}
+        call = self.tracker.get(call_id(key))
+        if call is None and call_id(key) in self.model.forgotten:  # T21: its instance is final
+            return {self.model.forgotten[call_id(key)]}
         return set() if call is None else {call.status}
 
 
@@ -349,6 +359,7 @@ CHART = compile_chart(ToolCallChart)
 DEEP = [
     "[" * 256 + "]" * 256,
     "[" + "1, " * 120 + "9007199254740993]",
+    "[" + "1" * 311 + "]",
     "[" * 257 + "]" * 257,
     '{"a": ' * 200 + "[" * 57 + "0" + "]" * 57 + "}" * 200,
     '"' + "[" * 300 + '"',
@@ -391,9 +402,15 @@ class TrackerMachine(DerivedTrackerMachine):  # type: ignore[misc,valid-type]
 
     @rule(key=DerivedTrackerMachine.keys, form=st.sampled_from(FORMS))
     def duplicate_start(self, key: str, form: str) -> None:
-        if key in self.adapter.model.forgotten:
+        if call_id(key) in self.adapter.model.forgotten:
             return  # a new start would begin a new call, which its chart instance cannot follow
-        self.adapter.apply({"type": "start", "id": key, "name": "other"}, form)
+        self.adapter.apply({"type": "start", "id": call_id(key), "name": "other"}, form)
+
+    @initialize()
+    def every_malformed_event_is_refused(self) -> None:
+        """Each malformed event once, before anything else (the rule below draws them too)."""
+        for event in MALFORMED:
+            self.malformed(event)
 
     @rule(kind=st.sampled_from(["delta", "ready", "result", "error"]), form=st.sampled_from(FORMS))
     def unknown_id(self, kind: str, form: str) -> None:
