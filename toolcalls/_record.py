@@ -50,7 +50,7 @@ TRUNCATED: Final = "truncated"
 class ToolCallModel:
     """One call's data; its status is the state of the chart instance that owns it."""
 
-    __slots__ = ("_outcome", "args", "error", "id", "name", "parts", "result", "seq")
+    __slots__ = ("args", "error", "id", "name", "parts", "result", "seq")
 
     def __init__(self, call_id: str, name: str, seq: int) -> None:
         self.id = call_id
@@ -60,7 +60,6 @@ class ToolCallModel:
         self.args: Any = UNSET
         self.result: Any = UNSET
         self.error: Any = UNSET
-        self._outcome: Any = UNSET
 
     @property
     def args_text(self) -> str:
@@ -76,25 +75,19 @@ class ToolCallModel:
         return text
 
     def parse_arguments(self) -> bool:
-        """Parse the arguments; keep the parsed value or the failure for ``take_parsed``."""
-        text = self.args_text
+        """The chart's parse step: parse the complete text as JSON.parse would and keep the
+        value in ``args``, or the failure in ``error``. Returns whether it parsed."""
         try:
-            self._outcome = parse_json(text)
+            self.args = parse_json(self.args_text)
         except ValueError as failure:
-            self._outcome = parse_failure(failure)
+            self.error = parse_failure(failure)
             return False
         return True
 
     @property
     def parsed(self) -> Any:
-        """The value ``parse_arguments`` produced (reading it changes nothing)."""
-        return self._outcome
-
-    @property
-    def parse_error(self) -> dict[str, Any]:
-        """The failure ``parse_arguments`` produced."""
-        value: dict[str, Any] = self.parsed
-        return value
+        """The arguments the parse step produced (``args``); reading them changes nothing."""
+        return self.args
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
