@@ -532,16 +532,21 @@ class HBinding:
         return self._write_microstep(self.initial_node, "__initial__", transitions, initial=True)
 
     def generate_all(self) -> None:
-        """Generate the code of every (configuration, event) the chart can reach from its start
-        by its declared events and eventless transitions, for every outcome of the guards, in
-        a fixed order (breadth first, events as declared): what ``Chart.source`` shows. At run
-        time the same code is generated lazily, on first reach."""
+        """Generate code showing every transition of the chart, for ``Chart.source``: walking
+        the configurations reachable by the declared events and eventless transitions breadth
+        first (events as declared), each (configuration, event) whose candidates include a
+        transition not shown yet gets its selection function, and each choice the guards can
+        make that takes such a transition its microstep. One function per transition, not
+        per configuration: a chart of parallel regions would have thousands. At run time the
+        code of each (configuration, event) is generated lazily, on first reach, the same way.
+        """
         events: list[str | None] = [None, *(event.id for event in self.chart.events)]
+        unshown = set(self._definitions)  # ids of the declared transitions
         with self._lock:
             start = self._plan_microstep(self.initial_node, self._initial_transitions, True)
             queue = [start.new_node]
             seen = {start.new_node.key}
-            while queue:
+            while queue and unshown:
                 node = queue.pop(0)
                 if node.terminated:
                     continue
@@ -549,13 +554,17 @@ class HBinding:
                     candidates = self._candidates(node, event)
                     if not any(candidates):
                         continue
-                    if event is None:
-                        self.eventless(node)
-                    elif event not in node.table:
-                        self.unmatched(node, event, strict=False)
+                    new = any(id(t) in unshown for ts in candidates for t in ts)
+                    if new:
+                        if event is None:
+                            self.eventless(node)
+                        elif event not in node.table:
+                            self.unmatched(node, event, strict=False)
                     for key in _choices(self, candidates):
-                        self.plan(node, event, key)
                         chosen = [candidates[i][n] for i, n in enumerate(key) if n >= 0]
+                        if any(id(t) in unshown for t in chosen):
+                            self.plan(node, event, key)
+                            unshown.difference_update(id(t) for t in chosen)
                         reached = self._plan_microstep(node, chosen, False).new_node
                         if reached.key not in seen:
                             seen.add(reached.key)

@@ -146,6 +146,10 @@ class ToolCallView:
         return data
 
 
+#: The name before 0.2, so views pickled under it still load (``toolcalls.ToolCall`` warns).
+ToolCall = ToolCallView
+
+
 #: How deeply arguments may nest. JSON.parse allows more, but a deeper value could not be
 #: copied into views (Python recurses per level), so it is a parse failure here.
 MAX_DEPTH = 256

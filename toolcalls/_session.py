@@ -35,7 +35,7 @@ from types import MappingProxyType, TracebackType
 from typing import Any, Final, Self
 
 from . import _checkpoint
-from ._errors import CheckpointError, InvalidEvent, SessionClosed
+from ._errors import CheckpointError, InvalidEvent, SessionClosed, SnapshotError
 from ._execution import ExecutionView, ToolError
 from ._executor import ToolExecutor
 from ._record import TRUNCATED, UNSET, ToolCallModel
@@ -381,9 +381,9 @@ class ToolCallSession:
         ``rerun`` (you say running it twice is harmless), otherwise it ends in ``error``, kind
         ``interrupted``, and is reported like any settled call. Settled calls that were not yet
         reported are reported first. ``max_history`` is the checkpoint's. Call it from the event
-        loop the session will run on when calls are to run. Raises ``CheckpointError`` for a
-        damaged checkpoint, ``SnapshotError`` (its base) when the damage is in the tracker's
-        snapshot it holds; nothing is started then.
+        loop the session will run on when calls are to run. Raises ``CheckpointError`` naming
+        the field for a damaged checkpoint (``tracker.calls.0.status`` for damage in the
+        tracker's snapshot it holds); nothing is started then.
         """
         session = cls._prepare_resume(
             checkpoint, tools, rerun=rerun, max_concurrency=max_concurrency, runner=runner
@@ -405,7 +405,12 @@ class ToolCallSession:
         the calls to run kept aside (``checkpoint()`` lists them as ``executing``, so a claim
         saved now already says they run here)."""
         picture = _checkpoint.read(checkpoint)
-        tracker = ToolCallTracker.restore(picture.tracker)
+        try:
+            tracker = ToolCallTracker.restore(picture.tracker)
+        except CheckpointError:
+            raise
+        except SnapshotError as damaged:  # named where it is in the checkpoint
+            raise CheckpointError(f"tracker.{damaged.field}", damaged.reason) from None
         listed: set[str] = set()
         for index, (call_id, name, _state) in enumerate(picture.in_flight):
             restored = tracker.get(call_id)
