@@ -112,6 +112,21 @@ async def test_a_redelivered_call_that_cannot_run_as_before_is_not_reported_agai
 
 
 @run_async
+async def test_a_call_whose_arguments_do_not_parse_reusing_a_remembered_id_says_so() -> None:
+    async with ToolCallSession({"echo": echo}, max_history=1) as session:
+        for event in whole_call("a", '{"x": 1}'):
+            session.apply(event)
+        await anext(session.settled())
+        session.apply(start("b", "echo"))  # 'a' leaves the tracker
+        for event in whole_call("a", '{"x": '):  # the id again, arguments that do not parse
+            session.apply(event)
+        await settle()
+        [state] = [s for s in await drain(session) if s.tool_call_id == "a"]
+    assert state.error is not None
+    assert state.error.details["errors"][0]["type"] == "json_invalid"
+
+
+@run_async
 async def test_a_call_of_another_tool_reusing_a_remembered_id_is_reported_as_itself() -> None:
     async def other(y: Any) -> Any:
         return y
@@ -363,6 +378,8 @@ async def test_a_resumed_pending_call_runs_with_its_nested_arguments() -> None:
         await settle()
         resumed.finish()
         reported = {s.tool_call_id: s.status async for s in resumed.settled()}
-    assert reported == {"a": "error", "b": "success"}
-    assert seen[0]["deep"][:2] == nested["deep"]
-    assert resumed.tracker.get("b").args == nested  # type: ignore[union-attr]
+        assert reported == {"a": "error", "b": "success"}
+        assert seen[0]["deep"][:2] == nested["deep"]
+        [view] = [c for c in resumed.executor.calls if c.tool_call_id == "b"]
+        view.args["deep"].append("changed by a reader")  # its own copy: nothing tracked changes
+        assert resumed.tracker.get("b").args == nested  # type: ignore[union-attr]
