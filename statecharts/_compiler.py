@@ -47,7 +47,14 @@ RUNTIME_NAMES = frozenset(
         "_settle_failure",
         "_enqueue",
         "_drain",
+        "_settle",
+        "_send_plain",
+        "_put_nonblocking",
         "configuration",
+        "clock",
+        "next_due",
+        "run_due",
+        "run_until_idle",
     }
 )
 
@@ -55,7 +62,18 @@ RUNTIME_NAMES = frozenset(
 #: What a chart method may read on ``self`` besides the chart's own attributes (the compiled
 #: instance's public API).
 _INSTANCE_API = frozenset(
-    {"send", "raise_", "cancel_event", "configuration", "state", "model", "is_terminated", "chart"}
+    {
+        "send",
+        "raise_",
+        "cancel_event",
+        "configuration",
+        "state",
+        "model",
+        "is_terminated",
+        "chart",
+        "clock",
+        "next_due",
+    }
 )
 
 
@@ -149,28 +167,14 @@ class _Reader:
                     f"{klass.__name__}.__init__",
                     "keep per-instance data on the model; the chart only declares behaviour",
                 )
-        if getattr(cls, "prepare_event", None) is not None and _has_callbacks(cls):
-            raise self.refuse(
-                "a prepare_event callback",
-                "prepare_event",
-                "python-statemachine's SCXML, JSON and YAML loaders set one to pass system "
-                "variables (_event, _sessionid, ...) and their actions use its engine's queues",
-            )
         for name, value in self.attributes.items():
             self._check_attribute(name, value)
-        for event in cls._events:
-            if event.delay:
-                raise self.refuse("a delayed event", f"event {event.id!r}")
-            if event.internal:
-                raise self.refuse("an internal event", f"event {event.id!r}")
 
     def _check_attribute(self, name: str, value: Any) -> None:
         if name in RUNTIME_NAMES:
             raise self.refuse(
                 "an attribute named like the runtime's own API", f"attribute {name!r}"
             )
-        if name == "prepare_event":
-            raise self.refuse("a prepare_event callback", "prepare_event")
         function = _function_of(value)
         if function is None:
             return
@@ -258,9 +262,7 @@ class _Reader:
         source = transition.source.id
         target = transition.target.id if transition.target is not None else None
         events = tuple(str(event) for event in transition.events)
-        where = f"transition from {source!r} to {target!r}"
-        if len(transition.targets) > 1:
-            raise self.refuse("a transition with several targets", where)
+        extra = tuple(state.id for state in transition.targets[1:])
         return TransitionDef(
             id=f"{source}:{'|'.join(events)}:{target or ''}",
             source=source,
@@ -274,6 +276,7 @@ class _Reader:
             after=self._callbacks(transition.after, Group.AFTER),
             order=order,
             initial=bool(transition.initial),
+            extra_targets=extra,
         )
 
     def _callbacks(self, specs: Iterable[CallbackSpec], group: Group) -> tuple[CallbackDef, ...]:
@@ -316,21 +319,6 @@ class _Reader:
             func=function,
             lookup_name=str(spec.lookup_name),
         )
-
-
-def _has_callbacks(cls: type[StateChart[Any]]) -> bool:
-    """Whether any state or transition declares a callback (conventions aside): only then can
-    what a ``prepare_event`` adds to callbacks' arguments be observed."""
-    for state in declared_states(cls):
-        for spec in (*state.enter, *state.exit):
-            if not spec.is_convention:
-                return True
-    for transition in declared_transitions(cls):
-        groups = (transition.validators, transition.cond, transition.before, transition.on)
-        for spec in (*(s for group in groups for s in group), *transition.after):
-            if not spec.is_convention:
-                return True
-    return False
 
 
 def declared_states(cls: type[StateChart[Any]]) -> list[DeclaredState]:
