@@ -475,6 +475,14 @@ def path_runs() -> list[tuple[PathStep, ...]]:
     transition, ignored ones included (a final state absorbs, a result while pending is too
     early, an error after a parse failure changes nothing...)."""
     runs: list[tuple[PathStep, ...]] = [path.steps for path in PATHS]
+    # Arguments in two fragments: the second must append to the first.
+    runs.append(
+        (
+            PathStep("delta", {"text": '{"q": '}),
+            PathStep("delta", {"text": "1}"}),
+            PathStep("ready", {}),
+        )
+    )
     ends = [
         *shortest_paths(CHART, CANDIDATES, model=_record).values(),
         *transition_cover(CHART, CANDIDATES, model=_record),
