@@ -150,13 +150,22 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
     unreported = [_state(item, "unreported", i) for i, item in enumerate(picture.unreported)]
     in_flight: list[tuple[str, str, str]] = [(c.id, c.name, c.state) for c in picture.inFlight]
     remembered = [_state(item, "remembered", i) for i, item in enumerate(picture.remembered)]
-    for field, states in (("unreported", unreported), ("remembered", remembered)):
-        seen: set[str] = set()
-        for index, state in enumerate(states):
-            if state.tool_call_id in seen:
-                where = f"{field}.{index}"
-                raise CheckpointError(where, f"call {state.tool_call_id!r} is listed twice")
-            seen.add(state.tool_call_id)
+    # Settled calls not yet reported may share an id: a stream reuses the id of a call the
+    # tracker forgot (T21), and both are reported (S2); one call listed twice is damage. The
+    # executor remembers one call per id.
+    listed: set[str] = set()
+    for index, state in enumerate(unreported):
+        whole = json.dumps(state.to_dict(), sort_keys=True, default=repr)
+        if whole in listed:
+            where = f"unreported.{index}"
+            raise CheckpointError(where, f"call {state.tool_call_id!r} is listed twice")
+        listed.add(whole)
+    seen: set[str] = set()
+    for index, state in enumerate(remembered):
+        if state.tool_call_id in seen:
+            where = f"remembered.{index}"
+            raise CheckpointError(where, f"call {state.tool_call_id!r} is listed twice")
+        seen.add(state.tool_call_id)
     return SessionPicture(
         picture.tracker, in_flight, unreported, picture.finished, picture.position, remembered
     )
