@@ -12,6 +12,7 @@ import copy
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -198,16 +199,33 @@ def _out_of_range(text: str) -> _Rejected:
     return _Rejected(text, f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
 
 
-_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_BRACKET = re.compile(r'[\[\]{}"\\]')
+
+
+def _outside_strings(text: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` (which also matches ``"`` and ``\\``) that lie outside
+    string literals, in one pass: linear however many escaped quotes the text holds (a
+    pattern for whole string literals backtracks over an unclosed one at every quote)."""
+    in_string, skip = False, -1
+    for match in pattern.finditer(text):
+        at, found = match.start(), match.group()
+        if at <= skip:  # the character after a backslash
+            continue
+        if in_string:
+            if found == "\\":
+                skip = at + 1
+            elif found == '"':
+                in_string = False
+        elif found == '"':
+            in_string = True
+        elif found != "\\":
+            yield match
 
 
 def _token_position(text: str, token: str) -> int:
     """Where ``token`` first appears outside a string literal (0 if it cannot be found)."""
-    pattern = re.compile(r'"(?:[^"\\]|\\.)*"|' + re.escape(token))
-    for match in pattern.finditer(text):
-        if match.group() == token:
-            return match.start()
-    return 0
+    pattern = re.compile(r'["\\]|' + re.escape(token))
+    return next((match.start() for match in _outside_strings(text, pattern)), 0)
 
 
 def _too_deep_at(text: str) -> int | None:
@@ -215,13 +233,12 @@ def _too_deep_at(text: str) -> int | None:
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return None
     depth = 0
-    for match in _STRING_OR_BRACKET.finditer(text):
-        bracket = match.group()
-        if bracket in "[{":
+    for match in _outside_strings(text, _BRACKET):
+        if match.group() in "[{":
             depth += 1
             if depth > MAX_DEPTH:
                 return match.start()
-        elif bracket in "]}":
+        else:
             depth -= 1
     return None
 
