@@ -360,8 +360,11 @@ def _source_directory() -> str | None:
     )
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
+        status = os.stat(directory)
     except OSError:
         return None
+    if hasattr(os, "getuid") and (status.st_uid != os.getuid() or status.st_mode & 0o022):
+        return None  # another user could replace a file, and tracebacks would show its lines
     return directory
 
 

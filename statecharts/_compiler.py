@@ -134,6 +134,18 @@ class _Reader:
         states = tuple(
             self._state(state, order) for order, state in enumerate(declared_states(self.cls))
         )
+        seen: set[str] = set()
+        pending = [s for s in declared_states(self.cls) if s.parent is None]
+        while pending:  # every declared state, nested ones included, before ids merge them
+            state = pending.pop(0)
+            if state.id in seen:  # the runtime keys states by id: two would be one
+                raise self.refuse(
+                    "two states with one id",
+                    f"state {state.id!r}",
+                    "give the states of each region their own names",
+                )
+            seen.add(state.id)
+            pending.extend(getattr(state, "states", ()))
         transitions = self._transitions()
         events = tuple(EventDef(id=str(e.id), name=str(e.name)) for e in self.cls._events)
         flags = Flags(
