@@ -48,6 +48,7 @@ RUNTIME_NAMES = frozenset(
         "_enqueue",
         "_drain",
         "configuration",
+        "snapshot",
     }
 )
 
@@ -55,7 +56,17 @@ RUNTIME_NAMES = frozenset(
 #: What a chart method may read on ``self`` besides the chart's own attributes (the compiled
 #: instance's public API).
 _INSTANCE_API = frozenset(
-    {"send", "raise_", "cancel_event", "configuration", "state", "model", "is_terminated", "chart"}
+    {
+        "send",
+        "raise_",
+        "cancel_event",
+        "configuration",
+        "state",
+        "model",
+        "is_terminated",
+        "chart",
+        "snapshot",
+    }
 )
 
 

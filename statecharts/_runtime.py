@@ -25,6 +25,7 @@ from statemachine.orderedset import OrderedSet
 from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
+from . import _snapshot
 from ._codegen import FunctionWriter, Module, Step, write_function
 from ._compiler import (
     RUNTIME_NAMES,
@@ -270,6 +271,14 @@ class Instance:
         queues = self._queues()
         queues.internal.append((event, args, kwargs))
         return Outcome(False, event, self._node.state, None, None, "queued")
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-able picture of where this instance is: its configuration, history values,
+        events an earlier failure left queued, and the fields a custom ``__init__`` set; the
+        model is not in it. ``Chart.restore`` continues from it exactly as this instance
+        would. Raises ``SnapshotError`` from inside a callback or for a payload JSON cannot
+        keep."""
+        return _snapshot.take(self)
 
     def cancel_event(self, send_id: str) -> None:
         """Cancel the delayed events sent with this ``send_id`` that have not run yet."""
@@ -1127,6 +1136,8 @@ class Runtime:
             },
         )
         self.callback_names = _callback_names(chart)
+        #: The per-instance fields a custom ``__init__`` sets (kept in snapshots).
+        self.instance_fields: frozenset[str] = frozenset()
         self.chart_only = Resolver(chart.name, declared, self.attributes, self.event_ids, None)
         self.by_type: dict[type, Binding] = {}
         self._lock = threading.RLock()
@@ -1322,6 +1333,18 @@ class Chart(ChartDef):
                 + ")",
             )
         return binding.cls(node, model)
+
+    def restore(self, snapshot: Any, model: Any = None) -> Instance:
+        """An instance where ``snapshot`` (from ``Instance.snapshot``, perhaps through JSON)
+        says, with ``model`` (a fresh ``Model()`` by default), without running any callback.
+
+        Raises ``SnapshotError``, naming the field and what is wrong, for a snapshot that is
+        damaged, of another format, version or chart, or names a configuration or history
+        value the chart cannot be in; nothing is built then.
+        """
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
+        return _snapshot.restore(self, snapshot, model)
 
 
 #: python-statemachine constructor options ``create`` refuses rather than pass as payload.

@@ -27,6 +27,7 @@ EXPORTS = {
         "Outcome",
         "Overlay",
         "RefKind",
+        "SnapshotError",
         "StateDef",
         "StatechartsError",
         "TraceError",
