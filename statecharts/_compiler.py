@@ -7,8 +7,10 @@ metaclass); it never instantiates the chart, so no callback runs at compile time
 
 from __future__ import annotations
 
+import ast
 import dis
 import inspect
+import textwrap
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -153,13 +155,7 @@ class _Reader:
         if cls._class_listeners:
             hint = "resolve callbacks on the chart or the model"
             raise self.refuse("a class-level listener", "listeners", hint)
-        for klass in cls.__mro__:
-            if _is_user_chart_class(klass) and "__init__" in vars(klass):
-                raise self.refuse(
-                    "a custom __init__",
-                    f"{klass.__name__}.__init__",
-                    "keep per-instance data on the model; the chart only declares behaviour",
-                )
+        self._check_init()
         if getattr(cls, "prepare_event", None) is not None and _has_callbacks(cls):
             raise self.refuse(
                 "a prepare_event callback",
@@ -174,6 +170,42 @@ class _Reader:
                 raise self.refuse("a delayed event", f"event {event.id!r}")
             if event.internal:
                 raise self.refuse("an internal event", f"event {event.id!r}")
+
+    def _check_init(self) -> None:
+        """A custom ``__init__`` runs, keeping its fields on the instance, when it is the only
+        one and hands over to python-statemachine's with ``super().__init__(...)``."""
+        found = custom_init(self.cls)
+        if found is None:
+            return
+        owner, function = found
+        where = f"{owner.__name__}.__init__"
+        if (
+            len([k for k in self.cls.__mro__ if _is_user_chart_class(k) and "__init__" in vars(k)])
+            > 1
+        ):
+            raise self.refuse(
+                "several custom __init__ methods", where, "keep one, on the chart or one base"
+            )
+        if inspect.iscoroutinefunction(function) or not inspect.isfunction(function):
+            raise self.refuse("a custom __init__ that is not a plain function", where)
+        if "__class__" not in function.__code__.co_freevars:
+            raise self.refuse(
+                "a custom __init__ that does not call super().__init__(...)",
+                where,
+                "python-statemachine's own __init__ must run to enter the initial state",
+            )
+        for field in sorted(init_fields(function)):
+            if field in RUNTIME_NAMES or field in _INSTANCE_API or field in self.attributes:
+                raise self.refuse(
+                    "an __init__ field named like the runtime's or the chart's own attribute",
+                    f"{where} sets self.{field}",
+                )
+        unsupported = sorted(self._machine_api_used(function))
+        if unsupported:
+            raise self.refuse(
+                "a chart method using python-statemachine's machine API",
+                f"{where} reads self.{unsupported[0]}",
+            )
 
     def _check_attribute(self, name: str, value: Any) -> None:
         if name in RUNTIME_NAMES:
@@ -211,6 +243,9 @@ class _Reader:
             return set()
         owner = code.co_varnames[0]
         provided = set(RUNTIME_NAMES) | set(self.attributes) | _INSTANCE_API
+        init = custom_init(self.cls)
+        if init is not None:
+            provided |= init_fields(init[1])
         provided |= {
             name
             for klass in self.cls.__mro__
@@ -327,6 +362,56 @@ class _Reader:
             func=function,
             lookup_name=str(spec.lookup_name),
         )
+
+
+def custom_init(cls: type[StateChart[Any]]) -> tuple[type, Any] | None:
+    """The chart's own ``__init__`` (the class defining it, and the function), if any."""
+    for klass in cls.__mro__:
+        if _is_user_chart_class(klass) and "__init__" in vars(klass):
+            return klass, vars(klass)["__init__"]
+    return None
+
+
+def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
+    """The attributes a custom ``__init__`` sets on ``self`` (its per-instance fields): read
+    from its source (``self.x = ...``, ``self.x += ...``), or its bytecode without one. With
+    ``before_super``, only those set on lines before ``super().__init__(...)``: the ones
+    python-statemachine can resolve callback names to, as it resolves them in its own
+    ``__init__``."""
+    code = function.__code__
+    if not code.co_varnames or code.co_argcount == 0:
+        return frozenset()
+    owner = code.co_varnames[0]
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset(
+            str(instruction.argval)
+            for instruction in dis.get_instructions(code)
+            if instruction.opname == "STORE_ATTR"
+        )
+    handover = min(
+        (
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "__init__"
+            and isinstance(node.func.value, ast.Call)
+            and isinstance(node.func.value.func, ast.Name)
+            and node.func.value.func.id == "super"
+        ),
+        default=0,
+    )
+    return frozenset(
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == owner
+        and (not before_super or node.lineno < handover)
+    )
 
 
 def _has_callbacks(cls: type[StateChart[Any]]) -> bool:

@@ -226,9 +226,9 @@ class HBinding:
             raise
         instance._run_queues(outcome)
 
-    def resume(self, state_id: str, model: Any) -> Any:
-        """An instance whose configuration is ``state_id`` and its ancestors (an atomic state),
-        without running any callback; ``InvalidStateValue`` for another id."""
+    def resume_node(self, state_id: str) -> HNode:
+        """The node whose configuration is ``state_id`` and its ancestors (an atomic state);
+        ``InvalidStateValue`` for another id."""
         from statemachine.exceptions import InvalidStateValue
 
         state = self.runtime.declared_states.get(state_id)
@@ -239,7 +239,7 @@ class HBinding:
                 f"{state_id!r} is not an atomic state of {self.chart.name} (states: {atomic})",
             )
         chain = [*reversed(list(state.ancestors())), state]
-        return self.cls(self.node(tuple(chain), {}), model)
+        return self.node(tuple(chain), {})
 
     def check_instance(self, model: Any) -> None:
         """Raise python-statemachine's error if the model lacks a name the class lacks too."""

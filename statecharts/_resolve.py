@@ -253,8 +253,12 @@ class Resolver:
         chart_attributes: Mapping[str, Any],
         event_ids: Iterable[str],
         model_type: type | None,
+        fields: frozenset[str] = frozenset(),
     ) -> None:
         self.chart_name = chart_name
+        #: Fields a custom ``__init__`` sets on the instance before python-statemachine's
+        #: ``__init__`` runs: names resolve to them, read when the callback runs.
+        self.fields = fields
         self.declared = declared
         self.attributes = chart_attributes
         self.event_ids = frozenset(event_ids)
@@ -276,6 +280,8 @@ class Resolver:
 
     def _chart_leaf(self, name: str) -> Leaf | None:
         where = f"{self.chart_name}.{name}"
+        if name in self.fields:
+            return Leaf(f"chart:{name}", "chart", Mode.DYNAMIC, name, where)
         if name not in self.attributes:
             if name in self.event_ids:
                 raise UnsupportedChart(self.chart_name, "a callback naming an event", repr(name))

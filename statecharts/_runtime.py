@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+import types
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,12 +31,14 @@ from ._codegen import FunctionWriter, Module, Step, write_function
 from ._compiler import (
     RUNTIME_NAMES,
     chart_attributes,
+    custom_init,
     declared_states,
     descriptor_matches,
+    init_fields,
     read_chart,
 )
 from ._compiler import declared_transitions as all_declared_transitions
-from ._errors import UnsupportedChart
+from ._errors import InstanceSnapshotError, UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Configuration, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
@@ -276,9 +279,30 @@ class Instance:
         """A JSON-able picture of where this instance is: its configuration, history values,
         events an earlier failure left queued, and the fields a custom ``__init__`` set; the
         model is not in it. ``Chart.restore`` continues from it exactly as this instance
-        would. Raises ``SnapshotError`` from inside a callback or for a payload JSON cannot
+        would. Raises ``InstanceSnapshotError`` from inside a callback or for a payload JSON cannot
         keep."""
-        return _snapshot.take(self)
+        pending = self._pending
+        if pending is _BUSY or (pending is not None and pending.busy):
+            raise InstanceSnapshotError(
+                "instance",
+                "it is running an event (taken from a callback); take snapshots between events",
+            )
+        node: Any = self._node
+        runtime = node.binding.runtime
+        return _snapshot.take(
+            runtime.chart,
+            [state.id for state in node.declared_configuration],
+            [
+                (name, [state.id for state in states])
+                for name, states in getattr(node, "history", ())
+            ],
+            {}
+            if pending is None
+            else {"internal": pending.internal, "external": pending.external},
+            [] if pending is None else pending.delayed,
+            vars(self) if runtime.custom_init else {},
+            runtime.instance_fields,
+        )
 
     def cancel_event(self, send_id: str) -> None:
         """Cancel the delayed events sent with this ``send_id`` that have not run yet."""
@@ -1124,21 +1148,35 @@ class Runtime:
         self.initial_transition = DeclaredTransition(
             self.initial_source, self.declared_states[chart.initial.id], event="__initial__"
         )
-        self.instance_class: type[Instance] = type(
-            f"{declared.__name__}Instance",
-            (StatechartInstance if chart.is_hierarchical else Instance,),
-            {
-                **_event_methods(declared),
-                **{k: v for k, v in self.attributes.items()},
-                "__slots__": (),
-                "__module__": declared.__module__,
-                "__doc__": declared.__doc__,
-            },
-        )
-        self.callback_names = _callback_names(chart)
+        base: type[Instance] = StatechartInstance if chart.is_hierarchical else Instance
+        namespace: dict[str, Any] = {
+            **_event_methods(declared),
+            **{k: v for k, v in self.attributes.items()},
+            "__module__": declared.__module__,
+            "__doc__": declared.__doc__,
+        }
+        init = custom_init(declared)
         #: The per-instance fields a custom ``__init__`` sets (kept in snapshots).
         self.instance_fields: frozenset[str] = frozenset()
-        self.chart_only = Resolver(chart.name, declared, self.attributes, self.event_ids, None)
+        self.resolvable_fields: frozenset[str] = frozenset()
+        if init is None:
+            namespace["__slots__"] = ()
+            bases: tuple[type, ...] = (base,)
+        else:  # instances get a __dict__ for the fields, and the chart's __init__
+            self.instance_fields = init_fields(init[1])
+            self.resolvable_fields = init_fields(init[1], before_super=True)
+            bases = (_Constructed, base)
+        self.instance_class: type[Instance] = type(
+            f"{declared.__name__}Instance", bases, namespace
+        )
+        self.custom_init = init is not None
+        if init is not None:
+            setattr(self.instance_class, "__init__", _rebound(init[1], self.instance_class))  # noqa: B010
+            setattr(self.instance_class, "__chart_runtime__", self)  # noqa: B010
+        self.callback_names = _callback_names(chart)
+        self.chart_only = Resolver(
+            chart.name, declared, self.attributes, self.event_ids, None, self.resolvable_fields
+        )
         self.by_type: dict[type, Binding] = {}
         self._lock = threading.RLock()
 
@@ -1179,11 +1217,84 @@ class Runtime:
             self.attributes,
             self.event_ids,
             None if model_type is type(None) else model_type,
+            self.resolvable_fields,
         )
         if self.chart.is_hierarchical:
             support = Support(Outcome, _BUSY, _FIRE_HELPERS, _not_allowed, _reject)
             return HBinding(self, resolver, support)  # type: ignore[return-value]
         return Binding(self, resolver)
+
+
+class _Constructed(Instance):
+    """The base of instances of a chart with a custom ``__init__``: the chart's ``__init__``
+    runs first and hands over here with ``super().__init__(...)``, as it hands over to
+    python-statemachine's, which enters the initial state with the keyword arguments."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        model: Any = None,
+        state_field: str = "state",
+        start_value: Any = None,
+        listeners: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if state_field != "state" or start_value is not None or listeners:
+            raise TypeError(
+                "the compiled runtime does not take python-statemachine's state_field, "
+                "start_value or listeners options (Chart.restore starts elsewhere; "
+                "observe_outcomes() watches events)"
+            )
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
+        runtime: Runtime = getattr(type(self), "__chart_runtime__")  # noqa: B009
+        binding = runtime.binding(model)
+        if binding.instance_names:
+            binding.check_instance(model)
+        Instance.__init__(self, binding.initial_node, model)
+        if binding.initial is not None:
+            binding.enter_initial(self, kwargs)
+
+
+def _rebound(function: Any, cls: type) -> Any:
+    """The chart's ``__init__`` with its zero-argument ``super()`` meaning ``cls``'s base (a
+    copy: the declared class keeps its own)."""
+    cells = tuple(
+        types.CellType(cls) if name == "__class__" else cell
+        for name, cell in zip(
+            function.__code__.co_freevars, function.__closure__ or (), strict=True
+        )
+    )
+    rebound = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__, cells
+    )
+    rebound.__kwdefaults__ = function.__kwdefaults__
+    rebound.__qualname__ = function.__qualname__
+    rebound.__doc__ = function.__doc__
+    return rebound
+
+
+def _construct(cls: type[Instance], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Instance:
+    """Run a chart's custom ``__init__`` on a new instance; it must hand over to
+    ``super().__init__(...)``, which enters the initial state."""
+    instance = Instance.__new__(cls)
+    instance.__init__(*args, **kwargs)  # type: ignore[misc]
+    try:
+        instance._node  # noqa: B018 - set by the hand-over
+    except AttributeError:
+        raise TypeError(
+            f"{cls.__name__.removesuffix('Instance')}.__init__ returned without calling "
+            "super().__init__(...), so no state was entered"
+        ) from None
+    return instance
+
+
+def _new_instance(cls: type[Instance], node: Any, model: Any) -> Instance:
+    """An instance of ``cls`` in ``node`` without running a chart's custom ``__init__``."""
+    instance = Instance.__new__(cls)
+    Instance.__init__(instance, node, model)
+    return instance
 
 
 def _event_methods(declared: type[StateChart[Any]]) -> dict[str, Callable[..., Outcome]]:
@@ -1257,8 +1368,12 @@ class Chart(ChartDef):
 
     _registry: ClassVar[dict[type, Chart]] = {}
 
-    def create(self, model: Any = None, /, **kwargs: Any) -> Instance:
-        """A new instance in the initial state; ``kwargs`` go to the initial ``enter`` callbacks.
+    def create(self, *args: Any, **kwargs: Any) -> Instance:
+        """A new instance in the initial state: ``create(model=None, /, **kwargs)``, ``kwargs``
+        going to the initial ``enter`` callbacks. For a chart with a custom ``__init__``, the
+        arguments are that ``__init__``'s, as constructing the python-statemachine chart takes
+        them: it runs, sets its fields on the instance, and enters the initial state through
+        ``super().__init__(...)``.
 
         Callback names are resolved on the chart and on the model's class, once per class (see
         ``statecharts._resolve`` for how that differs from python-statemachine). The instance
@@ -1268,6 +1383,13 @@ class Chart(ChartDef):
         whatever an initial ``enter`` callback raises. Without a model, the instance gets a
         fresh python-statemachine ``Model()``, as a python-statemachine chart does.
         """
+        runtime = self._runtime
+        assert runtime is not None
+        if runtime.custom_init:
+            return _construct(runtime.instance_class, args, kwargs)
+        if len(args) > 1:
+            raise TypeError(f"create() takes one positional argument (a model), got {len(args)}")
+        model = args[0] if args else None
         if kwargs and not _CONSTRUCTOR_OPTIONS.isdisjoint(kwargs):
             option = sorted(_CONSTRUCTOR_OPTIONS.intersection(kwargs))[0]
             raise TypeError(
@@ -1323,7 +1445,7 @@ class Chart(ChartDef):
         if binding.instance_names:
             binding.check_instance(model)
         if isinstance(binding, HBinding):
-            return binding.resume(state, model)
+            return _new_instance(binding.cls, binding.resume_node(state), model)
         node = binding.nodes.get(state)
         if node is None:
             raise InvalidStateValue(  # type: ignore[no-untyped-call]
@@ -1338,13 +1460,38 @@ class Chart(ChartDef):
         """An instance where ``snapshot`` (from ``Instance.snapshot``, perhaps through JSON)
         says, with ``model`` (a fresh ``Model()`` by default), without running any callback.
 
-        Raises ``SnapshotError``, naming the field and what is wrong, for a snapshot that is
-        damaged, of another format, version or chart, or names a configuration or history
-        value the chart cannot be in; nothing is built then.
+        Raises ``InstanceSnapshotError``, naming the field and what is wrong, for a snapshot
+        that is damaged, of another format, version or chart, or names a configuration or
+        history value the chart cannot be in; nothing is built then.
         """
+        runtime = self._runtime
+        assert runtime is not None
+        checked = _snapshot.check(self, snapshot, runtime.instance_fields)
         if model is None:
             model = Model()  # type: ignore[no-untyped-call]
-        return _snapshot.restore(self, snapshot, model)
+        binding: Any = runtime.binding(model)
+        if binding.instance_names:
+            binding.check_instance(model)
+        declared = runtime.declared_states
+        if isinstance(binding, HBinding):
+            history = {
+                name: [declared[state_id] for state_id in ids]
+                for name, ids in checked.history.items()
+            }
+            node = binding.node(tuple(declared[i] for i in checked.configuration), history)
+        else:
+            node = binding.nodes[checked.configuration[0]]
+        instance = _new_instance(binding.cls, node, model)
+        for name, value in checked.fields.items():
+            object.__setattr__(instance, name, value)
+        if checked.internal or checked.external or checked.timers:
+            queues = _Queues()
+            queues.internal.extend(checked.internal)
+            queues.external.extend(checked.external)
+            _snapshot.restore_timers(queues.delayed, checked.timers)
+            queues.busy = False  # as an earlier failure leaves them: run before the next event
+            instance._pending = queues
+        return instance
 
 
 #: python-statemachine constructor options ``create`` refuses rather than pass as payload.

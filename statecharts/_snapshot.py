@@ -15,11 +15,11 @@ decides the order transitions are selected in, so it is kept as taken. The model
 of the picture: it is the caller's (pass it to ``Chart.restore``). Restoring checks everything
 first (the format, version and chart, every id, that the configuration and each history value
 is one the chart can be in, that queued payloads are plain JSON) and builds the instance only
-then, so a damaged or foreign snapshot raises ``SnapshotError`` naming the field and the reason,
-and nothing is half-restored.
+then, so a damaged or foreign snapshot raises ``InstanceSnapshotError`` naming the field and
+the reason, and nothing is half-restored.
 
-Delayed events (timers) belong to the runtime's timer queue: ``_timer_pictures`` and
-``_restore_timers`` are the one place they are written and read. Until the runtime keeps
+Delayed events (timers) belong to the runtime's timer queue: ``timer_pictures`` and
+``restore_timers`` are the one place they are written and read. Until the runtime keeps
 timers between events, an instance never holds one when it is idle, so ``timers`` is empty;
 a picture that lists timers is refused rather than dropped.
 """
@@ -27,102 +27,74 @@ a picture that lists timers is refused rather than dropped.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from ._errors import SnapshotError
-from ._ir import StateDef
-
-if TYPE_CHECKING:
-    from ._runtime import Chart, Instance
+from ._errors import InstanceSnapshotError
+from ._ir import ChartDef, StateDef
 
 FORMAT = "statecharts.instance"
 VERSION = 1
 _KEYS = ("format", "version", "chart", "configuration", "history", "queued", "timers", "fields")
 
 
-def take(instance: Instance) -> dict[str, Any]:
-    """The picture of ``instance`` (see the module docstring); ``SnapshotError`` if it is
-    running an event (a snapshot is taken between events) or holds what JSON cannot keep."""
-    from ._runtime import _BUSY
-
-    pending = instance._pending
-    if pending is _BUSY or (pending is not None and pending.busy):
-        raise SnapshotError(
-            "instance",
-            "it is running an event (taken from a callback); take snapshots between events",
-        )
-    node: Any = instance._node
-    queued: dict[str, list[Any]] = {"internal": [], "external": []}
-    timers: list[Any] = []
-    if pending is not None:  # events a failed event left, run before the next one
-        for kind in ("internal", "external"):
-            queue = getattr(pending, kind)
-            queued[kind] = [
-                _event_picture(item, f"queued.{kind}[{index}]") for index, item in enumerate(queue)
-            ]
-        timers = _timer_pictures(pending)
-    history = getattr(node, "history", ())
-    fields = vars(instance) if hasattr(instance, "__dict__") else {}
+def take(
+    chart: ChartDef,
+    configuration: Iterable[str],
+    history: Iterable[tuple[str, Iterable[str]]],
+    queued: Mapping[str, Iterable[tuple[str, tuple[Any, ...], dict[str, Any]]]],
+    delayed: list[Any],
+    fields: Mapping[str, Any],
+    instance_fields: frozenset[str],
+) -> dict[str, Any]:
+    """The picture of an idle instance (see the module docstring) from what it holds;
+    ``InstanceSnapshotError`` for what JSON cannot keep, or a field ``__init__`` never sets."""
+    for name in fields:
+        if name not in instance_fields:
+            raise InstanceSnapshotError(
+                f"fields.{name}",
+                f"not a field {chart.name}.__init__ sets; a snapshot keeps only those",
+            )
     return {
         "format": FORMAT,
         "version": VERSION,
-        "chart": instance.chart.qualname,
-        "configuration": [state.id for state in node.declared_configuration],
-        "history": {name: [state.id for state in states] for name, states in history},
-        "queued": queued,
-        "timers": timers,
+        "chart": chart.qualname,
+        "configuration": list(configuration),
+        "history": {name: list(ids) for name, ids in history},
+        "queued": {
+            kind: [
+                _event_picture(item, f"queued.{kind}[{index}]")
+                for index, item in enumerate(queued.get(kind, ()))
+            ]
+            for kind in ("internal", "external")
+        },
+        "timers": timer_pictures(delayed),
         "fields": {
             name: _plain(value, f"fields.{name}") for name, value in sorted(fields.items())
         },
     }
 
 
-def restore(chart: Chart, picture: Any, model: Any) -> Instance:
-    """An instance of ``chart`` where ``picture`` says, with ``model`` (no callback runs)."""
-    from ._hierarchy import HBinding
-    from ._runtime import _Queues
-
-    checked = _Checked(chart, picture)
-    runtime = chart._runtime
-    assert runtime is not None
-    binding: Any = runtime.binding(model)
-    if binding.instance_names:
-        binding.check_instance(model)
-    declared = runtime.declared_states
-    if isinstance(binding, HBinding):
-        history = {
-            name: [declared[state_id] for state_id in ids] for name, ids in checked.history.items()
-        }
-        node = binding.node(tuple(declared[i] for i in checked.configuration), history)
-    else:
-        node = binding.nodes[checked.configuration[0]]
-    instance: Instance = binding.cls(node, model)
-    for name, value in checked.fields.items():
-        object.__setattr__(instance, name, value)
-    if checked.internal or checked.external or checked.timers:
-        queues = _Queues()
-        queues.internal.extend(checked.internal)
-        queues.external.extend(checked.external)
-        _restore_timers(queues, checked.timers)
-        queues.busy = False  # as an earlier failure leaves them: run before the next event
-        instance._pending = queues
-    return instance
+def check(chart: ChartDef, picture: Any, instance_fields: frozenset[str]) -> Checked:
+    """``picture`` read and checked against ``chart``: ``InstanceSnapshotError`` at the first thing
+    wrong, before anything is built."""
+    return Checked(chart, picture, instance_fields)
 
 
-# -- the runtime's queues ----------------------------------------------------------------------
+# -- the runtime's timer queue -----------------------------------------------------------------
 
 
-def _timer_pictures(queues: Any) -> list[Any]:
-    """The delayed events an idle instance holds (the timer queue's extension point)."""
-    if queues.delayed:
-        raise SnapshotError(
-            "timers", f"{len(queues.delayed)} delayed events are pending; snapshots keep none yet"
+def timer_pictures(delayed: list[Any]) -> list[Any]:
+    """The delayed events an idle instance holds, as JSON (the timer queue's extension point:
+    none can be pictured yet, so an instance holding one cannot be snapshotted)."""
+    if delayed:
+        raise InstanceSnapshotError(
+            "timers", f"{len(delayed)} delayed events are pending; snapshots keep none yet"
         )
     return []
 
 
-def _restore_timers(queues: Any, timers: list[Any]) -> None:
+def restore_timers(delayed: list[Any], timers: list[Any]) -> None:
     """Put pictured delayed events back on the timer queue (none can be pictured yet)."""
     assert not timers
 
@@ -130,11 +102,12 @@ def _restore_timers(queues: Any, timers: list[Any]) -> None:
 # -- checking a picture ------------------------------------------------------------------------
 
 
-class _Checked:
-    """A picture read and checked against the chart; raises ``SnapshotError`` at the first
+class Checked:
+    """A picture read and checked against the chart; raises ``InstanceSnapshotError`` at the first
     thing wrong."""
 
-    def __init__(self, chart: Chart, picture: Any) -> None:
+    def __init__(self, chart: ChartDef, picture: Any, instance_fields: frozenset[str]) -> None:
+        self.instance_fields = instance_fields
         self.chart = chart
         self.states = {state.id: state for state in chart.states}
         _check_header(chart, picture)
@@ -142,32 +115,38 @@ class _Checked:
         self.history = self._history(picture["history"])
         queued = picture["queued"]
         if not isinstance(queued, Mapping) or set(queued) != {"internal", "external"}:
-            raise SnapshotError("queued", "must be an object with 'internal' and 'external' lists")
+            raise InstanceSnapshotError(
+                "queued", "must be an object with 'internal' and 'external' lists"
+            )
         self.internal = self._events(queued["internal"], "queued.internal")
         self.external = self._events(queued["external"], "queued.external")
         timers = picture["timers"]
         if not isinstance(timers, list):
-            raise SnapshotError("timers", f"must be a list, got {_kind(timers)}")
+            raise InstanceSnapshotError("timers", f"must be a list, got {_kind(timers)}")
         if timers:
-            raise SnapshotError("timers", "delayed events cannot be restored by this runtime yet")
+            raise InstanceSnapshotError(
+                "timers", "delayed events cannot be restored by this runtime yet"
+            )
         self.timers: list[Any] = timers
         self.fields = self._fields(picture["fields"])
 
     def _ids(self, value: Any, where: str) -> list[StateDef]:
         if not isinstance(value, list):
-            raise SnapshotError(where, f"must be a list of state ids, got {_kind(value)}")
+            raise InstanceSnapshotError(where, f"must be a list of state ids, got {_kind(value)}")
         found: list[StateDef] = []
         for index, state_id in enumerate(value):
             here = f"{where}[{index}]"
             if not isinstance(state_id, str):
-                raise SnapshotError(here, f"must be a state id, got {_kind(state_id)}")
+                raise InstanceSnapshotError(here, f"must be a state id, got {_kind(state_id)}")
             state = self.states.get(state_id)
             if state is None:
-                raise SnapshotError(here, f"{state_id!r} is not a state of {self.chart.name}")
+                raise InstanceSnapshotError(
+                    here, f"{state_id!r} is not a state of {self.chart.name}"
+                )
             if state.kind in ("shallow_history", "deep_history"):
-                raise SnapshotError(here, f"{state_id!r} is a history pseudo-state")
+                raise InstanceSnapshotError(here, f"{state_id!r} is a history pseudo-state")
             if state in found:
-                raise SnapshotError(here, f"{state_id!r} is listed twice")
+                raise InstanceSnapshotError(here, f"{state_id!r} is listed twice")
             found.append(state)
         return found
 
@@ -182,22 +161,24 @@ class _Checked:
 
     def _history(self, value: Any) -> dict[str, list[str]]:
         if not isinstance(value, Mapping):
-            raise SnapshotError("history", f"must be an object, got {_kind(value)}")
+            raise InstanceSnapshotError("history", f"must be an object, got {_kind(value)}")
         history: dict[str, list[str]] = {}
         for name, ids in value.items():
             where = f"history.{name}"
             owner = self.states.get(name) if isinstance(name, str) else None
             if owner is None or owner.kind not in ("shallow_history", "deep_history"):
-                raise SnapshotError(where, f"{name!r} is not a history state of {self.chart.name}")
+                raise InstanceSnapshotError(
+                    where, f"{name!r} is not a history state of {self.chart.name}"
+                )
             states = self._ids(ids, where)
             if not states:
-                raise SnapshotError(where, "a recorded history lists at least one state")
+                raise InstanceSnapshotError(where, "a recorded history lists at least one state")
             assert owner.parent is not None
             active = {state.id for state in states}
             if owner.kind == "shallow_history":
                 for index, state in enumerate(states):
                     if state.parent != owner.parent:
-                        raise SnapshotError(
+                        raise InstanceSnapshotError(
                             f"{where}[{index}]",
                             f"{state.id!r} is not a child of {owner.parent!r} "
                             "(a shallow history records children)",
@@ -206,7 +187,7 @@ class _Checked:
             else:
                 for index, state in enumerate(states):
                     if not _inside(self.states, state, owner.parent):
-                        raise SnapshotError(
+                        raise InstanceSnapshotError(
                             f"{where}[{index}]",
                             f"{state.id!r} is not inside {owner.parent!r} "
                             "(a deep history records its descendants)",
@@ -217,18 +198,22 @@ class _Checked:
 
     def _events(self, value: Any, where: str) -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
         if not isinstance(value, list):
-            raise SnapshotError(where, f"must be a list, got {_kind(value)}")
+            raise InstanceSnapshotError(where, f"must be a list, got {_kind(value)}")
         events = []
         for index, item in enumerate(value):
             here = f"{where}[{index}]"
             if not isinstance(item, Mapping) or set(item) != {"event", "args", "kwargs"}:
-                raise SnapshotError(here, "must be an object with 'event', 'args' and 'kwargs'")
+                raise InstanceSnapshotError(
+                    here, "must be an object with 'event', 'args' and 'kwargs'"
+                )
             if not isinstance(item["event"], str) or not item["event"]:
-                raise SnapshotError(f"{here}.event", "must be a non-empty string")
+                raise InstanceSnapshotError(f"{here}.event", "must be a non-empty string")
             if not isinstance(item["args"], list):
-                raise SnapshotError(f"{here}.args", f"must be a list, got {_kind(item['args'])}")
+                raise InstanceSnapshotError(
+                    f"{here}.args", f"must be a list, got {_kind(item['args'])}"
+                )
             if not isinstance(item["kwargs"], Mapping):
-                raise SnapshotError(
+                raise InstanceSnapshotError(
                     f"{here}.kwargs", f"must be an object, got {_kind(item['kwargs'])}"
                 )
             args = _plain(item["args"], f"{here}.args")
@@ -238,14 +223,12 @@ class _Checked:
 
     def _fields(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, Mapping):
-            raise SnapshotError("fields", f"must be an object, got {_kind(value)}")
-        runtime = self.chart._runtime
-        assert runtime is not None
-        allowed = runtime.instance_fields
+            raise InstanceSnapshotError("fields", f"must be an object, got {_kind(value)}")
+        allowed = self.instance_fields
         fields = {}
         for name, field in value.items():
             if name not in allowed:
-                raise SnapshotError(
+                raise InstanceSnapshotError(
                     f"fields.{name}",
                     f"{self.chart.name} keeps no field of that name"
                     + (f" (its __init__ sets {', '.join(sorted(allowed))})" if allowed else ""),
@@ -254,30 +237,30 @@ class _Checked:
         return fields
 
 
-def _check_header(chart: Chart, picture: Any) -> None:
+def _check_header(chart: ChartDef, picture: Any) -> None:
     """The snapshot is an object with exactly the known fields, of this format, version and
     chart."""
     if not isinstance(picture, Mapping):
-        raise SnapshotError("snapshot", f"must be a JSON object, got {_kind(picture)}")
+        raise InstanceSnapshotError("snapshot", f"must be a JSON object, got {_kind(picture)}")
     for key in picture:
         if key not in _KEYS:
-            raise SnapshotError(
+            raise InstanceSnapshotError(
                 str(key), "unknown field (a snapshot has " + ", ".join(_KEYS) + ")"
             )
     for key in _KEYS:
         if key not in picture:
-            raise SnapshotError(key, "missing")
+            raise InstanceSnapshotError(key, "missing")
     if picture["format"] != FORMAT:
-        raise SnapshotError("format", f"{picture['format']!r} is not {FORMAT!r}")
+        raise InstanceSnapshotError("format", f"{picture['format']!r} is not {FORMAT!r}")
     version = picture["version"]
     if type(version) is not int or version < 1:
-        raise SnapshotError("version", f"must be a positive integer, got {version!r}")
+        raise InstanceSnapshotError("version", f"must be a positive integer, got {version!r}")
     if version != VERSION:
-        raise SnapshotError(
+        raise InstanceSnapshotError(
             "version", f"{version} is not a version this runtime reads ({VERSION})"
         )
     if picture["chart"] != chart.qualname:
-        raise SnapshotError(
+        raise InstanceSnapshotError(
             "chart", f"the snapshot is of {picture['chart']!r}, not of {chart.qualname!r}"
         )
 
@@ -310,13 +293,13 @@ def _one_level(
     if parent is not None and states[parent].kind == "parallel":
         for child in children:
             if child.id not in active:
-                raise SnapshotError(
+                raise InstanceSnapshotError(
                     where, f"region {child.id!r} of the parallel state {owner} is not active"
                 )
     elif not on:
-        raise SnapshotError(where, f"no state of {owner} is active")
+        raise InstanceSnapshotError(where, f"no state of {owner} is active")
     elif len(on) > 1:
-        raise SnapshotError(
+        raise InstanceSnapshotError(
             where, f"{on[0]!r} and {on[1]!r} are both active; {owner} is in one at a time"
         )
     return on
@@ -337,7 +320,7 @@ def _legal(states: Mapping[str, StateDef], active: set[str], root: str | None, w
             todo.append(child)
     for state_id in sorted(active - reached, key=lambda i: states[i].order):
         parent = states[state_id].parent
-        raise SnapshotError(
+        raise InstanceSnapshotError(
             where,
             f"{state_id!r} is active but "
             + (f"its parent {parent!r} is not" if parent not in active else "it is not reachable"),
@@ -355,13 +338,13 @@ def _event_picture(item: tuple[str, tuple[Any, ...], dict[str, Any]], where: str
 
 def _plain(value: Any, where: str) -> Any:
     """``value`` if it is plain JSON data that comes back equal from JSON (so a restored
-    instance sees the same value), else ``SnapshotError`` naming where it is."""
+    instance sees the same value), else ``InstanceSnapshotError`` naming where it is."""
     try:
         loaded = json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError, RecursionError) as error:
-        raise SnapshotError(where, f"not plain JSON data ({error})") from None
+        raise InstanceSnapshotError(where, f"not plain JSON data ({error})") from None
     if loaded != value or not _same_types(loaded, value):
-        raise SnapshotError(
+        raise InstanceSnapshotError(
             where, "does not come back equal from JSON (a tuple, a non-string key ...)"
         )
     return loaded

@@ -27,7 +27,7 @@ EXPORTS = {
         "Outcome",
         "Overlay",
         "RefKind",
-        "SnapshotError",
+        "InstanceSnapshotError",
         "StateDef",
         "StatechartsError",
         "TraceError",

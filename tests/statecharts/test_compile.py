@@ -187,19 +187,6 @@ def test_error_execution_transitions_compile_and_record_the_flag() -> None:
     assert chart.transitions[0].events == ("error_execution", "error.execution")
 
 
-def test_custom_init_is_refused_because_per_instance_data_belongs_on_the_model() -> None:
-    class WithInit(StateChart):
-        a = State(initial=True)
-        b = State(final=True)
-        go = a.to(b)
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-
-    with pytest.raises(UnsupportedChart, match=r"custom __init__.*keep per-instance data"):
-        compile_chart(WithInit)
-
-
 def test_async_callback_is_refused() -> None:
     class Async(StateChart):
         a = State(initial=True)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from statemachine import HistoryState, State, StateChart
 
-from statecharts import SnapshotError, compile_chart
+from statecharts import InstanceSnapshotError, compile_chart
 
 from .charts import HIERARCHICAL, Order, Player, Recorder, Wizard
 
@@ -97,7 +97,7 @@ def test_a_snapshot_cannot_be_taken_from_inside_a_callback() -> None:
             self.snapshot()
 
     instance = compile_chart(Selfie).create()
-    with pytest.raises(SnapshotError, match="running an event") as caught:
+    with pytest.raises(InstanceSnapshotError, match="running an event") as caught:
         instance.send("go")
     assert caught.value.field == "instance"
 
@@ -139,7 +139,7 @@ def test_a_payload_json_cannot_keep_is_refused_when_the_snapshot_is_taken() -> N
     instance = compile_chart(Feed).create()
     with pytest.raises(ValueError, match="guard"):
         instance.send("fan", payload=(1, 2))
-    with pytest.raises(SnapshotError) as caught:
+    with pytest.raises(InstanceSnapshotError) as caught:
         instance.snapshot()
     assert caught.value.field == "queued.external[0].kwargs"
     assert "tuple" in caught.value.reason
@@ -148,7 +148,7 @@ def test_a_payload_json_cannot_keep_is_refused_when_the_snapshot_is_taken() -> N
     instance = compile_chart(Feed).create()
     with pytest.raises(ValueError, match="guard"):
         instance.send("fan", payload={1: "one"})
-    with pytest.raises(SnapshotError, match="non-string key"):
+    with pytest.raises(InstanceSnapshotError, match="non-string key"):
         instance.snapshot()
 
 
@@ -255,7 +255,7 @@ def test_a_damaged_or_foreign_snapshot_is_refused_naming_the_field(
 ) -> None:
     chart = compile_chart(Wizard)
     model = Recorder()
-    with pytest.raises(SnapshotError) as caught:
+    with pytest.raises(InstanceSnapshotError) as caught:
         chart.restore(_damaged(change), model)
     assert caught.value.field == field
     assert reason in caught.value.reason
@@ -283,7 +283,7 @@ def test_a_flat_chart_is_always_in_one_state() -> None:
     snapshot = compile_chart(Light).create().snapshot()
     for configuration, reason in (([], "no state of the chart"), (["green", "red"], "both")):
         snapshot["configuration"] = configuration
-        with pytest.raises(SnapshotError, match=reason):
+        with pytest.raises(InstanceSnapshotError, match=reason):
             compile_chart(Light).restore(snapshot)
 
 
@@ -328,7 +328,7 @@ def test_a_deep_history_of_a_parallel_state_must_hold_every_region() -> None:
     assert ids(restored.configuration) == ids(reference.configuration)
     assert set(ids(restored.configuration)) == {"play", "left", "l2", "right", "r1"}
     snapshot["history"]["memory"] = ["left", "l2"]
-    with pytest.raises(SnapshotError, match="region 'right' of the parallel state 'play'"):
+    with pytest.raises(InstanceSnapshotError, match="region 'right' of the parallel state 'play'"):
         chart.restore(snapshot)
 
 
