@@ -27,7 +27,7 @@ from typing import Any
 from transitions import Machine
 
 from toolcalls import ToolCallChart, ToolCallTracker
-from toolcalls._record import CallRecord
+from toolcalls._record import ToolCallModel
 
 Event = dict[str, Any]
 IMMUTABLE = (str, int, float, bool, type(None))
@@ -144,7 +144,7 @@ _HAND: dict[str, Callable[[HandTracker, str, Event], str]] = {
 # -- python-statemachine and transitions, one machine per call -----------------------------------
 
 
-class ReferenceRecord(CallRecord):
+class ReferenceRecord(ToolCallModel):
     """The tracker's record, with the ``state`` attribute both libraries write."""
 
     __slots__ = ("state",)

@@ -43,7 +43,7 @@ from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Configuration, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
 
-Reason = Literal[
+OutcomeReason = Literal[
     "unknown_event", "no_transition", "guards_rejected", "terminated", "queued", "failed"
 ]
 
@@ -71,7 +71,7 @@ class Outcome:
     target: StateDef | None
     transition: TransitionDef | None
     transitions: tuple[TransitionDef, ...]
-    reason: Reason | None
+    reason: OutcomeReason | None
 
     def __init__(
         self,
@@ -80,7 +80,7 @@ class Outcome:
         source: StateDef,
         target: StateDef | None,
         transition: TransitionDef | None,
-        reason: Reason | None,
+        reason: OutcomeReason | None,
         transitions: tuple[TransitionDef, ...] | None = None,
     ) -> None:
         if transitions is None:
@@ -1043,7 +1043,7 @@ class Binding:
                 if candidates:
                     dynamic = self._dynamic_fire(node, candidates, event == ERROR_EXECUTION)
                     return lambda inst, args, kw: dynamic(inst, args, kw, event)
-            reason: Reason
+            reason: OutcomeReason
             if node.state.final:
                 reason = "terminated"
             elif event in runtime.event_ids:

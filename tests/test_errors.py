@@ -207,3 +207,15 @@ def test_field_errors_share_one_base_with_field_and_reason() -> None:
         error = error_type("args", "must be a mapping")
         assert (error.field, error.reason) == ("args", "must be a mapping")
         assert str(error) == f"invalid {subject}: args: must be a mapping"
+
+
+def test_a_damaged_session_checkpoint_is_a_checkpoint_error_and_still_a_snapshot_error() -> None:
+    """R6, T22: a session checkpoint holds a tracker snapshot; its own damage says
+    "checkpoint", and code that caught ``SnapshotError`` for both still catches it."""
+    from toolcalls import CheckpointError, SnapshotError, ToolCallSession
+
+    assert CheckpointError.__bases__ == (SnapshotError,)
+    with pytest.raises(CheckpointError, match=r"^invalid session checkpoint: format: ") as caught:
+        ToolCallSession.resume({"format": "nope"}, {})
+    assert isinstance(caught.value, SnapshotError)
+    assert caught.value.field == "format"

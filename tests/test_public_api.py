@@ -49,6 +49,7 @@ EXPORTS = {
         "ApplyOutcome",
         "CallbackFailure",
         "CheckpointConflict",
+        "CheckpointError",
         "ExecutionChart",
         "ExecutionStatus",
         "ExecutorClosed",
@@ -64,11 +65,11 @@ EXPORTS = {
         "SnapshotError",
         "Tool",
         "ToolAborted",
-        "ToolCall",
+        "ToolCallView",
         "ToolCallChart",
         "ToolCallReadyChunk",
         "ToolCallSession",
-        "ToolCallState",
+        "ExecutionView",
         "ToolCallTracker",
         "ToolCallsError",
         "ToolError",
@@ -175,11 +176,29 @@ def test_executor_and_session_take_a_runner_by_keyword(name: str) -> None:
     assert parameter.default is None
 
 
-def test_the_old_name_of_apply_outcome_warns_and_still_answers() -> None:
-    """T19: ``toolcalls.Outcome`` was renamed ``ApplyOutcome`` (``statecharts.Outcome`` is
-    another class); the old name answers for one release, with a ``DeprecationWarning``."""
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Outcome", "ApplyOutcome"),
+        ("ToolCall", "ToolCallView"),
+        ("ToolCallState", "ExecutionView"),
+    ],
+)
+def test_a_renamed_public_name_warns_and_still_answers_for_one_release(old: str, new: str) -> None:
+    """T19, X12: ``toolcalls.Outcome`` became ``ApplyOutcome`` (``statecharts.Outcome`` is
+    another class), ``ToolCall`` became ``ToolCallView`` and ``ToolCallState`` became
+    ``ExecutionView`` (one call had four types with like names). Each old name answers for one
+    release, with a ``DeprecationWarning`` naming the new one, and is not exported."""
     import toolcalls
 
-    with pytest.warns(DeprecationWarning, match="ApplyOutcome"):
-        old = toolcalls.Outcome  # type: ignore[attr-defined]
-    assert old is toolcalls.ApplyOutcome
+    with pytest.warns(DeprecationWarning, match=new):
+        value = getattr(toolcalls, old)
+    assert value is getattr(toolcalls, new)
+    assert old not in toolcalls.__all__
+
+
+def test_an_unknown_name_is_still_an_attribute_error() -> None:
+    import toolcalls
+
+    with pytest.raises(AttributeError, match="no attribute 'Nonesuch'"):
+        toolcalls.Nonesuch  # type: ignore[attr-defined]  # noqa: B018

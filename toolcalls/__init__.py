@@ -5,13 +5,14 @@ per call::
 
     m = tool_call_streaming_state_machine()
     m.apply({"type": "start", "id": "t1", "name": "search"})
-    m.get("t1")        # ToolCall snapshot, or None
-    m.list()           # snapshots in start order
+    m.get("t1")        # a ToolCallView, or None
+    m.list()           # views of every call, in start order
 """
 
 from ._chart import ToolCallChart
 from ._errors import (
     CheckpointConflict,
+    CheckpointError,
     ExecutorClosed,
     ImplementationFailed,
     InvalidChunk,
@@ -25,9 +26,9 @@ from ._errors import (
     ToolCallsError,
     ToolFailure,
 )
-from ._execution import ExecutionChart, ExecutionStatus, ToolCallState, ToolError, ToolErrorKind
+from ._execution import ExecutionChart, ExecutionStatus, ExecutionView, ToolError, ToolErrorKind
 from ._executor import CallbackFailure, ToolCallReadyChunk, ToolExecutor
-from ._record import UNSET, ToolCall
+from ._record import UNSET, ToolCallView
 from ._runner import LocalRunner, Runner
 from ._session import ToolCallSession
 from ._tools import AbortSignal, Tool
@@ -39,8 +40,10 @@ __all__ = [
     "ApplyOutcome",
     "CallbackFailure",
     "CheckpointConflict",
+    "CheckpointError",
     "ExecutionChart",
     "ExecutionStatus",
+    "ExecutionView",
     "ExecutorClosed",
     "ImplementationFailed",
     "InvalidChunk",
@@ -54,12 +57,11 @@ __all__ = [
     "SnapshotError",
     "Tool",
     "ToolAborted",
-    "ToolCall",
     "ToolCallChart",
     "ToolCallReadyChunk",
     "ToolCallSession",
-    "ToolCallState",
     "ToolCallTracker",
+    "ToolCallView",
     "ToolCallsError",
     "ToolError",
     "ToolErrorKind",
@@ -69,16 +71,27 @@ __all__ = [
 ]
 
 
+#: Names before 0.2, each with the name that replaced it and why it changed. They answer for one
+#: release, with a ``DeprecationWarning``.
+_RENAMED: dict[str, tuple[str, str]] = {
+    "Outcome": ("ApplyOutcome", "statecharts.Outcome is another class"),
+    "ToolCall": ("ToolCallView", "the tracker's immutable view of one call"),
+    "ToolCallState": ("ExecutionView", "the executor's immutable view of one call"),
+}
+
+
 def __getattr__(name: str) -> object:
     """Deprecated names, kept for one release."""
-    if name == "Outcome":
-        import warnings
+    renamed = _RENAMED.get(name)
+    if renamed is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
 
-        warnings.warn(
-            "toolcalls.Outcome is deprecated: use toolcalls.ApplyOutcome (statecharts.Outcome is "
-            "another class)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return ApplyOutcome
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    new, why = renamed
+    warnings.warn(
+        f"toolcalls.{name} is deprecated: use toolcalls.{new} ({why})",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    value: object = globals()[new]
+    return value

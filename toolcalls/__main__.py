@@ -31,7 +31,7 @@ from importlib import metadata
 from typing import IO, Any
 
 from ._errors import InvalidEvent
-from ._record import ToolCall, parse_json
+from ._record import ToolCallView, parse_json
 from ._tracker import CHART_EVENTS, ToolCallTracker
 from .adapters import _replay as provider_replay
 from .conformance._cli import add_arguments as add_conformance_arguments
@@ -96,7 +96,7 @@ def _cell(value: Any, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def table(calls: Sequence[ToolCall]) -> str:
+def table(calls: Sequence[ToolCallView]) -> str:
     """The calls as an aligned text table, one row per call, in start order."""
     rows = [("ID", "NAME", "STATUS", "ARGS", "RESULT / ERROR")]
     for call in calls:
@@ -123,7 +123,7 @@ def table(calls: Sequence[ToolCall]) -> str:
     ).rstrip()
 
 
-def _summary(calls: Sequence[ToolCall]) -> str:
+def _summary(calls: Sequence[ToolCallView]) -> str:
     counts: dict[str, int] = {}
     for call in calls:
         counts[call.status] = counts.get(call.status, 0) + 1

@@ -13,10 +13,10 @@ from typing import Any
 
 from statemachine import State, StateChart
 
-from ._record import CallRecord
+from ._record import ToolCallModel
 
 
-class ToolCallChart(StateChart[CallRecord]):
+class ToolCallChart(StateChart[ToolCallModel]):
     """One streamed tool call: pending (arguments streaming) -> running -> done, or error.
 
     Every transition T3 and T4 do not list is absent, so a delta after ready, a result while

@@ -2,7 +2,7 @@
 
 The picture is ``{"format": "toolcalls.session", "version": 1, "tracker": <tracker snapshot>,
 "inFlight": [{"id", "name", "state": "pending" | "executing"}], "unreported": [<settled call,
-as ToolCallState.to_dict()>], "finished": bool, "position": <any JSON>}``. ``inFlight`` lists the
+as ExecutionView.to_dict()>], "finished": bool, "position": <any JSON>}``. ``inFlight`` lists the
 calls the session had registered for execution and not yet settled, in arrival order:
 ``pending`` ones were waiting for a concurrency slot (their tool never started), ``executing``
 ones were running. ``unreported`` are calls that settled but were not yet handed to the
@@ -26,8 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ._errors import SnapshotError
-from ._execution import ToolCallState, ToolError
+from ._errors import CheckpointError
+from ._execution import ExecutionView, ToolError
 
 FORMAT = "toolcalls.session"
 VERSION = 1
@@ -74,10 +74,10 @@ class SessionPicture:
         self,
         tracker: dict[str, Any],
         in_flight: list[tuple[str, str, str]],
-        unreported: list[ToolCallState],
+        unreported: list[ExecutionView],
         finished: bool,
         position: Any,
-        remembered: list[ToolCallState],
+        remembered: list[ExecutionView],
     ) -> None:
         self.remembered = remembered
         self.tracker = tracker
@@ -90,10 +90,10 @@ class SessionPicture:
 def take(
     tracker: dict[str, Any],
     in_flight: list[tuple[str, str, str]],
-    unreported: list[ToolCallState],
+    unreported: list[ExecutionView],
     finished: bool,
     position: Any,
-    remembered: list[ToolCallState],
+    remembered: list[ExecutionView],
 ) -> dict[str, Any]:
     """The picture of a session (``in_flight`` as ``(id, name, "pending" | "executing")``)."""
     return {
@@ -113,21 +113,21 @@ def take(
 
 
 def _json(value: Any, where: str) -> Any:
-    """``value`` as plain JSON data, or ``SnapshotError`` naming where it is."""
+    """``value`` as plain JSON data, or ``CheckpointError`` naming where it is."""
     try:
         return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as error:
-        raise SnapshotError(where, f"not representable as JSON ({error})") from None
+        raise CheckpointError(where, f"not representable as JSON ({error})") from None
 
 
 def read(data: Mapping[str, Any]) -> SessionPicture:
-    """Check a picture; raise ``SnapshotError`` naming the first bad field."""
+    """Check a picture; raise ``CheckpointError`` naming the first bad field."""
     if not isinstance(data, Mapping):
-        raise SnapshotError("checkpoint", f"expected a JSON object, got {type(data).__name__}")
+        raise CheckpointError("checkpoint", f"expected a JSON object, got {type(data).__name__}")
     if data.get("format") != FORMAT:
-        raise SnapshotError("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
+        raise CheckpointError("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
     if data.get("version") != VERSION:
-        raise SnapshotError(
+        raise CheckpointError(
             "version",
             f"unsupported version {data.get('version')!r} (this library reads {VERSION})",
         )
@@ -135,7 +135,7 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
         picture = _Picture.model_validate(dict(data))
     except ValidationError as error:
         first = error.errors()[0]
-        raise SnapshotError(".".join(str(p) for p in first["loc"]), first["msg"]) from None
+        raise CheckpointError(".".join(str(p) for p in first["loc"]), first["msg"]) from None
     unreported = [_state(item) for item in picture.unreported]
     in_flight: list[tuple[str, str, str]] = [(c.id, c.name, c.state) for c in picture.inFlight]
     remembered = [_state(item) for item in picture.remembered]
@@ -144,15 +144,15 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
     )
 
 
-def _state(item: _Unreported) -> ToolCallState:
+def _state(item: _Unreported) -> ExecutionView:
     error = None
     if item.status == "error":
         if item.error is None:
-            raise SnapshotError(f"unreported.{item.toolCallId}.error", "missing for an error")
+            raise CheckpointError(f"unreported.{item.toolCallId}.error", "missing for an error")
         error = _error(item.error)
     result = item.result if item.status == "success" else None
     args = MappingProxyType(item.args)
-    return ToolCallState(item.toolCallId, item.toolName, args, item.status, result, error)
+    return ExecutionView(item.toolCallId, item.toolName, args, item.status, result, error)
 
 
 def _error(data: dict[str, Any]) -> ToolError:

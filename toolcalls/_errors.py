@@ -8,7 +8,9 @@
     │   ├── InvalidEvent                  the stream broke the protocol: a malformed event (T17)
     │   ├── InvalidToolCall               register_call() got a malformed chunk (X20)
     │   └── SnapshotError                 a tracker snapshot is damaged, of an unknown
-    │                                     version, or holds a value JSON cannot (T22)
+    │       │                             version, or holds a value JSON cannot (T22)
+    │       └── CheckpointError           a session checkpoint (which holds a tracker
+    │                                     snapshot) is damaged or does not fit (R6)
     ├── InvalidTool (TypeError)           ToolExecutor() got a tool it cannot call (X7)
     ├── ExecutorClosed (RuntimeError)     register_call() after aclose() (X14)
     ├── SessionClosed (RuntimeError)      an event applied after finish() or aclose() (S5)
@@ -79,9 +81,18 @@ class InvalidToolCall(_FieldError):
 
 
 class SnapshotError(_FieldError):
-    """A snapshot that cannot be taken or restored; nothing was built."""
+    """A tracker snapshot that cannot be taken or restored; nothing was built."""
 
     subject = "snapshot"
+
+
+class CheckpointError(SnapshotError):
+    """A session checkpoint that cannot be read or resumed; nothing was built or claimed.
+
+    A subclass of ``SnapshotError`` because a checkpoint holds the tracker's snapshot: damage in
+    that part raises ``SnapshotError`` itself, damage in the rest this."""
+
+    subject = "session checkpoint"
 
 
 class InvalidTool(ToolCallsError, TypeError):

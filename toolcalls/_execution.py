@@ -46,8 +46,8 @@ ToolErrorKind = Literal[
 ]
 
 
-class ExecutionChart(StateChart["Call"]):
-    """The lifecycle of one tool call; the model is the call's record (``Call``).
+class ExecutionChart(StateChart["ExecutionModel"]):
+    """The lifecycle of one tool call; the model is the call's record (``ExecutionModel``).
 
     ``fail`` leaves ``pending`` when a call cannot run (unknown tool, invalid arguments, aborted
     while queued) and ``executing`` when the tool raised, timed out or was aborted. Final
@@ -219,8 +219,8 @@ class ToolError:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallState:
-    """An immutable snapshot of one call, as ``calls``, ``get_call`` and ``wait`` return it.
+class ExecutionView:
+    """The executor's immutable view of one call, as ``calls``, ``get_call`` and ``wait`` give it.
 
     ``args`` is a read-only view of the arguments as registered. ``result`` is set only in
     ``success`` (``None`` may be a real result), ``error`` only in ``error``.
@@ -253,7 +253,7 @@ class ToolCallState:
         return data
 
 
-class Call:
+class ExecutionModel:
     """The record of one call: the chart instance's model, plus what the shell attaches
     (its task, timer, abort signal and waiters). Private to the executor."""
 
@@ -267,11 +267,11 @@ class Call:
         "result",
         "seq",
         "signal",
-        "snapshot",
         "timer",
         "tool",
         "tool_call_id",
         "tool_name",
+        "view",
         "waiters",
     )
 
@@ -279,7 +279,7 @@ class Call:
     handle: asyncio.Task[None] | None
     timer: asyncio.TimerHandle | None
     signal: AbortSignal | None
-    waiters: list[asyncio.Future[ToolCallState]] | None
+    waiters: list[asyncio.Future[ExecutionView]] | None
 
     def __init__(self, tool_call_id: str, tool_name: str, args: dict[str, Any], seq: int) -> None:
         self.tool_call_id = tool_call_id
@@ -291,7 +291,7 @@ class Call:
         self.result: Any = None
         self.error: ToolError | None = None
         self.dropped = False
-        self.snapshot: ToolCallState | None = None
+        self.view: ExecutionView | None = None
         self.handle = self.timer = self.signal = self.waiters = None
 
     @property
@@ -305,12 +305,12 @@ class Call:
         """Whether the chart reached a final state."""
         return self.instance.is_terminated
 
-    def state(self) -> ToolCallState:
-        """The current snapshot (built once per change of state)."""
-        snapshot = self.snapshot
-        if snapshot is None:
+    def state(self) -> ExecutionView:
+        """The current view (built once per change of state)."""
+        view = self.view
+        if view is None:
             status = self.status
-            snapshot = self.snapshot = ToolCallState(
+            view = self.view = ExecutionView(
                 self.tool_call_id,
                 self.tool_name,
                 MappingProxyType(self.args),
@@ -318,10 +318,10 @@ class Call:
                 self.result if status == "success" else None,
                 self.error,
             )
-        return snapshot
+        return view
 
     def __repr__(self) -> str:
-        return f"<Call {self.tool_call_id!r} {self.tool_name!r} {self.status}>"
+        return f"<ExecutionModel {self.tool_call_id!r} {self.tool_name!r} {self.status}>"
 
 
 EffectKind = Literal["stop", "run", "settle", "drop"]
@@ -331,14 +331,14 @@ EffectKind = Literal["stop", "run", "settle", "drop"]
 #: its signal with ``reason``, cancel its task), ``run`` its tool, report that it ``settle``-d,
 #: or ``drop`` it (aborted by reset or close: stop its tool, fail its waiters with ``reason``,
 #: never report it settled). A plain tuple: one is made per call on the hot path.
-Effect = tuple[EffectKind, Call, str | None]
+Effect = tuple[EffectKind, ExecutionModel, str | None]
 Effects = list[Effect]
 
 
 #: The chart's nodes and compiled transitions for the hot path (a call starting, a tool
 #: returning): run directly when that is what send() would do (not re-entrant, and nothing
 #: observes outcomes, as chart coverage does).
-_PENDING = EXECUTION.create(Call("", "", {}, 0))._node
+_PENDING = EXECUTION.create(ExecutionModel("", "", {}, 0))._node
 _EXECUTING_NODE = _PENDING.binding.nodes["executing"]
 _FIRE_START = _PENDING.table["start"]
 _FIRE_SUCCEED = _EXECUTING_NODE.table["succeed"]
@@ -359,12 +359,12 @@ class CallBook:
         self.tools = tools
         self.max_history = max_history
         self.max_concurrency = max_concurrency
-        self.calls: dict[str, Call] = {}
+        self.calls: dict[str, ExecutionModel] = {}
         self.in_flight = 0
         self.executing = 0
         self._seq = 0
         self._settled: list[tuple[int, str]] = []  # heap of (arrival, id) of tracked settled calls
-        self._queue: deque[Call] = deque()  # calls waiting for a concurrency slot
+        self._queue: deque[ExecutionModel] = deque()  # calls waiting for a concurrency slot
         self._left_queue = 0  # queued calls that settled while waiting (dropped lazily)
 
     def admit(
@@ -393,7 +393,7 @@ class CallBook:
                 error = ToolError.invalid_arguments(tool_name, exc.errors)
                 return self.reject(tool_call_id, tool_name, args, error)
         self._seq += 1
-        call = Call(tool_call_id, tool_name, args, self._seq)
+        call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
         call.instance = EXECUTION.create(call)
         call.tool, call.bound = tool, bound
         self.calls[tool_call_id] = call
@@ -416,21 +416,21 @@ class CallBook:
         if tool_call_id in self.calls:
             return None
         self._seq += 1
-        call = Call(tool_call_id, tool_name, args, self._seq)
+        call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
         call.instance = EXECUTION.create(call)
         self.calls[tool_call_id] = call
         self.in_flight += 1
         return self._finish(call, "fail", error)
 
     def remember(
-        self, tool_call_id: str, tool_name: str, args: dict[str, Any], state: ToolCallState
+        self, tool_call_id: str, tool_name: str, args: dict[str, Any], state: ExecutionView
     ) -> None:
         """Track a call that settled elsewhere (a resumed session's), as settled, without
         running or reporting it: a re-delivery of its id is then recognised."""
         if tool_call_id in self.calls:
             return
         self._seq += 1
-        call = Call(tool_call_id, tool_name, args, self._seq)
+        call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
         call.instance = instance = EXECUTION.create(call)
         if state.status == "success":
             instance.send("start")
@@ -442,15 +442,15 @@ class CallBook:
         if len(self.calls) > self.max_history:
             self._evict()
 
-    def succeed(self, call: Call, result: Any) -> Effects:
+    def succeed(self, call: ExecutionModel, result: Any) -> Effects:
         """The tool returned ``result``; ignored if the call was dropped or already settled."""
         return self._finish(call, "succeed", result)
 
-    def fail(self, call: Call, error: ToolError) -> Effects:
+    def fail(self, call: ExecutionModel, error: ToolError) -> Effects:
         """The tool failed; ignored if the call was dropped or already settled."""
         return self._finish(call, "fail", error)
 
-    def cancelled(self, call: Call) -> Effects:
+    def cancelled(self, call: ExecutionModel) -> Effects:
         """Someone else cancelled the call's task (``asyncio.run`` ending with calls in
         flight, typically): the call and every queued call end in ``error`` (kind
         ``aborted``); no queued call starts, since the loop may be going away."""
@@ -463,7 +463,7 @@ class CallBook:
             effects += self.fail(waiting, ToolError.aborted(waiting.tool_name, "cancelled"))
         return effects
 
-    def time_out(self, call: Call) -> Effects:
+    def time_out(self, call: ExecutionModel) -> Effects:
         """The call's timeout expired: stop the tool and settle the call in ``error``."""
         if call.dropped or call.tool is None or call.tool.timeout is None:
             return []
@@ -510,7 +510,7 @@ class CallBook:
 
     # -- rules -------------------------------------------------------------------------------
 
-    def _start(self, call: Call) -> Effect:
+    def _start(self, call: ExecutionModel) -> Effect:
         """Move a call to ``executing``; the shell runs its tool."""
         instance = call.instance
         if (
@@ -522,12 +522,17 @@ class CallBook:
             _FIRE_START(instance, (), {})  # the compiled transition, without send()'s dispatch
         else:
             instance.send("start")
-        call.snapshot = None
+        call.view = None
         self.executing += 1
         return ("run", call, None)
 
     def _finish(
-        self, call: Call, event: str, value: Any, stop: bool = False, reason: str | None = None
+        self,
+        call: ExecutionModel,
+        event: str,
+        value: Any,
+        stop: bool = False,
+        reason: str | None = None,
     ) -> Effects:
         """Send the ending event; when the chart took it, settle the call, free its slot and
         (``stop``: the end came from outside the tool) have the shell stop the tool."""
@@ -548,7 +553,7 @@ class CallBook:
             outcome = instance.send(event, error=value)
         if not outcome.applied:
             return []
-        call.snapshot = None
+        call.view = None
         self.in_flight -= 1
         heapq.heappush(self._settled, (call.seq, call.tool_call_id))
         effects: Effects = []

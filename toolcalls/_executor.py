@@ -8,7 +8,7 @@ an event for the call's chart; the shell never sets a status.
 
 Errors: ``InvalidToolCall``, ``InvalidTool``, ``ExecutorClosed`` and ``ToolAborted``, drawn with
 the rest of the tree in ``_errors``; ``KeyError`` from ``wait()`` for an id that is not tracked.
-How a call failed is not an exception but data: ``ToolCallState.error`` is a ``ToolError``
+How a call failed is not an exception but data: ``ExecutionView.error`` is a ``ToolError``
 whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``timeout`` or
 ``aborted`` (or one a runner adds: ``worker_died``, ``result_unserializable``,
 ``cluster_unreachable``).
@@ -29,7 +29,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._errors import ExecutorClosed, InvalidToolCall, ToolAborted, ToolFailure
-from ._execution import Call, CallBook, Effects, ToolCallState, ToolError
+from ._execution import CallBook, Effects, ExecutionModel, ExecutionView, ToolError
 from ._runner import LOCAL_RUNNER, LocalRunner, Runner
 from ._tools import SCALARS as _SCALARS
 from ._tools import (
@@ -44,7 +44,7 @@ from ._tools import (
 
 logger = logging.getLogger("toolcalls")
 
-SettledCallback = Callable[[ToolCallState], object]
+SettledCallback = Callable[[ExecutionView], object]
 #: How many failures of ``on_call_settled`` an executor remembers (the oldest are forgotten).
 CALLBACK_ERRORS_KEPT = 100
 _MISSING: Any = object()
@@ -64,7 +64,7 @@ class ToolCallReadyChunk(BaseModel):
 class CallbackFailure:
     """``on_call_settled`` raised ``exception`` when told that ``call`` settled."""
 
-    call: ToolCallState
+    call: ExecutionView
     exception: BaseException
 
 
@@ -178,17 +178,17 @@ class ToolExecutor:
         if effects:
             self._apply(effects)
 
-    def _remember(self, state: ToolCallState) -> None:
+    def _remember(self, state: ExecutionView) -> None:
         """Track a call that settled before a resume, settled (nothing runs or is reported)."""
         self._book.remember(state.tool_call_id, state.tool_name, dict(state.args), state)
 
     @property
-    def calls(self) -> list[ToolCallState]:
-        """Snapshots of every tracked call, in arrival order."""
+    def calls(self) -> list[ExecutionView]:
+        """Views of every tracked call, in arrival order."""
         return [call.state() for call in self._book.calls.values()]
 
-    def get_call(self, tool_call_id: str) -> ToolCallState | None:
-        """The snapshot of one tracked call, or ``None``."""
+    def get_call(self, tool_call_id: str) -> ExecutionView | None:
+        """The view of one tracked call, or ``None``."""
         call = self._book.calls.get(tool_call_id)
         return None if call is None else call.state()
 
@@ -198,15 +198,15 @@ class ToolExecutor:
         and a late result of their tools is dropped."""
         self._apply(self._book.clear("reset"))
 
-    async def wait(self, tool_call_id: str) -> ToolCallState:
-        """The call's snapshot once it settled. Raises ``KeyError`` if the id is not tracked
+    async def wait(self, tool_call_id: str) -> ExecutionView:
+        """The call's view once it settled. Raises ``KeyError`` if the id is not tracked
         and ``ToolAborted`` if the call is dropped by ``reset()``/``aclose()`` meanwhile."""
         call = self._book.calls.get(tool_call_id)
         if call is None:
             raise KeyError(tool_call_id)
         if call.settled:
             return call.state()
-        waiter: asyncio.Future[ToolCallState] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[ExecutionView] = asyncio.get_running_loop().create_future()
         if call.waiters is None:
             call.waiters = []
         call.waiters.append(waiter)
@@ -332,7 +332,7 @@ class ToolExecutor:
     # call's chart (``succeed`` or ``fail``), and ``_stop`` abandons it. Nothing else touches
     # tasks or threads of tools.
 
-    def _run(self, call: Call) -> None:
+    def _run(self, call: ExecutionModel) -> None:
         tool, loop = call.tool, self._loop
         assert tool is not None
         assert loop is not None  # bound when the call was registered
@@ -341,7 +341,9 @@ class ToolExecutor:
         if tool.timeout is not None:
             call.timer = loop.call_later(tool.timeout, self._time_out, call)
 
-    async def _execute(self, call: Call, tool: PreparedTool, signal: AbortSignal) -> None:
+    async def _execute(
+        self, call: ExecutionModel, tool: PreparedTool, signal: AbortSignal
+    ) -> None:
         """Run the tool and report how it ended to the book, as an event for its chart.
 
         Whatever the tool raises is data (kind ``tool_raised``), ``SystemExit`` included: a
@@ -377,11 +379,11 @@ class ToolExecutor:
             else:
                 self._apply(self._book.succeed(call, result))
 
-    def _time_out(self, call: Call) -> None:
+    def _time_out(self, call: ExecutionModel) -> None:
         call.timer = None
         self._apply(self._book.time_out(call))
 
-    def _stop(self, call: Call, reason: str | None) -> None:
+    def _stop(self, call: ExecutionModel, reason: str | None) -> None:
         """Abandon a call's running tool: abort its signal, cancel its task."""
         if call.timer is not None:
             call.timer.cancel()
@@ -396,7 +398,7 @@ class ToolExecutor:
                 self._draining.add(task)
                 task.add_done_callback(self._draining.discard)
 
-    def _settle(self, call: Call) -> None:
+    def _settle(self, call: ExecutionModel) -> None:
         if call.timer is not None:
             call.timer.cancel()
             call.timer = None
@@ -410,7 +412,7 @@ class ToolExecutor:
         if self._on_call_settled is not None:
             self._notify(call.state())
 
-    def _drop(self, call: Call, reason: str | None) -> None:
+    def _drop(self, call: ExecutionModel, reason: str | None) -> None:
         self._stop(call, reason)
         waiters, call.waiters = call.waiters, None
         for waiter in waiters or ():
@@ -425,7 +427,7 @@ class ToolExecutor:
 
     # -- on_call_settled ---------------------------------------------------------------------
 
-    def _notify(self, state: ToolCallState) -> None:
+    def _notify(self, state: ExecutionView) -> None:
         callback = self._on_call_settled
         assert callback is not None
         try:
@@ -445,14 +447,14 @@ class ToolExecutor:
             self._draining.add(task)
             task.add_done_callback(lambda done: self._callback_done(state, done))
 
-    def _callback_done(self, state: ToolCallState, task: asyncio.Task[Any]) -> None:
+    def _callback_done(self, state: ExecutionView, task: asyncio.Task[Any]) -> None:
         self._draining.discard(task)
         if not task.cancelled() and task.exception() is not None:
             exception = task.exception()
             assert exception is not None
             self._callback_failed(state, exception)
 
-    def _callback_failed(self, state: ToolCallState, exc: BaseException) -> None:
+    def _callback_failed(self, state: ExecutionView, exc: BaseException) -> None:
         logger.error(
             "on_call_settled raised for tool call %r (%s)",
             state.tool_call_id,

@@ -47,7 +47,7 @@ FINISHED: frozenset[str] = frozenset({"done", "error"})
 TRUNCATED: Final = "truncated"
 
 
-class CallRecord:
+class ToolCallModel:
     """One call's data; its status is the state of the chart instance that owns it."""
 
     __slots__ = ("_outcome", "args", "error", "id", "name", "parts", "result", "seq")
@@ -113,11 +113,11 @@ def utf16_text(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
-    """An immutable snapshot of one call (T2, T16).
+class ToolCallView:
+    """The tracker's immutable view of one call, in the seed's wire shape (T2, T15, T16).
 
     ``args``, ``result`` and ``error`` are ``UNSET`` until the call has them (``None`` is a
-    real value). The snapshot holds its own copies: changing them never changes the tracker.
+    real value). The view holds its own copies: changing them never changes the tracker.
     """
 
     id: str
@@ -154,7 +154,7 @@ class ToolCall:
 
 
 #: How deeply arguments may nest. JSON.parse allows more, but a deeper value could not be
-#: copied into snapshots (Python recurses per level), so it is a parse failure here.
+#: copied into views (Python recurses per level), so it is a parse failure here.
 MAX_DEPTH = 256
 
 

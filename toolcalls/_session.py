@@ -35,14 +35,14 @@ from types import MappingProxyType, TracebackType
 from typing import Any, Final, Self
 
 from . import _checkpoint
-from ._errors import InvalidEvent, SessionClosed, SnapshotError
-from ._execution import ToolCallState, ToolError
+from ._errors import CheckpointError, InvalidEvent, SessionClosed
+from ._execution import ExecutionView, ToolError
 from ._executor import ToolExecutor
 from ._record import TRUNCATED, UNSET
 from ._runner import Runner
 from ._snapshot import same_json
 from ._tools import SCALARS, Tool, ToolFunction, copy_args, is_flat
-from ._tracker import Outcome, ToolCallTracker, copied
+from ._tracker import ApplyOutcome, ToolCallTracker, copied
 from .events import ToolCallEvent
 
 #: How many events ``run()`` applies from a list (or an async source that never waits) before
@@ -76,7 +76,7 @@ class ToolCallSession:
             runner=runner,
         )
         self._running: set[str] = set()  # ids handed to the executor that have not settled
-        self._ready: deque[ToolCallState] = deque()
+        self._ready: deque[ExecutionView] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop ready events ran on
         self._finished = False
@@ -109,7 +109,7 @@ class ToolCallSession:
 
     # -- input -------------------------------------------------------------------------------
 
-    def apply(self, event: Mapping[str, Any] | ToolCallEvent) -> Outcome:
+    def apply(self, event: Mapping[str, Any] | ToolCallEvent) -> ApplyOutcome:
         """Apply one stream event; a call it makes ``running`` is registered for execution.
 
         Returns the tracker's outcome. Raises ``InvalidEvent`` for a malformed event,
@@ -160,7 +160,7 @@ class ToolCallSession:
         if not (isinstance(reason, dict) and reason.get("kind") == TRUNCATED):
             return
         error = _unrunnable(record.name, str(reason.get("message", TRUNCATED)), TRUNCATED)
-        self._ready.append(ToolCallState(call_id, record.name, _NO_ARGS, "error", None, error))
+        self._ready.append(ExecutionView(call_id, record.name, _NO_ARGS, "error", None, error))
         self._wake()
 
     def finish(self) -> None:
@@ -206,7 +206,7 @@ class ToolCallSession:
         name: str,
         args: dict[str, Any],
         error: ToolError | None,
-        known: ToolCallState,
+        known: ExecutionView,
     ) -> None:
         """A call the executor remembers came again. The same call (same tool, arguments
         equal as JSON) is never run or reported twice: the tracker's call takes the
@@ -217,7 +217,7 @@ class ToolCallSession:
             error = _unrunnable(name, reason, "duplicate_id")
             self._tracker._send(call_id, "error", error.to_dict())
             view = MappingProxyType(copy_args(args, is_flat(args)))
-            self._ready.append(ToolCallState(call_id, name, view, "error", None, error))
+            self._ready.append(ExecutionView(call_id, name, view, "error", None, error))
             self._wake()
         elif error is None:
             self._record(call_id, known)
@@ -226,7 +226,7 @@ class ToolCallSession:
 
     # -- results -----------------------------------------------------------------------------
 
-    def _on_settled(self, state: ToolCallState) -> None:
+    def _on_settled(self, state: ExecutionView) -> None:
         """The executor settled a call: tell the tracker, and queue it for the consumer."""
         call_id = state.tool_call_id
         running = self._running
@@ -243,7 +243,7 @@ class ToolCallSession:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    def _record(self, call_id: str, state: ToolCallState) -> None:
+    def _record(self, call_id: str, state: ExecutionView) -> None:
         """Record how a call ended in the tracker (ignored if the tracker ended it already)."""
         tracker = self._tracker
         if state.status == "success":
@@ -256,7 +256,7 @@ class ToolCallSession:
             assert state.error is not None
             tracker._send(call_id, "error", state.error.to_dict())
 
-    def settled(self) -> AsyncIterator[ToolCallState]:
+    def settled(self) -> AsyncIterator[ExecutionView]:
         """Each settled call, as it settles (``success`` or ``error``), to send upstream.
 
         Ends after ``finish()`` once nothing is running, or when the session closes.
@@ -265,7 +265,7 @@ class ToolCallSession:
 
     def run(
         self, events: AsyncIterable[Mapping[str, Any]] | Iterable[Mapping[str, Any]]
-    ) -> AsyncIterator[ToolCallState]:
+    ) -> AsyncIterator[ExecutionView]:
         """Apply ``events`` (read concurrently) and yield each settled call; end when the
         events are exhausted and every call settled. A malformed event stops the iteration
         with ``InvalidEvent`` at once (calls already running keep running). Stopping the
@@ -274,7 +274,7 @@ class ToolCallSession:
 
     async def _settled(
         self, events: AsyncIterable[Mapping[str, Any]] | Iterable[Mapping[str, Any]] | None
-    ) -> AsyncIterator[ToolCallState]:
+    ) -> AsyncIterator[ExecutionView]:
         feeder = None if events is None else asyncio.ensure_future(self._feed(events))
         ready = self._ready
         try:
@@ -379,8 +379,9 @@ class ToolCallSession:
         ``rerun`` (you say running it twice is harmless), otherwise it ends in ``error``, kind
         ``interrupted``, and is reported like any settled call. Settled calls that were not yet
         reported are reported first. ``max_history`` is the checkpoint's. Call it from the event
-        loop the session will run on when calls are to run. Raises ``SnapshotError`` for a
-        damaged checkpoint (nothing is started then).
+        loop the session will run on when calls are to run. Raises ``CheckpointError`` for a
+        damaged checkpoint, ``SnapshotError`` (its base) when the damage is in the tracker's
+        snapshot it holds; nothing is started then.
         """
         session = cls._prepare_resume(
             checkpoint, tools, rerun=rerun, max_concurrency=max_concurrency, runner=runner
@@ -408,15 +409,15 @@ class ToolCallSession:
             restored = tracker.get(call_id)
             where = f"inFlight.{index}"
             if call_id in listed:
-                raise SnapshotError(where, f"call {call_id!r} is listed twice")
+                raise CheckpointError(where, f"call {call_id!r} is listed twice")
             if restored is None or restored.status != "running":
-                raise SnapshotError(where, f"call {call_id!r} is not running")
+                raise CheckpointError(where, f"call {call_id!r} is not running")
             if restored.name != name:
-                raise SnapshotError(where, f"names {name!r}, the tracker {restored.name!r}")
+                raise CheckpointError(where, f"names {name!r}, the tracker {restored.name!r}")
             listed.add(call_id)
         for index, call in enumerate(tracker.list()):
             if call.status == "running" and call.id not in listed:
-                raise SnapshotError(
+                raise CheckpointError(
                     f"tracker.calls.{index}", f"call {call.id!r} is running but not in flight"
                 )
         max_history = tracker.max_history if tracker.max_history is not None else 50
@@ -438,7 +439,7 @@ class ToolCallSession:
                 tracker._send(call_id, "error", error.to_dict())
                 args = tracker.get(call_id).args  # type: ignore[union-attr]
                 view = MappingProxyType(dict(args) if isinstance(args, dict) else {})
-                session._ready.append(ToolCallState(call_id, name, view, "error", None, error))
+                session._ready.append(ExecutionView(call_id, name, view, "error", None, error))
         return session
 
     def _start_resumed(self) -> None:

@@ -1,7 +1,7 @@
-"""Tracker checkpoints: a versioned JSON picture of every call, and its exact restore.
+"""Tracker snapshots: a versioned JSON picture of every call, and its exact restore.
 
 The picture is ``{"format": "toolcalls.tracker", "version": 1, "maxHistory": n | null,
-"calls": [...]}`` where each call is ``ToolCall.to_dict()`` (the wire shape, T15), in start
+"calls": [...]}`` where each call is ``ToolCallView.to_dict()`` (the wire shape, T15), in start
 order (T22). Restoring checks the structure with pydantic and then the rules across fields
 (a pending call has no args, a done call has a result, args are what argsText parses to...), so
 a damaged or hand-edited snapshot fails with the path of the first bad field, not later.
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ._errors import SnapshotError
-from ._record import FINISHED, UNSET, Status, ToolCall, parse_json
+from ._record import FINISHED, UNSET, Status, ToolCallView, parse_json
 from .events import NonEmpty
 
 FORMAT = "toolcalls.tracker"
@@ -91,7 +91,7 @@ def same_json(left: Any, right: Any) -> bool:
     return bool(left == right)
 
 
-def take_snapshot(max_history: int | None, calls: list[ToolCall]) -> dict[str, Any]:
+def take_snapshot(max_history: int | None, calls: list[ToolCallView]) -> dict[str, Any]:
     """The picture of a tracker holding ``calls`` (in start order)."""
     pictures = []
     for index, call in enumerate(calls):
@@ -103,7 +103,7 @@ def take_snapshot(max_history: int | None, calls: list[ToolCall]) -> dict[str, A
     return {"format": FORMAT, "version": VERSION, "maxHistory": max_history, "calls": pictures}
 
 
-def read_snapshot(data: Mapping[str, Any]) -> tuple[int | None, list[ToolCall]]:
+def read_snapshot(data: Mapping[str, Any]) -> tuple[int | None, list[ToolCallView]]:
     """Validate a picture; return its ``max_history`` and calls, or raise ``SnapshotError``."""
     if not isinstance(data, Mapping):
         raise SnapshotError("snapshot", f"expected a JSON object, got {type(data).__name__}")
@@ -125,7 +125,7 @@ def read_snapshot(data: Mapping[str, Any]) -> tuple[int | None, list[ToolCall]]:
     return picture.max_history, calls
 
 
-def _call(picture: _CallPicture, index: int) -> ToolCall:
+def _call(picture: _CallPicture, index: int) -> ToolCallView:
     """One call, checked against the rules for its status (T3, T14, T26)."""
     given = picture.model_fields_set
     where = f"calls.{index}"
@@ -155,7 +155,7 @@ def _call(picture: _CallPicture, index: int) -> ToolCall:
             raise SnapshotError(f"{where}.args", "does not match what argsText parses to")
     # The restored tracker owns its values: args as argsText parses, result and error copied
     # (and checked to be JSON), so the caller's snapshot and the tracker never share.
-    return ToolCall(
+    return ToolCallView(
         id=picture.id,
         name=picture.name,
         args_text=picture.args_text,
@@ -166,7 +166,7 @@ def _call(picture: _CallPicture, index: int) -> ToolCall:
     )
 
 
-def _check_ids_and_history(calls: list[ToolCall], max_history: int | None) -> None:
+def _check_ids_and_history(calls: list[ToolCallView], max_history: int | None) -> None:
     seen: set[str] = set()
     for index, call in enumerate(calls):
         if call.id in seen:

@@ -1,8 +1,8 @@
 """The streaming tool call tracker (spec section T): a dispatcher over compiled chart instances.
 
 ``apply`` validates an event, routes it by id to that call's instance of ``ToolCallChart`` and
-reports an ``Outcome``. The tracker is sans-I/O: events in, outcomes and snapshots out; it never
-blocks and never calls back into user code.
+reports an ``ApplyOutcome``. The tracker is sans-I/O: events in, outcomes and views out; it
+never blocks and never calls back into user code.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from statecharts import Instance, _runtime, compile_chart
 
 from ._chart import ToolCallChart
 from ._errors import InvalidEvent
-from ._record import FINISHED, STATUSES, UNSET, CallRecord, Status, ToolCall
+from ._record import FINISHED, STATUSES, UNSET, Status, ToolCallModel, ToolCallView
 from ._snapshot import read_snapshot, take_snapshot
 from .events import (
     EVENT_TYPES,
@@ -31,12 +31,12 @@ from .events import (
     unknown_type_reason,
 )
 
-Reason = Literal["unknown_id", "duplicate_start", "not_allowed"]
+ApplyReason = Literal["unknown_id", "duplicate_start", "not_allowed"]
 
 _CHART = compile_chart(ToolCallChart)
 #: The pending state's node and its compiled ``delta`` transition (an internal self-transition
 #: whose action appends the fragment), for the tracker's hot path.
-_PENDING = _CHART.create(CallRecord("", "", 0))._node
+_PENDING = _CHART.create(ToolCallModel("", "", 0))._node
 _APPEND = _PENDING.table["delta"]
 _SEND = Instance.send
 _MISSING: Any = object()
@@ -60,7 +60,7 @@ class ApplyOutcome:
     applied: bool
     type: EventType
     status: Status | None
-    reason: Reason | None = None
+    reason: ApplyReason | None = None
 
     def __bool__(self) -> bool:
         return self.applied
@@ -77,18 +77,14 @@ class ApplyOutcome:
         return f"{self.type} ignored: not allowed while the call is {self.status}"
 
 
-#: The name before 0.2 (``toolcalls.Outcome`` still answers, with a ``DeprecationWarning``).
-Outcome = ApplyOutcome
-
-
-def _outcome_table() -> dict[tuple[str, bool, str | None], Outcome]:
-    table: dict[tuple[str, bool, str | None], Outcome] = {}
+def _outcome_table() -> dict[tuple[str, bool, str | None], ApplyOutcome]:
+    table: dict[tuple[str, bool, str | None], ApplyOutcome] = {}
     for kind in EVENT_TYPES:
-        table[kind, False, None] = Outcome(False, kind, None, "unknown_id")
+        table[kind, False, None] = ApplyOutcome(False, kind, None, "unknown_id")
         for status in STATUSES:
-            table[kind, True, status] = Outcome(True, kind, status)
-            reason: Reason = "duplicate_start" if kind == "start" else "not_allowed"
-            table[kind, False, status] = Outcome(False, kind, status, reason)
+            table[kind, True, status] = ApplyOutcome(True, kind, status)
+            reason: ApplyReason = "duplicate_start" if kind == "start" else "not_allowed"
+            table[kind, False, status] = ApplyOutcome(False, kind, status, reason)
     return table
 
 
@@ -150,7 +146,7 @@ class ToolCallTracker:
 
     # -- events ------------------------------------------------------------------------------
 
-    def apply(self, event: Mapping[str, Any] | ToolCallEvent) -> Outcome:
+    def apply(self, event: Mapping[str, Any] | ToolCallEvent) -> ApplyOutcome:
         """Apply one event; return what happened.
 
         Accepts a wire mapping (camelCase or snake_case keys) or a model from
@@ -191,7 +187,7 @@ class ToolCallTracker:
             raise InvalidEvent("id", _id_reason(event.get("id")))
         return _HANDLERS[kind](self, call_id, event)
 
-    def _start(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+    def _start(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
         name = event.get("name")
         if type(name) is not str:
             name = _plain_str(name)
@@ -201,13 +197,13 @@ class ToolCallTracker:
         existing = calls.get(call_id)
         if existing is not None:
             return _OUTCOMES["start", False, existing._node.state.id]
-        calls[call_id] = _CHART.create(CallRecord(call_id, name, self._next_seq))
+        calls[call_id] = _CHART.create(ToolCallModel(call_id, name, self._next_seq))
         self._next_seq += 1
         if self._max_history is not None and len(calls) > self._max_history:
             self._evict()
         return _OUTCOMES["start", True, "pending"]
 
-    def _delta(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+    def _delta(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
         key = "argsTextDelta"
         text = event.get(key, _MISSING)
         if text is _MISSING and "args_text_delta" in event:
@@ -223,7 +219,7 @@ class ToolCallTracker:
         applied = instance.send("delta", text=text).applied
         return _OUTCOMES["delta", applied, instance._node.state.id]
 
-    def _ready(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+    def _ready(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
         listener = self._listener
         if listener is None:
             return self._send(call_id, "ready", _MISSING)
@@ -235,28 +231,28 @@ class ToolCallTracker:
             listener._arguments_ended(call_id)
         return outcome
 
-    def _result(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+    def _result(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
         # Optional (T26): a result event without one ends the call done, no result.
         value = event.get("result", UNSET)
         return self._ended_by_stream(call_id, "result", copied(value, "result"))
 
-    def _error(self, call_id: str, event: Mapping[str, Any]) -> Outcome:
+    def _error(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
         # Optional (T26); null is kept as a value (like a null result).
         value = event.get("error", UNSET)
         return self._ended_by_stream(call_id, "error", copied(value, "error"))
 
-    def _ended_by_stream(self, call_id: str, kind: str, value: Any) -> Outcome:
+    def _ended_by_stream(self, call_id: str, kind: str, value: Any) -> ApplyOutcome:
         outcome = self._send(call_id, kind, value)
         if outcome.applied and self._listener is not None:
             self._listener._ended_by_stream(call_id)
         return outcome
 
-    def _record(self, call_id: str) -> CallRecord | None:
+    def _record(self, call_id: str) -> ToolCallModel | None:
         """The live record of a call (not a copy: read it, never change it), or ``None``."""
         instance = self._calls.get(call_id)
         return None if instance is None else instance.model
 
-    def _unfinished(self) -> list[tuple[CallRecord, Status]]:
+    def _unfinished(self) -> list[tuple[ToolCallModel, Status]]:
         """The live records of the pending and running calls with their status, in start
         order (read them, never change them)."""
         return [
@@ -265,7 +261,7 @@ class ToolCallTracker:
             if not instance._node.state.final
         ]
 
-    def _send(self, call_id: str, kind: str, value: Any) -> Outcome:
+    def _send(self, call_id: str, kind: str, value: Any) -> ApplyOutcome:
         """Send ``ready`` (``value`` is ``_MISSING``), or end a call as a ``result`` or
         ``error`` event would with ``value`` (``UNSET``: no value), which the tracker now
         owns. A session ends calls through this typed hand-off, the value copied already:
@@ -279,7 +275,7 @@ class ToolCallTracker:
             outcome = instance.send(CHART_EVENTS[kind], value=value)
         status = instance._node.state.id
         if outcome.applied and status in FINISHED:
-            record: CallRecord = instance.model
+            record: ToolCallModel = instance.model
             heapq.heappush(self._finished, (record.seq, call_id))
             if self._max_history is not None and len(self._calls) > self._max_history:
                 self._evict()
@@ -295,14 +291,14 @@ class ToolCallTracker:
 
     # -- queries -----------------------------------------------------------------------------
 
-    def get(self, call_id: str) -> ToolCall | None:
-        """A snapshot of the call with this id, or ``None`` if it is not tracked."""
+    def get(self, call_id: str) -> ToolCallView | None:
+        """The view of the call with this id, or ``None`` if it is not tracked."""
         instance = self._calls.get(call_id)
-        return None if instance is None else _snapshot(instance)
+        return None if instance is None else _view(instance)
 
-    def list(self) -> list[ToolCall]:
-        """Snapshots of every tracked call, in start order."""
-        return [_snapshot(instance) for instance in self._calls.values()]
+    def list(self) -> list[ToolCallView]:
+        """Views of every tracked call, in start order."""
+        return [_view(instance) for instance in self._calls.values()]
 
     def __len__(self) -> int:
         return len(self._calls)
@@ -335,7 +331,7 @@ class ToolCallTracker:
         max_history, calls = read_snapshot(snapshot)
         tracker = cls(max_history=max_history)
         for seq, call in enumerate(calls):
-            record = CallRecord(call.id, call.name, seq)
+            record = ToolCallModel(call.id, call.name, seq)
             if call.args_text:
                 record.parts.append(call.args_text)
             record.args, record.result, record.error = call.args, call.result, call.error
@@ -355,9 +351,9 @@ _HANDLERS: Final = {
 }
 
 
-def _snapshot(instance: Instance) -> ToolCall:
-    record: CallRecord = instance.model
-    return ToolCall(
+def _view(instance: Instance) -> ToolCallView:
+    record: ToolCallModel = instance.model
+    return ToolCallView(
         id=record.id,
         name=record.name,
         args_text=record.args_text,

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Collection, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from ._errors import CheckpointConflict, SnapshotError
+from ._errors import CheckpointConflict, CheckpointError
 from ._runner import Runner
 from ._session import ToolCallSession
 from ._tools import Tool, ToolFunction
@@ -146,7 +146,7 @@ class Checkpoints:
     ) -> ToolCallSession | None:
         """Claim the stored checkpoint and continue it (``None`` if nothing is stored).
 
-        The checkpoint is checked (``SnapshotError`` when damaged, before anything is
+        The checkpoint is checked (``CheckpointError`` when damaged, before anything is
         written), then claimed by saving the resumed session's own checkpoint (interrupted
         calls recorded as such, the calls to run as executing here), and only then are calls
         started: two processes resuming one checkpoint never both run its calls.
@@ -158,7 +158,7 @@ class Checkpoints:
         try:
             checkpoint = json.loads(data)
         except ValueError as error:
-            raise SnapshotError("checkpoint", f"not JSON ({error})") from None
+            raise CheckpointError("checkpoint", f"not JSON ({error})") from None
         # Everything is checked before the claim (a damaged checkpoint must not fence out its
         # live owner), and the claim already records the calls this process will run as
         # executing, so a process resuming after it never runs them too.

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from toolcalls import AbortSignal, InvalidTool, Tool, ToolCallSession, ToolCallState, ToolExecutor
+from toolcalls import AbortSignal, ExecutionView, InvalidTool, Tool, ToolCallSession, ToolExecutor
 from toolcalls.ray import RayOptions, RayRunner, ray_tool
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
@@ -95,8 +95,8 @@ def chunk(call_id: str, tool: str, **args: Any) -> dict[str, Any]:
 
 async def run_calls(
     runner: RayRunner, tools: dict[str, Any], calls: list[dict[str, Any]]
-) -> tuple[list[ToolCallState], list[ToolCallState]]:
-    log: list[ToolCallState] = []
+) -> tuple[list[ExecutionView], list[ExecutionView]]:
+    log: list[ExecutionView] = []
     async with ToolExecutor(tools, runner=runner, on_call_settled=log.append) as executor:
         for call in calls:
             executor.register_call(call)
@@ -138,8 +138,8 @@ def test_a_tool_exception_is_tool_raised_with_its_type_and_message(
 def test_a_worker_that_dies_mid_tool_settles_the_call_once_as_worker_died(
     ray_runner: RayRunner,
 ) -> None:
-    async def main() -> list[ToolCallState]:
-        log: list[ToolCallState] = []
+    async def main() -> list[ExecutionView]:
+        log: list[ExecutionView] = []
         tools = {"dies": dies}
         async with ToolExecutor(tools, runner=ray_runner, on_call_settled=log.append) as ex:
             ex.register_call(chunk("d", "dies"))
@@ -202,7 +202,7 @@ def test_abort_reaches_a_cooperative_def_tool_inside_the_worker(
 ) -> None:
     marker = tmp_path / "signal.txt"
 
-    async def main() -> ToolCallState:
+    async def main() -> ExecutionView:
         async with ToolExecutor({"w": watches_its_signal}, runner=ray_runner) as ex:
             ex.register_call(chunk("w", "w", path=str(marker)))
             await wait_for_file(marker, "started")
@@ -332,7 +332,7 @@ def test_a_session_runs_its_calls_on_the_runner(ray_runner: RayRunner) -> None:
         {"type": "ready", "id": "c1"},
     ]
 
-    async def main() -> list[ToolCallState]:
+    async def main() -> list[ExecutionView]:
         async with ToolCallSession({"add": add}, runner=ray_runner) as session:
             settled = [call async for call in session.run(stream)]
             assert session.tracker.get("c1").to_dict()["result"] == 42  # type: ignore[union-attr]

@@ -87,12 +87,12 @@ def test_x20_register_call_and_the_published_chunk_model_agree(chunk: dict[Any, 
 
 
 def test_t7_reading_the_parsed_arguments_does_not_consume_them() -> None:
-    """Issue 11 asks for parsing without a take-once side effect; `CallRecord.parsed` still
+    """Issue 11 asks for parsing without a take-once side effect; `ToolCallModel.parsed` still
     clears the value when read, so a second read (a second action, a debugger, a log line)
     gets UNSET instead of the arguments."""
-    from toolcalls._record import CallRecord
+    from toolcalls._record import ToolCallModel
 
-    record = CallRecord("a", "search", 0)
+    record = ToolCallModel("a", "search", 0)
     record.parts.append('{"q": 1}')
     assert record.parse_arguments()
     assert record.parsed == {"q": 1}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from toolcalls import ToolCallSession, ToolCallState, ToolCallTracker
+from toolcalls import ExecutionView, ToolCallSession, ToolCallTracker
 
 
 def stream_call(call_id: str, text: str, name: str) -> list[dict[str, Any]]:
@@ -43,7 +43,7 @@ def raises_unprintable_sync(args: dict[str, Any]) -> Any:
     raise UnprintableError
 
 
-async def _run_all(session: ToolCallSession, events: list[dict[str, Any]]) -> list[ToolCallState]:
+async def _run_all(session: ToolCallSession, events: list[dict[str, Any]]) -> list[ExecutionView]:
     return [state async for state in session.run(events)]
 
 
@@ -55,7 +55,7 @@ def test_X9_a_tool_raising_an_exception_that_cannot_be_printed_still_settles_its
     raises inside the executor's task, the call stays ``executing`` forever and ``run()``
     never ends (X9: nothing a tool raises escapes; S2: the call is reported)."""
 
-    async def main() -> list[ToolCallState]:
+    async def main() -> list[ExecutionView]:
         async with ToolCallSession({"t": tool}) as session:
             return await asyncio.wait_for(_run_all(session, stream_call("a", "{}", "t")), 2)
 
@@ -151,7 +151,7 @@ def test_S2_a_new_call_reusing_a_remembered_id_with_other_arguments_is_reported(
     is taken") but is never reported, so the consumer never sends the model an answer."""
     runs: list[dict[str, Any]] = []
 
-    async def main() -> list[ToolCallState]:
+    async def main() -> list[ExecutionView]:
         async with ToolCallSession({"t": _counting_tool(runs)}, max_history=2) as session:
             for event in stream_call("a", '{"n": 1}', "t"):
                 session.apply(event)

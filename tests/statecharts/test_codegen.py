@@ -22,7 +22,7 @@ from statemachine import State, StateChart
 
 from statecharts import compile_chart
 from toolcalls import ToolCallChart
-from toolcalls._tracker import CallRecord
+from toolcalls._tracker import ToolCallModel
 
 GOLDEN = Path(__file__).parent / "golden" / "toolcall_chart.py.txt"
 
@@ -43,7 +43,7 @@ class Order(StateChart):
 
 
 def test_tool_call_chart_generates_the_golden_source() -> None:
-    source = compile_chart(ToolCallChart).source(CallRecord)
+    source = compile_chart(ToolCallChart).source(ToolCallModel)
     if os.environ.get("STATECHARTS_UPDATE_GOLDEN"):
         GOLDEN.write_text(source, encoding="utf-8")
     assert source == GOLDEN.read_text(encoding="utf-8"), (
@@ -53,7 +53,7 @@ def test_tool_call_chart_generates_the_golden_source() -> None:
 
 
 def test_generated_functions_are_named_after_state_and_event() -> None:
-    source = compile_chart(ToolCallChart).source(CallRecord)
+    source = compile_chart(ToolCallChart).source(ToolCallModel)
     functions = re.findall(r"^def (\w+)\(", source, flags=re.MULTILINE)
     assert "pending__ready" in functions
     assert "running__result" in functions
@@ -61,14 +61,14 @@ def test_generated_functions_are_named_after_state_and_event() -> None:
 
 
 def test_every_candidate_transition_gets_a_comment_line() -> None:
-    source = compile_chart(ToolCallChart).source(CallRecord)
+    source = compile_chart(ToolCallChart).source(ToolCallModel)
     assert "    # pending --ready [arguments_parse]--> running / keep_arguments\n" in source
     assert "    # pending --ready--> error / reject_arguments\n" in source
     assert "    # pending --delta--> pending (internal) / append_arguments\n" in source
 
 
 def test_constants_are_named_after_what_they_hold() -> None:
-    source = compile_chart(ToolCallChart).source(CallRecord)
+    source = compile_chart(ToolCallChart).source(ToolCallModel)
     assert "enabled = arguments_parse(inst)" in source
     assert "inst._node = NODE_running" in source
     assert "return TOOK_pending_ready_running" in source

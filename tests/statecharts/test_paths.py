@@ -19,7 +19,7 @@ from statecharts.testing import (
     transition_cover,
 )
 from toolcalls import ExecutionChart, ToolCallChart
-from toolcalls._record import CallRecord
+from toolcalls._record import ToolCallModel
 
 from .test_derived import CHART as TURNSTILE
 from .test_derived import Counter, HandTurnstile
@@ -33,8 +33,8 @@ TOOL_CALL_CANDIDATES = {
 }
 
 
-def call_record(key: str) -> CallRecord:
-    return CallRecord(key, "search", 0)
+def call_record(key: str) -> ToolCallModel:
+    return ToolCallModel(key, "search", 0)
 
 
 def test_shortest_path_to_every_state_of_the_tool_call_chart() -> None:

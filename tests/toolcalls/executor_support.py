@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from toolcalls import AbortSignal, ToolCallState
+from toolcalls import AbortSignal, ExecutionView
 
 
 def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
@@ -83,12 +83,12 @@ class Gates:
 
 
 class Recorder:
-    """An ``on_call_settled`` callback that keeps every snapshot it is given."""
+    """An ``on_call_settled`` callback that keeps every view it is given."""
 
     def __init__(self) -> None:
-        self.settled: list[ToolCallState] = []
+        self.settled: list[ExecutionView] = []
 
-    def __call__(self, state: ToolCallState) -> None:
+    def __call__(self, state: ExecutionView) -> None:
         self.settled.append(state)
 
     @property

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolcalls import CheckpointConflict, SnapshotError, ToolCallSession, ToolCallState
+from toolcalls import CheckpointConflict, ExecutionView, SnapshotError, ToolCallSession
 from toolcalls.checkpoint import Checkpoints, CheckpointStore, MemoryStore
 
 from .executor_support import Gates, run_async, settle
@@ -21,11 +21,11 @@ def stream_call(call_id: str, key: str, name: str = "gate") -> list[dict[str, An
     return [start(call_id, name), delta(call_id, json.dumps({"key": key})), ready(call_id)]
 
 
-def summary(states: list[ToolCallState]) -> list[tuple[str, str, Any]]:
+def summary(states: list[ExecutionView]) -> list[tuple[str, str, Any]]:
     return [(s.tool_call_id, s.status, s.error.kind if s.error else s.result) for s in states]
 
 
-async def drain(session: ToolCallSession) -> list[ToolCallState]:
+async def drain(session: ToolCallSession) -> list[ExecutionView]:
     session.finish()
     return [state async for state in session.settled()]
 

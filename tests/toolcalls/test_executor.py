@@ -1,7 +1,7 @@
 """The executor's rules (docs/spec.md, section X), each as a test named after it.
 
 Tools here await gates the test opens (see ``executor_support``), so each test decides when a
-call completes and asserts exact snapshots.
+call completes and asserts exact views.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from toolcalls import AbortSignal, ToolAborted, ToolCallState, ToolError, ToolExecutor
+from toolcalls import AbortSignal, ExecutionView, ToolAborted, ToolError, ToolExecutor
 
 from .executor_support import Gates, Recorder, chunk, run_async, settle
 
@@ -23,8 +23,8 @@ def state(
     args: dict[str, Any] | None = None,
     result: Any = None,
     error: ToolError | None = None,
-) -> ToolCallState:
-    return ToolCallState(tool_call_id, tool_name, args or {}, status, result, error)  # type: ignore[arg-type]
+) -> ExecutionView:
+    return ExecutionView(tool_call_id, tool_name, args or {}, status, result, error)  # type: ignore[arg-type]
 
 
 # -- X1, X3, X6: a registered call runs its tool with its arguments -------------------------
@@ -346,7 +346,7 @@ async def test_register_call_after_eviction_is_a_new_call() -> None:
         assert (await ex.wait("c1")).result == 3
 
 
-# -- X12: get_call returns one immutable snapshot -------------------------------------------
+# -- X12: get_call returns one immutable view -----------------------------------------------
 
 
 @run_async
@@ -363,15 +363,15 @@ async def test_get_call_returns_the_current_state_or_none() -> None:
 
 
 @run_async
-async def test_snapshots_are_immutable() -> None:
+async def test_views_are_immutable() -> None:
     async with ToolExecutor({}) as ex:
         ex.register_call(chunk("c1", "nope", q="x"))
-        snapshot = ex.get_call("c1")
-        assert snapshot is not None
+        view = ex.get_call("c1")
+        assert view is not None
         with pytest.raises(AttributeError):
-            snapshot.status = "success"  # type: ignore[misc]
+            view.status = "success"  # type: ignore[misc]
         with pytest.raises(TypeError):
-            snapshot.args["q"] = "y"  # type: ignore[index]
+            view.args["q"] = "y"  # type: ignore[index]
 
 
 # -- X13, X16: reset aborts in-flight calls and forgets every call --------------------------
@@ -513,7 +513,7 @@ def test_an_executor_can_be_used_again_on_a_new_loop() -> None:
 
 
 @run_async
-async def test_snapshots_and_tools_never_share_nested_arguments() -> None:
+async def test_views_and_tools_never_share_nested_arguments() -> None:
     seen: list[dict[str, Any]] = []
 
     async def mutate(args: dict[str, Any]) -> None:

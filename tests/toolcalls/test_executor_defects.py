@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from toolcalls import AbortSignal, ToolCallState, ToolError, ToolExecutor
+from toolcalls import AbortSignal, ExecutionView, ToolError, ToolExecutor
 
 from .executor_support import Recorder, chunk, run_async
 
@@ -42,7 +42,7 @@ def raises_fatal(args: dict[str, Any]) -> None:
 
 
 def test_a_tool_calling_sys_exit_ends_in_error_and_the_host_runs_on() -> None:
-    async def main() -> list[ToolCallState]:
+    async def main() -> list[ExecutionView]:
         tools = {"exits": exits, "exits_async": exits_async, "fatal": raises_fatal}
         async with ToolExecutor(tools) as executor:
             for name in tools:
@@ -100,9 +100,9 @@ async def test_keyboard_interrupt_raised_by_a_plain_tool_in_its_thread_is_data()
 
 
 def test_async_callback_without_a_running_loop_fails_before_anything_changes() -> None:
-    seen: list[ToolCallState] = []
+    seen: list[ExecutionView] = []
 
-    async def on_settled(state: ToolCallState) -> None:
+    async def on_settled(state: ExecutionView) -> None:
         seen.append(state)
 
     executor = ToolExecutor({}, on_call_settled=on_settled)
@@ -120,7 +120,7 @@ def test_async_callback_without_a_running_loop_fails_before_anything_changes() -
 
 
 def test_plain_callback_returning_an_awaitable_off_the_loop_is_a_callback_failure() -> None:
-    async def later(state: ToolCallState) -> None:
+    async def later(state: ExecutionView) -> None:
         raise AssertionError("never awaited")
 
     executor = ToolExecutor({}, on_call_settled=lambda state: later(state))

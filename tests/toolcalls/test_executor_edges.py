@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from toolcalls import AbortSignal, InvalidToolCall, ToolCallState, ToolError, ToolExecutor
+from toolcalls import AbortSignal, ExecutionView, InvalidToolCall, ToolError, ToolExecutor
 
 from .executor_support import Gates, Recorder, chunk, run_async, settle
 
@@ -169,7 +169,7 @@ async def test_an_async_callback_that_succeeds_leaves_no_trace(
 ) -> None:
     seen: list[str] = []
 
-    async def on_settled(state: ToolCallState) -> None:
+    async def on_settled(state: ExecutionView) -> None:
         await asyncio.sleep(0)
         seen.append(state.tool_call_id)
 
@@ -186,7 +186,7 @@ async def test_an_async_callback_that_succeeds_leaves_no_trace(
 async def test_a_failing_callback_is_logged_with_its_traceback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    def on_settled(state: ToolCallState) -> None:
+    def on_settled(state: ExecutionView) -> None:
         raise LookupError("no such conversation")
 
     with caplog.at_level(logging.ERROR, logger="toolcalls"):
@@ -199,7 +199,7 @@ async def test_a_failing_callback_is_logged_with_its_traceback(
 
 
 def test_only_the_last_100_callback_failures_are_kept() -> None:
-    def on_settled(state: ToolCallState) -> None:
+    def on_settled(state: ExecutionView) -> None:
         raise LookupError(state.tool_call_id)
 
     executor = ToolExecutor({}, on_call_settled=on_settled)

@@ -14,12 +14,12 @@ import pytest
 from toolcalls import (
     AbortSignal,
     CallbackFailure,
+    ExecutionView,
     ExecutorClosed,
     InvalidToolCall,
     ToolAborted,
     ToolCallReadyChunk,
     ToolCallsError,
-    ToolCallState,
     ToolError,
     ToolExecutor,
 )
@@ -31,7 +31,7 @@ class QuotaExceeded(Exception):
     """A tool's own exception type, outside builtins."""
 
 
-# -- X9, X12: ToolError and ToolCallState ---------------------------------------------------------
+# -- X9, X12: ToolError and ExecutionView ---------------------------------------------------------
 
 
 def test_every_error_kind_has_a_readable_message_and_json_details() -> None:
@@ -87,9 +87,9 @@ def test_tool_raised_keeps_the_exception_for_logging_but_compares_by_value() -> 
 
 
 def test_call_state_to_dict_is_the_wire_shape() -> None:
-    ok = ToolCallState("c1", "search", {"q": "x"}, "success", None)
-    failed = ToolCallState("c2", "s", {}, "error", error=ToolError.timeout("s", 1))
-    running = ToolCallState("c3", "s", {}, "executing")
+    ok = ExecutionView("c1", "search", {"q": "x"}, "success", None)
+    failed = ExecutionView("c2", "s", {}, "error", error=ToolError.timeout("s", 1))
+    running = ExecutionView("c3", "s", {}, "executing")
     assert ok.to_dict() == {
         "toolCallId": "c1",
         "toolName": "search",
@@ -163,7 +163,7 @@ async def test_abort_settles_an_in_flight_call_in_error() -> None:
         await settle()
         assert gates.cancelled == ["a"]
     assert recorder.settled == [
-        ToolCallState(
+        ExecutionView(
             "c1", "t", {"key": "a"}, "error", error=ToolError.aborted("t", "user stopped")
         )
     ]
@@ -208,7 +208,7 @@ async def test_callback_that_raises_is_logged_kept_and_never_breaks_the_executor
 ) -> None:
     gates, calls = Gates(), []
 
-    def flaky(state: ToolCallState) -> None:
+    def flaky(state: ExecutionView) -> None:
         calls.append(state.tool_call_id)
         if state.tool_call_id == "c1":
             raise RuntimeError("callback bug")
@@ -227,7 +227,7 @@ async def test_callback_that_raises_is_logged_kept_and_never_breaks_the_executor
         assert calls == ["c1", "c2"]
         [failure] = ex.callback_errors
     assert isinstance(failure, CallbackFailure)
-    assert failure.call == ToolCallState("c1", "t", {"key": "a"}, "success", 1)
+    assert failure.call == ExecutionView("c1", "t", {"key": "a"}, "success", 1)
     assert str(failure.exception) == "callback bug"
     assert [(r.name, r.message) for r in caplog.records] == [
         ("toolcalls", "on_call_settled raised for tool call 'c1' (success)")
@@ -235,7 +235,7 @@ async def test_callback_that_raises_is_logged_kept_and_never_breaks_the_executor
 
 
 def test_callback_raising_for_a_call_that_cannot_run_does_not_escape_register_call() -> None:
-    def broken(state: ToolCallState) -> None:
+    def broken(state: ExecutionView) -> None:
         raise RuntimeError("nope")
 
     ex = ToolExecutor({}, on_call_settled=broken)
@@ -247,7 +247,7 @@ def test_callback_raising_for_a_call_that_cannot_run_does_not_escape_register_ca
 async def test_async_callback_is_awaited_and_its_failure_reported() -> None:
     sent: list[str] = []
 
-    async def send_back(state: ToolCallState) -> None:
+    async def send_back(state: ExecutionView) -> None:
         await asyncio.sleep(0)
         if state.tool_call_id == "bad":
             raise ConnectionError("upstream gone")
@@ -270,7 +270,7 @@ async def test_callback_may_register_and_reset_reentrantly() -> None:
     seen: list[tuple[str, str]] = []
     ex: ToolExecutor
 
-    def chain(state: ToolCallState) -> None:
+    def chain(state: ExecutionView) -> None:
         seen.append((state.tool_call_id, state.status))
         if state.tool_call_id == "first":
             ex.register_call(chunk("second", "echo"))

@@ -42,7 +42,7 @@ from hypothesis.stateful import (
 
 from statecharts import compile_chart
 from statecharts.testing import chart_machine, transition_cover
-from toolcalls import AbortSignal, ExecutionChart, ToolCallState, ToolExecutor
+from toolcalls import AbortSignal, ExecutionChart, ExecutionView, ToolExecutor
 
 from .executor_support import chunk
 
@@ -147,7 +147,7 @@ class ExecutorMachine(RuleBasedStateMachine):
     async def typed(self, token: int, n: int) -> Any:
         return await self.futures[token]
 
-    def record(self, state: ToolCallState) -> None:
+    def record(self, state: ExecutionView) -> None:
         kind = state.error.kind if state.error is not None else None
         self.log.append((state.tool_call_id, state.args["token"], state.status, kind))
 

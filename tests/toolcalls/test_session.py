@@ -15,11 +15,11 @@ from pydantic import BaseModel
 
 from toolcalls import (
     AbortSignal,
+    ExecutionView,
     InvalidEvent,
     SessionClosed,
     Tool,
     ToolCallSession,
-    ToolCallState,
     ToolError,
 )
 
@@ -39,7 +39,7 @@ def crowd_out(session: ToolCallSession, *ids: str) -> None:
         session.apply({"type": "error", "id": call_id, "error": "cancelled upstream"})
 
 
-async def drain(session: ToolCallSession) -> list[ToolCallState]:
+async def drain(session: ToolCallSession) -> list[ExecutionView]:
     session.finish()
     return [state async for state in session.settled()]
 
@@ -267,7 +267,7 @@ def test_ready_applied_without_a_running_loop_fails_and_changes_nothing() -> Non
     assert session.tracker.get("c1").status == "pending"  # type: ignore[union-attr]
     assert (session.in_flight, session.executor.calls) == (0, [])
 
-    async def main() -> list[ToolCallState]:
+    async def main() -> list[ExecutionView]:
         assert session.apply(ready("c1")).status == "running"
         await settle()
         gates.open("k", "ran")
@@ -299,7 +299,7 @@ async def test_closing_the_session_ends_run_without_an_error() -> None:
     session = ToolCallSession({"gate": gates.tool})
     async with session:
 
-        async def consume() -> list[ToolCallState]:
+        async def consume() -> list[ExecutionView]:
             return [state async for state in session.run(events)]
 
         consumer = asyncio.ensure_future(consume())
@@ -402,7 +402,7 @@ async def test_run_stops_at_a_malformed_event_while_the_running_calls_go_on() ->
     gates = Gates()
     events = [*stream_call("c1", '{"key": "k"}'), {"type": "delta", "id": "c1"}]
     async with ToolCallSession({"gate": gates.tool}) as session:
-        settled_before_the_error: list[ToolCallState] = []
+        settled_before_the_error: list[ExecutionView] = []
 
         async def consume() -> None:
             async for state in session.run(events):
@@ -628,7 +628,7 @@ async def test_results_reach_the_tracker_as_copies_the_tool_cannot_change_later(
 
 
 @run_async
-async def test_nested_arguments_are_never_shared_between_tracker_snapshot_and_tool() -> None:
+async def test_nested_arguments_are_never_shared_between_tracker_view_and_tool() -> None:
     seen: list[dict[str, Any]] = []
 
     async def mutates(args: dict[str, Any]) -> None:
@@ -758,7 +758,7 @@ async def test_seed_valid_result_and_error_events_without_values_never_stop_run(
     ]
     async with ToolCallSession({"gate": gates.tool}) as session:
 
-        async def consume() -> list[ToolCallState]:
+        async def consume() -> list[ExecutionView]:
             return [state async for state in session.run(events)]
 
         consumer = asyncio.ensure_future(consume())

@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from toolcalls import AbortSignal, Tool, ToolCallSession, ToolCallState
+from toolcalls import AbortSignal, ExecutionView, Tool, ToolCallSession
 
 pytestmark = pytest.mark.soak
 
@@ -77,7 +77,7 @@ class Ledger:
                 self.started.discard(call_id)
                 self.silenced[call_id] += 1
 
-    def reported(self, state: ToolCallState) -> None:
+    def reported(self, state: ExecutionView) -> None:
         with self.lock:
             self.reports[state.tool_call_id] += 1
             self.started.discard(state.tool_call_id)

@@ -29,7 +29,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from toolcalls import AbortSignal, ToolCallSession, ToolCallState
+from toolcalls import AbortSignal, ExecutionView, ToolCallSession
 
 STREAM_STATUS = {"success": "done", "error": "error"}
 
@@ -43,7 +43,7 @@ class SessionMachine(RuleBasedStateMachine):
         self.loop = asyncio.new_event_loop()
         self.gates: dict[int, asyncio.Future[Any]] = {}
         self.session = ToolCallSession({"gate": self.tool}, max_history=1000)
-        self.reported: list[ToolCallState] = []
+        self.reported: list[ExecutionView] = []
         self.current: set[str] = set()  # ids streamed since the last reset
         self.ended_by_stream: set[str] = set()
         self.ids = itertools.count()

@@ -14,9 +14,9 @@ from toolcalls import (
     UNSET,
     ApplyOutcome,
     InvalidEvent,
-    ToolCall,
     ToolCallChart,
     ToolCallTracker,
+    ToolCallView,
     tool_call_streaming_state_machine,
 )
 from toolcalls.events import DeltaEvent, ErrorEvent, ReadyEvent, ResultEvent, StartEvent
@@ -106,7 +106,7 @@ def test_route_by_id_keeps_interleaved_calls_apart() -> None:
         ready("a"),
     )
     a, b = tracker.get("a"), tracker.get("b")
-    assert a == ToolCall(
+    assert a == ToolCallView(
         id="a", name="search", args_text='{"q":"x"}', args={"q": "x"}, status="running"
     )
     assert b is not None
@@ -511,10 +511,10 @@ def test_unset_is_a_falsy_singleton_distinct_from_none() -> None:
     assert pickle.loads(pickle.dumps(UNSET)) is UNSET
 
 
-# -- T16: immutable snapshots, start order -----------------------------------------------------
+# -- T16: immutable views, start order ---------------------------------------------------------
 
 
-def test_get_returns_an_immutable_snapshot_or_none() -> None:
+def test_get_returns_an_immutable_view_or_none() -> None:
     tracker = call_in("running")
     call = tracker.get("c")
     assert call is not None
@@ -523,7 +523,7 @@ def test_get_returns_an_immutable_snapshot_or_none() -> None:
     assert tracker.get("nope") is None
 
 
-def test_changing_a_snapshot_never_changes_the_tracker() -> None:
+def test_changing_a_view_never_changes_the_tracker() -> None:
     tracker = call_in("running")
     call = tracker.get("c")
     assert call is not None
@@ -540,7 +540,7 @@ def test_changing_an_applied_payload_never_changes_the_tracker() -> None:
     assert tracker.get("c").result == {"hits": [1, 2]}  # type: ignore[union-attr]
 
 
-def test_list_returns_snapshots_in_start_order() -> None:
+def test_list_returns_views_in_start_order() -> None:
     tracker = ToolCallTracker()
     feed(tracker, start("z"), start("a"), start("m"), delta("a", "{}"), ready("a"))
     assert [call.id for call in tracker.list()] == ["z", "a", "m"]

@@ -28,7 +28,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precon
 from statecharts import compile_chart
 from statecharts.testing import chart_machine, transition_cover
 from toolcalls import InvalidEvent, ToolCallChart, ToolCallTracker
-from toolcalls._record import CallRecord
+from toolcalls._record import ToolCallModel
 from toolcalls.events import parse_event
 
 IDS = ["a", "b", "c", "d", "e"]
@@ -290,12 +290,12 @@ CANDIDATES = {
     "result": [{"value": None}],
     "fail": [{"value": "boom"}],
 }
-PATHS = transition_cover(CHART, CANDIDATES, model=lambda key: CallRecord(key, "search", 0))
+PATHS = transition_cover(CHART, CANDIDATES, model=lambda key: ToolCallModel(key, "search", 0))
 DerivedTrackerMachine = chart_machine(
     CHART,
     TrackerAdapter,
     payloads=PAYLOADS,
-    model=lambda key: CallRecord(key, "search", 0),
+    model=lambda key: ToolCallModel(key, "search", 0),
     max_instances=3,
     paths=PATHS,
 )

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import InvalidChunk
-from .._execution import ToolCallState
+from .._execution import ExecutionView
 from ._base import Event, StreamAdapter, _Call, field2
 from ._base import field as get
 from ._results import Settled, gemini_function_response
@@ -115,7 +115,7 @@ class GeminiAdapter(StreamAdapter):
     def function_response(self, call: Settled) -> dict[str, Any]:
         """The ``functionResponse`` part for a settled call; the id goes back only if the
         model sent it (one this adapter generated means nothing to the model)."""
-        call_id = call.tool_call_id if isinstance(call, ToolCallState) else call.id
+        call_id = call.tool_call_id if isinstance(call, ExecutionView) else call.id
         return gemini_function_response(call, send_id=call_id not in self.generated_ids)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._errors import InvalidChunk, InvalidEvent
-from .._record import ToolCall, reject_constant
+from .._record import ToolCallView, reject_constant
 from .._session import ToolCallSession
 from .._tools import Tool, ToolFunction
 from .._tracker import ToolCallTracker
@@ -46,7 +46,7 @@ class ProviderReplay:
     """What replaying a recording produced: the calls, each call's lifecycle (the statuses it
     went through), and a note per event the tracker ignored."""
 
-    calls: list[ToolCall]
+    calls: list[ToolCallView]
     lifecycles: dict[str, list[str]]
     ignored: list[str] = field(default_factory=list)
 
@@ -173,7 +173,7 @@ def _cell(value: Any, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _outcome(call: ToolCall) -> str:
+def _outcome(call: ToolCallView) -> str:
     if call.has_error:
         error = call.error
         if isinstance(error, dict) and isinstance(error.get("message"), str):
@@ -198,7 +198,7 @@ def table(done: ProviderReplay) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def summary(calls: list[ToolCall]) -> str:
+def summary(calls: list[ToolCallView]) -> str:
     """``3 calls: 2 done, 1 error``."""
     counts: dict[str, int] = {}
     for call in calls:

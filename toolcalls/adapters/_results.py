@@ -1,7 +1,7 @@
 """Results back: the message or item that carries a settled call's outcome to each provider.
 
-Each builder takes what the session yields (a ``ToolCallState``) or a tracker snapshot (a
-``ToolCall`` that is ``done`` or ``error``) and returns the provider's JSON as a plain dict,
+Each builder takes what the session yields (a ``ExecutionView``) or the tracker returns (a
+``ToolCallView`` that is ``done`` or ``error``) and returns the provider's JSON as a plain dict,
 ready to append to the next request. It is always JSON: a value JSON cannot hold as it is (a
 ``datetime``, a set, a dataclass) is written as pydantic writes it, else as its ``str``. A result
 that is not a string goes as JSON text where the provider wants text; an error goes as the JSON
@@ -16,27 +16,27 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from .._execution import ToolCallState
-from .._record import ToolCall
+from .._execution import ExecutionView
+from .._record import ToolCallView
 
-Settled = ToolCallState | ToolCall
+Settled = ExecutionView | ToolCallView
 
 
 def _outcome(call: Settled) -> tuple[str, str, bool, Any]:
     """(id, tool name, succeeded, result or error as JSON data)."""
-    if isinstance(call, ToolCallState):
+    if isinstance(call, ExecutionView):
         if call.status == "success":
             return call.tool_call_id, call.tool_name, True, call.result
         if call.status == "error" and call.error is not None:
             return call.tool_call_id, call.tool_name, False, call.error.to_dict()
         raise ValueError(f"call {call.tool_call_id} has not settled (it is {call.status})")
-    if isinstance(call, ToolCall):
+    if isinstance(call, ToolCallView):
         if call.status == "done":
             return call.id, call.name, True, call.result
         if call.status == "error":
             return call.id, call.name, False, call.error
         raise ValueError(f"call {call.id} has not settled (it is {call.status})")
-    raise TypeError(f"expected a ToolCallState or ToolCall, got {type(call).__name__}")
+    raise TypeError(f"expected an ExecutionView or ToolCallView, got {type(call).__name__}")
 
 
 def _jsonable(value: Any) -> Any:

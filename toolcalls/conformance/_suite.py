@@ -33,7 +33,7 @@ from statecharts.testing import (
 
 from .._chart import ToolCallChart
 from .._errors import ImplementationFailed, InvalidEvent, ProtocolError
-from .._record import CallRecord
+from .._record import ToolCallModel
 from .._tracker import CHART_EVENTS, ToolCallTracker
 from ._protocol import Implementation
 
@@ -102,8 +102,8 @@ def wire_id(key: str) -> str:
     return WIRE_IDS[index] if 0 <= index < len(WIRE_IDS) else key
 
 
-def _record(key: str) -> CallRecord:
-    return CallRecord(key, TOOL_NAME, 0)
+def _record(key: str) -> ToolCallModel:
+    return ToolCallModel(key, TOOL_NAME, 0)
 
 
 def _paths() -> list[Path]:

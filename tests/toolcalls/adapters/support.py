@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from toolcalls import ToolCall, ToolCallTracker
+from toolcalls import ToolCallTracker, ToolCallView
 from toolcalls.adapters import StreamAdapter
 
 
@@ -18,7 +18,7 @@ def track(adapter: StreamAdapter, chunks: Iterable[Any]) -> ToolCallTracker:
     return tracker
 
 
-def calls(adapter: StreamAdapter, chunks: Iterable[Any]) -> list[ToolCall]:
+def calls(adapter: StreamAdapter, chunks: Iterable[Any]) -> list[ToolCallView]:
     return track(adapter, chunks).list()
 
 

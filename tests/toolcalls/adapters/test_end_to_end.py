@@ -21,7 +21,7 @@ import openai
 from google import genai
 from google.genai import types as genai_types
 
-from toolcalls import ToolCallSession, ToolCallState
+from toolcalls import ExecutionView, ToolCallSession
 from toolcalls.adapters import (
     AnthropicAdapter,
     GeminiAdapter,
@@ -51,7 +51,7 @@ def by_id(items: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
     return {item[key]: item for item in items}
 
 
-async def run_session(events: Any) -> list[ToolCallState]:
+async def run_session(events: Any) -> list[ExecutionView]:
     async with ToolCallSession(TOOLS) as session:
         return [settled async for settled in session.run(events)]
 

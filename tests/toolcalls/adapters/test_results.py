@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from toolcalls import ToolCall, ToolCallState, ToolError
+from toolcalls import ExecutionView, ToolCallView, ToolError
 from toolcalls.adapters import (
     GeminiAdapter,
     OpenAIChatAdapter,
@@ -27,8 +27,8 @@ from toolcalls.adapters import (
 
 from .support import chat_chunk, fragment
 
-OK = ToolCallState("c1", "search", MappingProxyType({}), "success", {"hits": ["é"]})
-FAILED = ToolCallState(
+OK = ExecutionView("c1", "search", MappingProxyType({}), "success", {"hits": ["é"]})
+FAILED = ExecutionView(
     "c2", "search", MappingProxyType({}), "error", None, ToolError("timeout", "too slow", {})
 )
 FAILED_JSON = '{"error": {"kind": "timeout", "message": "too slow", "details": {}}}'
@@ -86,7 +86,7 @@ def test_gemini_adapter_sends_back_only_the_ids_the_model_sent() -> None:
             ]
         }
     )
-    generated = ToolCallState("call_0", "search", MappingProxyType({}), "success", 1)
+    generated = ExecutionView("call_0", "search", MappingProxyType({}), "success", 1)
     assert "id" not in adapter.function_response(generated)["functionResponse"]
     assert adapter.function_response(OK)["functionResponse"]["id"] == "c1"
 
@@ -105,7 +105,7 @@ def test_ai_sdk_tool_output_available_and_error() -> None:
 
 
 def test_string_results_are_sent_as_they_are() -> None:
-    state = ToolCallState("c1", "f", MappingProxyType({}), "success", "plain text")
+    state = ExecutionView("c1", "f", MappingProxyType({}), "success", "plain text")
     assert openai_chat_tool_message(state)["content"] == "plain text"
 
 
@@ -121,24 +121,26 @@ def test_string_results_are_sent_as_they_are() -> None:
 )
 def test_results_json_cannot_hold_are_still_sent_as_json(builder: Any) -> None:
     when = datetime.datetime(2026, 1, 2, 3, 4, tzinfo=datetime.UTC)
-    state = ToolCallState("c1", "f", MappingProxyType({}), "success", {"at": when, "tags": {1}})
+    state = ExecutionView("c1", "f", MappingProxyType({}), "success", {"at": when, "tags": {1}})
     message = json.dumps(builder(state))
     assert "2026-01-02T03:04:00Z" in message
 
 
-def test_tracker_snapshots_work_too() -> None:
-    done = ToolCall(id="c1", name="f", args_text="{}", args={}, status="done", result=[1])
-    failed = ToolCall(id="c2", name="f", args_text="{", status="error", error={"message": "bad"})
+def test_tracker_views_work_too() -> None:
+    done = ToolCallView(id="c1", name="f", args_text="{}", args={}, status="done", result=[1])
+    failed = ToolCallView(
+        id="c2", name="f", args_text="{", status="error", error={"message": "bad"}
+    )
     assert openai_chat_tool_message(done)["content"] == "[1]"
     assert anthropic_tool_result(failed)["is_error"] is True
     assert ai_sdk_tool_output(failed)["errorText"] == "bad"
 
 
 def test_an_unsettled_call_is_refused() -> None:
-    running = ToolCall(id="c1", name="f", args_text="{}", args={}, status="running")
+    running = ToolCallView(id="c1", name="f", args_text="{}", args={}, status="running")
     with pytest.raises(ValueError, match="c1 has not settled"):
         openai_chat_tool_message(running)
-    with pytest.raises(TypeError, match="expected a ToolCallState or ToolCall"):
+    with pytest.raises(TypeError, match="expected an ExecutionView or ToolCallView"):
         openai_chat_tool_message({"id": "c1"})  # type: ignore[arg-type]
 
 

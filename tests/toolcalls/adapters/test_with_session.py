@@ -5,18 +5,18 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from toolcalls import ToolCallSession, ToolCallState
+from toolcalls import ExecutionView, ToolCallSession
 from toolcalls.adapters import AISDKAdapter, OpenAIChatAdapter, openai_chat_tool_message
 
 from .support import chat_chunk, fragment
 
 
-def run(adapter: Any, chunks: list[Any], runs: list[Any]) -> tuple[list[ToolCallState], Any]:
+def run(adapter: Any, chunks: list[Any], runs: list[Any]) -> tuple[list[ExecutionView], Any]:
     def f(a: int) -> int:
         runs.append(a)
         return a
 
-    async def main() -> tuple[list[ToolCallState], Any]:
+    async def main() -> tuple[list[ExecutionView], Any]:
         async with ToolCallSession({"f": f, "rm": f}) as session:
             settled = [state async for state in session.run(adapter.events(chunks))]
             return settled, session.tracker.list()
