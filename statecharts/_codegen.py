@@ -26,6 +26,7 @@ from typing import Any
 from statemachine.orderedset import OrderedSet
 from statemachine.signature import SignatureAdapter
 
+from . import _async
 from ._resolve import Expr, Leaf, Mode, Resolved, format_expr
 
 #: The names python-statemachine injects into every callback and drops from user keywords.
@@ -156,6 +157,13 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     if not callable(value):
         return value
     bound = SignatureAdapter.from_callable(value).bind_expected(*args, **kwall)
+    if _async.is_async(value):
+        if not _async.inside_a_run():
+            raise TypeError(
+                f"{name} is an async callback read from the model instance, and the chart was "
+                "compiled for a synchronous run: define it on the model's class"
+            )
+        return _async.wait(value(*bound.args, **bound.kwargs))
     return value(*bound.args, **bound.kwargs)
 
 

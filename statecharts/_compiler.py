@@ -51,6 +51,8 @@ RUNTIME_NAMES = frozenset(
         "_drain",
         "configuration",
         "snapshot",
+        "activate_initial_state",
+        "_driven",
     }
 )
 
@@ -217,8 +219,8 @@ class _Reader:
         function = _function_of(value)
         if function is None:
             return
-        if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
-            raise self.refuse("an async callback", f"{self.name}.{name}")
+        if inspect.isasyncgenfunction(function):
+            raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
         unsupported = sorted(self._machine_api_used(function))
         if unsupported:
             raise self.refuse(
@@ -348,9 +350,6 @@ class _Reader:
             )
         function = spec.func
         kind = RefKind.PROPERTY if spec.reference is SpecReference.PROPERTY else RefKind.CALLABLE
-        target = function.fget if isinstance(function, property) else function
-        if inspect.iscoroutinefunction(target):
-            raise self.refuse("an async callback", f"{group.value} {spec.attr_name!r}")
         return CallbackDef(
             group=group,
             kind=kind,

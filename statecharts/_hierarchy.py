@@ -249,6 +249,15 @@ class HBinding:
             if not hasattr(model, name):
                 raise not_found(where, [name])
 
+    def resolve_all(self) -> None:
+        """Resolve every callback of the chart now (generation resolves them lazily)."""
+        for state in self.runtime.declared_states.values():
+            self._state_group(state, Group.ENTER)
+            self._state_group(state, Group.EXIT)
+        for transition in self.runtime.declared_transition_list:
+            for group in (Group.VALIDATORS, Group.COND, Group.BEFORE, Group.ON, Group.AFTER):
+                self._transition_group(transition, group)
+
     # -- nodes -------------------------------------------------------------------------------
 
     def node(

@@ -26,7 +26,7 @@ from statemachine.orderedset import OrderedSet
 from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
-from . import _snapshot
+from . import _async, _snapshot
 from ._codegen import FunctionWriter, Module, Step, write_function
 from ._compiler import (
     RUNTIME_NAMES,
@@ -282,6 +282,12 @@ class Instance:
         would. Raises ``InstanceSnapshotError`` from inside a callback or for a payload JSON cannot
         keep."""
         pending = self._pending
+        if isinstance(pending, _Unstarted):
+            raise InstanceSnapshotError(
+                "instance",
+                "its initial state is not entered yet: send an event or await "
+                "activate_initial_state() first",
+            )
         if pending is _BUSY or (pending is not None and pending.busy):
             raise InstanceSnapshotError(
                 "instance",
@@ -786,6 +792,7 @@ class Binding:
         "initial",
         "initial_node",
         "instance_names",
+        "is_async",
         "nodes",
         "resolver",
         "runtime",
@@ -821,6 +828,7 @@ class Binding:
         self.source = self._module.source
         #: Declared names the model's class lacks: each instance must provide them.
         self.instance_names = tuple(resolver.instance_names.items())
+        self.is_async = False
 
     def gap(self, source: StateDef) -> StateNode:
         """The node of the empty configuration between leaving ``source`` and entering the
@@ -1179,6 +1187,7 @@ class Runtime:
         )
         self.by_type: dict[type, Binding] = {}
         self._lock = threading.RLock()
+        self._awaited: type[Instance] | None = None
 
     def event_object(self, name: str) -> DeclaredEvent:
         """The declared event called ``name``, or an event object for an undeclared name."""
@@ -1198,6 +1207,13 @@ class Runtime:
                     binding = self._bind(model_type)
                     self.by_type[model_type] = binding
         return binding
+
+    def awaited_class(self) -> type[Instance]:
+        """The instance class for models that make the chart's callbacks async (one)."""
+        with self._lock:
+            if self._awaited is None:
+                self._awaited = _awaited_class(self.instance_class)
+            return self._awaited
 
     def _bind(self, model_type: type) -> Binding:
         if hasattr(model_type, "prepare_event"):
@@ -1219,10 +1235,97 @@ class Runtime:
             None if model_type is type(None) else model_type,
             self.resolvable_fields,
         )
+        binding: Any
         if self.chart.is_hierarchical:
             support = Support(Outcome, _BUSY, _FIRE_HELPERS, _not_allowed, _reject)
-            return HBinding(self, resolver, support)  # type: ignore[return-value]
-        return Binding(self, resolver)
+            binding = HBinding(self, resolver, support)
+            binding.resolve_all()  # generation is lazy; asyncness must be known now
+        else:
+            binding = Binding(self, resolver)
+        binding.is_async = resolver.is_async
+        if resolver.is_async:
+            binding.cls = self.awaited_class()
+        return binding  # type: ignore[no-any-return]
+
+
+class _Unstarted:
+    """The ``_pending`` of an async instance not activated yet: its initial state is entered
+    by the first event, or ``activate_initial_state()``, as python-statemachine's async
+    engine defers it (``kwargs`` go to the initial ``enter`` callbacks)."""
+
+    __slots__ = ("kwargs",)
+
+    def __init__(self, kwargs: dict[str, Any]) -> None:
+        self.kwargs = kwargs
+
+
+def _awaited_class(base: type[Instance]) -> type[Instance]:
+    """The instance class of a chart with async callbacks: python-statemachine's awaitable
+    send path, over ``base`` (a subclass with no new slots, so a custom ``__init__``'s
+    instance can switch to it once its model is known).
+
+    ``send`` (and ``raise_``, and the event methods) return a coroutine to await when an event
+    loop runs in this thread, and run to completion otherwise, as python-statemachine's
+    ``send`` does with its async engine; from inside a callback they queue the event and
+    return an awaitable outcome (``await self.send(...)`` works, and so does not awaiting it).
+    The initial state is entered by the first event or ``await activate_initial_state()``.
+    Events are sent to one instance from one task at a time: sending from another task while
+    it runs raises ``RuntimeError``.
+    """
+    base_send, base_raise = base.send, base.raise_
+
+    def send(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Send ``event``: awaitable in a running event loop, as python-statemachine's."""
+        if _async.running(self):
+            return _async.Done(base_send(self, event, *args, **kwargs))
+        return _async.complete(_driven(self, base_send, event, args, kwargs))
+
+    def raise_(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Raise an internal event (from a callback), else send it: awaitable, as ``send``."""
+        if _async.running(self):
+            return _async.Done(base_raise(self, event, *args, **kwargs))
+        return _async.complete(_driven(self, base_raise, event, args, kwargs))
+
+    def activate_initial_state(self: Instance) -> Any:
+        """Enter the initial state now, if no event did yet (an awaitable, as ``send``)."""
+        return _async.complete(_driven(self, None, "", (), {}))
+
+    return type(
+        base.__name__,
+        (base,),
+        {
+            "__slots__": (),
+            "__module__": base.__module__,
+            "__doc__": base.__doc__,
+            "send": send,
+            "raise_": raise_,
+            "activate_initial_state": activate_initial_state,
+        },
+    )
+
+
+async def _driven(
+    instance: Instance,
+    send: Callable[..., Outcome] | None,
+    event: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """Run one event of an async instance (entering its initial state first if no event did
+    yet), awaiting its async callbacks on this event loop."""
+    pending = instance._pending
+    if isinstance(pending, _Unstarted):
+        instance._pending = None
+        binding: Any = instance._node.binding
+        await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
+    elif pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
+        raise RuntimeError(
+            f"{event!r} was sent to an async instance of {instance.chart.name} while another "
+            "task's event runs on it; send to one instance from one task at a time"
+        )
+    if send is None:
+        return None
+    return await _async.drive(instance, send, instance, event, *args, **kwargs)
 
 
 class _Constructed(Instance):
@@ -1253,8 +1356,13 @@ class _Constructed(Instance):
         if binding.instance_names:
             binding.check_instance(model)
         Instance.__init__(self, binding.initial_node, model)
+        if binding.cls is not type(self):  # the model's callbacks are async
+            self.__class__ = binding.cls  # type: ignore[assignment]
         if binding.initial is not None:
-            binding.enter_initial(self, kwargs)
+            if binding.is_async:
+                self._pending = _Unstarted(kwargs)  # type: ignore[assignment]
+            else:
+                binding.enter_initial(self, kwargs)
 
 
 def _rebound(function: Any, cls: type) -> Any:
@@ -1405,7 +1513,10 @@ class Chart(ChartDef):
             binding.check_instance(model)
         instance = binding.cls(binding.initial_node, model)
         if binding.initial is not None:
-            binding.enter_initial(instance, kwargs)
+            if binding.is_async:
+                instance._pending = _Unstarted(kwargs)  # type: ignore[assignment]
+            else:
+                binding.enter_initial(instance, kwargs)
         return instance
 
     def source(self, model_type: type | None = None) -> str:
