@@ -15,6 +15,7 @@ and PNG), optionally overlaid with test coverage (``Coverage``, ``coverage_overl
 path of one call (``trace_overlay``); ``python -m statecharts`` does both from the command line.
 """
 
+from ._clock import AsyncioClock, Clock, VirtualClock
 from ._codegen import EventData
 from ._coverage import ChartCoverage, Coverage
 from ._diagram import Emphasis, Mark, Overlay, render, to_dot, to_mermaid
@@ -43,10 +44,12 @@ from ._overlay import TraceStep, coverage_overlay, read_trace, trace_overlay
 from ._runtime import Chart, Instance, Outcome, compile_chart, observe_outcomes
 
 __all__ = [
+    "AsyncioClock",
     "CallbackDef",
     "Chart",
     "ChartCoverage",
     "ChartDef",
+    "Clock",
     "Coverage",
     "CoverageError",
     "Divergence",
@@ -69,6 +72,7 @@ __all__ = [
     "TraceStep",
     "TransitionDef",
     "UnsupportedChart",
+    "VirtualClock",
     "compile_chart",
     "coverage_overlay",
     "observe_outcomes",

@@ -45,6 +45,7 @@ class EventData:
         "kwargs",
         "machine",
         "model",
+        "send_id",
         "source",
         "state",
         "target",
@@ -72,11 +73,14 @@ class EventData:
         self.state = state
         self.source = source
         self.target = target
+        self.send_id: Any = None
 
     @property
     def trigger_data(self) -> TriggerData:
         """The event as it was sent (python-statemachine's ``TriggerData``)."""
-        return TriggerData(self.machine, self.event, self.model, self.args, self.kwargs)
+        trigger = TriggerData(self.machine, self.event, self.model, self.args, self.kwargs)
+        trigger.send_id = self.send_id
+        return trigger
 
     @property
     def extended_kwargs(self) -> dict[str, Any]:
@@ -326,12 +330,16 @@ class FunctionWriter:
         static_event: str | None,
         catch: bool = False,
         handling_error: bool = False,
+        prepare: bool = False,
     ) -> None:
         self.module = module
         self.catch = catch
+        #: the chart has a ``prepare_event``: every callback gets its keyword arguments
+        #: through ``_prep`` and is bound as python-statemachine binds it
+        self.prepare = prepare
         self.handling_error = handling_error
         self.positional = positional
-        self.args = "args" if positional else "()"
+        self.args = "args" if positional or prepare else "()"
         self.event_expr = event_expr
         self.static_event = static_event
         self.lines: list[str] = []
@@ -370,20 +378,34 @@ class FunctionWriter:
             values["new_configuration"] = f"_oset({new_state})"
         return Phase(values)
 
+    def prepared(self, phase: Phase) -> str:
+        """The expression of the keyword arguments a callback gets in a chart with a
+        ``prepare_event``."""
+        return f"_prep(inst, args, kw, {phase.injected_dict()})"
+
     def leaf(self, leaf: Leaf, phase: Phase) -> str:
         owner = {"chart": "inst", "model": "m"}.get(leaf.owner, "")
         kwall = f"_kwall(kw, {phase.injected_dict()})"
+        args = self.args
+        if self.prepare:
+            kwall, args = self.prepared(phase), "args"
         if leaf.mode is Mode.ATTR:
             name = str(leaf.target)
             return f"{owner}.{name}" if name.isidentifier() else f"getattr({owner}, {name!r})"
         if leaf.mode is Mode.DYNAMIC:
-            return f"_dyn({owner}, {leaf.target!r}, {self.args}, {kwall})"
+            return f"_dyn({owner}, {leaf.target!r}, {args}, {kwall})"
         function = self.module.const(leaf.target, leaf.name.rsplit(".", 1)[-1])
         signature = leaf.signature
         assert signature is not None
         self_arg = owner if leaf.mode is Mode.METHOD else ""
         parameters = signature.parameters.values()
         fast = not any(p.kind is p.POSITIONAL_ONLY for p in parameters)
+        if self.prepare:
+            adapter = SignatureAdapter(  # type: ignore[no-untyped-call]
+                list(parameters), return_annotation=signature.return_annotation
+            )
+            adapter_name = self.module.const(adapter, f"SIGNATURE_{function}")
+            return f"_bind({function}, {self_arg or '_NOSELF'}, {adapter_name}, args, {kwall})"
         if self.positional or not fast:
             adapter = SignatureAdapter(  # type: ignore[no-untyped-call]
                 list(parameters), return_annotation=signature.return_annotation
@@ -589,16 +611,18 @@ def write_function(
     positional_variant: bool,
     catch: bool = False,
     handling_error: bool = False,
+    prepare: bool = False,
 ) -> None:
     """Add ``def name(parameters)``; with ``positional_variant`` also ``name__positional``,
-    which the first calls when positional arguments were sent."""
+    which the first calls when positional arguments were sent (``prepare``: the chart has a
+    ``prepare_event``)."""
     variants = [(name, False)]
     positional_name = module.unique(f"{name}__positional") if positional_variant else ""
     if positional_variant:
         variants.append((positional_name, True))
     for function_name, positional in variants:
         writer = FunctionWriter(
-            module, positional, event_expr, static_event, catch, handling_error
+            module, positional, event_expr, static_event, catch, handling_error, prepare
         )
         body(writer)
         lines = [f"def {function_name}({parameters}):"]

@@ -49,10 +49,17 @@ RUNTIME_NAMES = frozenset(
         "_settle_failure",
         "_enqueue",
         "_drain",
+        "_settle",
+        "_send_plain",
+        "_put_nonblocking",
         "configuration",
         "snapshot",
         "activate_initial_state",
         "_driven",
+        "clock",
+        "next_due",
+        "run_due",
+        "run_until_idle",
     }
 )
 
@@ -70,6 +77,8 @@ _INSTANCE_API = frozenset(
         "is_terminated",
         "chart",
         "snapshot",
+        "clock",
+        "next_due",
     }
 )
 
@@ -158,20 +167,8 @@ class _Reader:
             hint = "resolve callbacks on the chart or the model"
             raise self.refuse("a class-level listener", "listeners", hint)
         self._check_init()
-        if getattr(cls, "prepare_event", None) is not None and _has_callbacks(cls):
-            raise self.refuse(
-                "a prepare_event callback",
-                "prepare_event",
-                "python-statemachine's SCXML, JSON and YAML loaders set one to pass system "
-                "variables (_event, _sessionid, ...) and their actions use its engine's queues",
-            )
         for name, value in self.attributes.items():
             self._check_attribute(name, value)
-        for event in cls._events:
-            if event.delay:
-                raise self.refuse("a delayed event", f"event {event.id!r}")
-            if event.internal:
-                raise self.refuse("an internal event", f"event {event.id!r}")
 
     def _check_init(self) -> None:
         """A custom ``__init__`` runs, keeping its fields on the instance, when it is the only
@@ -214,8 +211,6 @@ class _Reader:
             raise self.refuse(
                 "an attribute named like the runtime's own API", f"attribute {name!r}"
             )
-        if name == "prepare_event":
-            raise self.refuse("a prepare_event callback", "prepare_event")
         function = _function_of(value)
         if function is None:
             return
@@ -306,9 +301,7 @@ class _Reader:
         source = transition.source.id
         target = transition.target.id if transition.target is not None else None
         events = tuple(str(event) for event in transition.events)
-        where = f"transition from {source!r} to {target!r}"
-        if len(transition.targets) > 1:
-            raise self.refuse("a transition with several targets", where)
+        extra = tuple(state.id for state in transition.targets[1:])
         return TransitionDef(
             id=f"{source}:{'|'.join(events)}:{target or ''}",
             source=source,
@@ -322,6 +315,7 @@ class _Reader:
             after=self._callbacks(transition.after, Group.AFTER),
             order=order,
             initial=bool(transition.initial),
+            extra_targets=extra,
         )
 
     def _callbacks(self, specs: Iterable[CallbackSpec], group: Group) -> tuple[CallbackDef, ...]:
@@ -411,21 +405,6 @@ def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
         and node.value.id == owner
         and (not before_super or node.lineno < handover)
     )
-
-
-def _has_callbacks(cls: type[StateChart[Any]]) -> bool:
-    """Whether any state or transition declares a callback (conventions aside): only then can
-    what a ``prepare_event`` adds to callbacks' arguments be observed."""
-    for state in declared_states(cls):
-        for spec in (*state.enter, *state.exit):
-            if not spec.is_convention:
-                return True
-    for transition in declared_transitions(cls):
-        groups = (transition.validators, transition.cond, transition.before, transition.on)
-        for spec in (*(s for group in groups for s in group), *transition.after):
-            if not spec.is_convention:
-                return True
-    return False
 
 
 def declared_states(cls: type[StateChart[Any]]) -> list[DeclaredState]:

@@ -196,6 +196,14 @@ class HBinding:
         self.strict = not chart.flags.allow_event_without_transition
         self.catch = chart.flags.catch_errors_as_events
         self.flags = chart.flags
+        #: Whose ``prepare_event`` runs before callbacks: the chart's, then the model's.
+        self.prepare = runtime.prepare is not None
+        model_type = resolver.model_type
+        self.prepare_owners: tuple[str, ...] = ()
+        if self.prepare:
+            self.prepare_owners = ("chart",)
+            if model_type is not None and hasattr(model_type, "prepare_event"):
+                self.prepare_owners += ("model",)
         self._groups: dict[tuple[str, str], tuple[Resolved, ...]] = {}
         self._lock = threading.RLock()
         self._nodes: dict[tuple[Any, ...], HNode] = {}
@@ -218,11 +226,12 @@ class HBinding:
     def enter_initial(self, instance: Any, kwargs: dict[str, Any]) -> None:
         """Enter the initial configuration, then run the macrostep that follows."""
         assert self.initial is not None
-        instance._pending = self.support.busy
+        if instance._pending is None:
+            instance._pending = self.support.busy
         try:
             outcome = self.initial(instance, (), kwargs)
         except BaseException:
-            instance._pending = None
+            instance._settle_failure()
             raise
         instance._run_queues(outcome)
 
@@ -417,6 +426,8 @@ class HBinding:
                             indent = 1
                         writer.emit(indent, f"# {_describe(definition)}")
                         base = self._phase(writer, module, transition, transition.source)
+                        if self.prepare:  # python-statemachine prepares each candidate's
+                            writer.emit(indent, writer.prepared(base))  # arguments first
                         validators = writer.call_lines(
                             self._transition_group(transition, Group.VALIDATORS), base
                         )
@@ -448,6 +459,7 @@ class HBinding:
                 positional_variant=False,
                 catch=self.catch,
                 handling_error=handling_error,
+                prepare=self.prepare,
             )
             namespace = module.build()
             del runtime
@@ -581,6 +593,7 @@ class HBinding:
             positional_variant=False,
             catch=self.catch,
             handling_error=names.handling_error,
+            prepare=self.prepare,
         )
         namespace = module.build()
         self.source += module.source

@@ -119,7 +119,9 @@ class TransitionDef:
 
     ``id`` is stable across runs and machines (``source:events:target``, with ``#n`` added
     when several transitions share that triple), so coverage files can key on it.
-    ``target`` is ``None`` for a targetless transition, which runs actions and stays put.
+    ``target`` is ``None`` for a targetless transition, which runs actions and stays put;
+    a transition with several targets (into parallel regions) lists the others in
+    ``extra_targets``.
     ``events`` is empty for an eventless transition; ``initial`` marks a compound or parallel
     state's default entry into its children.
     """
@@ -136,6 +138,16 @@ class TransitionDef:
     after: tuple[CallbackDef, ...] = ()
     order: int = 0
     initial: bool = False
+    #: Every target, for a transition with several (into parallel regions); else ``()``.
+    extra_targets: tuple[str, ...] = ()
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The transition's targets: ``target`` and, for a transition with several (into
+        parallel regions), the others."""
+        if self.target is None:
+            return ()
+        return (self.target, *self.extra_targets)
 
     @property
     def is_eventless(self) -> bool:
@@ -210,7 +222,9 @@ class ChartDef:
             return True
         return any(
             state.parent is not None or state.kind != "atomic" for state in self.states
-        ) or any(transition.is_eventless for transition in self.transitions)
+        ) or any(
+            transition.is_eventless or transition.extra_targets for transition in self.transitions
+        )
 
     def children(self, state_id: str | None) -> tuple[StateDef, ...]:
         """The states directly inside ``state_id`` (``None``: the top-level states)."""

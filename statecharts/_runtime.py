@@ -7,7 +7,9 @@ an event is one dict lookup and one call. All instances of a chart share its nod
 
 from __future__ import annotations
 
+import heapq
 import itertools
+import math
 import threading
 import time
 import types
@@ -27,7 +29,8 @@ from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
 from . import _async, _snapshot
-from ._codegen import FunctionWriter, Module, Step, write_function
+from ._clock import Clock, VirtualClock
+from ._codegen import FunctionWriter, Module, Step, _dyn, _kwall, write_function
 from ._compiler import (
     RUNTIME_NAMES,
     chart_attributes,
@@ -165,23 +168,106 @@ def _notify(instance: Instance, outcome: Outcome) -> None:
         observer(instance, outcome)
 
 
+Item = tuple[str, tuple[Any, ...], dict[str, Any]]
+#: A queued external event: (due, sequence, send_id, item); ordered by due time, then by
+#: the order the events were sent.
+Timed = tuple[float, int, Any, Item]
+#: ``_Queues.trigger`` of an event taken from the internal queue.
+_INTERNAL_TRIGGER = (True, None)
+
+
 class _Queues:
     """Events waiting on an instance: ``internal`` ones (``raise_``, ``error.execution``, run
-    within the current macrostep) and ``external`` ones (``send`` from a callback, each run as
-    a macrostep of its own afterwards). ``busy`` is false while the instance is idle with
-    events left over from an event whose guards raised; they run first at the next ``send``.
+    within the current macrostep) and external ones (``send`` from a callback, each run as a
+    macrostep of its own afterwards). External events sent while no delayed event waits are in
+    ``external``, in order; the others (delayed events, events with a ``send_id``, and events
+    sent while a delayed one waits) in ``timed``, a heap ordered by due time, which every event
+    in ``external`` precedes (python-statemachine's external queue, ordered by due time).
+
+    ``busy`` is false while the instance is idle with events still waiting: timers, or events
+    left over from an event whose guards raised; those run first at the next ``send``.
+    ``clock`` is the instance's clock (``None``: real time, waiting as python-statemachine's
+    synchronous engine waits). ``trigger`` is ``(internal, send_id)`` of the event being run
+    when it was taken from a queue (``None``: sent from outside).
     """
 
-    __slots__ = ("busy", "delayed", "external", "in_internal", "internal", "keep")
+    __slots__ = (
+        "busy",
+        "clock",
+        "external",
+        "in_internal",
+        "internal",
+        "keep",
+        "timed",
+        "trigger",
+        "woken",
+    )
 
-    def __init__(self) -> None:
-        self.delayed: list[tuple[float, int, Any, tuple[str, tuple[Any, ...], dict[str, Any]]]]
-        self.delayed = []
-        self.external: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] = deque()
-        self.internal: deque[tuple[str, tuple[Any, ...], dict[str, Any]]] = deque()
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.timed: list[Timed] = []
+        self.external: deque[Item] = deque()
+        self.internal: deque[Item] = deque()
         self.busy = True
         self.in_internal = False
         self.keep = False
+        self.clock = clock
+        self.trigger: tuple[bool, Any] | None = None
+        self.woken: float | None = None
+
+    def now(self) -> float:
+        clock = self.clock
+        return time.monotonic() if clock is None else clock.now()
+
+    def put(self, item: Item, delay_ms: float = 0, send_id: Any = None) -> None:
+        """Queue an external event, due after ``delay_ms`` milliseconds."""
+        if delay_ms or send_id is not None or self.timed:
+            due = self.now() + delay_ms / 1000
+            heapq.heappush(self.timed, (due, next(_sequence), send_id, item))
+        else:
+            self.external.append(item)
+
+    def pending_external(self) -> bool:
+        return bool(self.external or self.timed)
+
+    def holds(self, item: Item) -> bool:
+        return any(entry is item for entry in self.external) or any(
+            entry[3] is item for entry in self.timed
+        )
+
+    def take(self) -> Item | None:
+        """The next external event that is due (``None``: none is). Without a clock this
+        waits for the next delayed event, as python-statemachine's synchronous engine does."""
+        if self.external:
+            self.trigger = None
+            return self.external.popleft()
+        timed = self.timed
+        if not timed:
+            return None
+        due = timed[0][0]
+        clock = self.clock
+        if clock is None:
+            wait = due - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+        elif due > clock.now():
+            return None
+        _, _, send_id, item = heapq.heappop(timed)
+        self.trigger = (False, send_id)
+        return item
+
+    def cancel(self, send_id: Any) -> None:
+        timed = [entry for entry in self.timed if entry[2] != send_id]
+        if len(timed) != len(self.timed):
+            heapq.heapify(timed)
+            self.timed = timed
+
+    def drop_external(self) -> None:
+        self.external.clear()
+        self.timed.clear()
+
+    def idle(self) -> bool:
+        """Whether nothing is queued and the instance has no clock to remember."""
+        return not (self.timed or self.external or self.internal) and self.clock is None
 
 
 class Instance:
@@ -196,6 +282,8 @@ class Instance:
     _node: StateNode
     _pending: _Queues | None
     model: Any
+    #: ``send`` of the instance's base class (a chart's declared event options aside)
+    _send_plain: Callable[..., Outcome]
 
     def __init__(self, node: StateNode, model: Any) -> None:
         """Set up an instance in ``node`` (the one place an instance's slots are set; use
@@ -305,16 +393,70 @@ class Instance:
             {}
             if pending is None
             else {"internal": pending.internal, "external": pending.external},
-            [] if pending is None else pending.delayed,
+            [] if pending is None else pending.timed,
             vars(self) if runtime.custom_init else {},
             runtime.instance_fields,
         )
 
     def cancel_event(self, send_id: str) -> None:
-        """Cancel the delayed events sent with this ``send_id`` that have not run yet."""
+        """Cancel the events sent with this ``send_id`` that have not run yet (delayed ones,
+        typically); an unknown ``send_id`` is not an error, as in python-statemachine."""
         pending = self._pending
         if isinstance(pending, _Queues):
-            pending.delayed = [entry for entry in pending.delayed if entry[2] != send_id]
+            pending.cancel(send_id)
+
+    @property
+    def clock(self) -> Clock | None:
+        """The clock delayed events wait on (``None``: real time, waiting as
+        python-statemachine's synchronous engine does)."""
+        pending = self._pending
+        return pending.clock if isinstance(pending, _Queues) else None
+
+    def next_due(self) -> float | None:
+        """When the earliest delayed event waiting on this instance is due, on its clock's
+        scale (``None``: none waits)."""
+        pending = self._pending
+        if isinstance(pending, _Queues) and pending.timed:
+            return pending.timed[0][0]
+        return None
+
+    def run_due(self) -> None:
+        """Run the delayed events that are due on the instance's clock, each as a macrostep
+        of its own (what a clock calls when it wakes the instance). From a callback, or when
+        nothing is due, it does nothing."""
+        pending = self._pending
+        if not isinstance(pending, _Queues) or pending.busy or not pending.pending_external():
+            return
+        pending.busy = True
+        self._drain(pending)
+
+    def run_until_idle(self) -> None:
+        """Run everything queued and every delayed event, in order, until none is left.
+
+        On a ``VirtualClock`` this advances the clock to each next delayed event (running
+        other instances' timers that fall due on the way, as the shared clock does); without
+        a clock it waits in real time. A delayed event that keeps scheduling others keeps it
+        running. Raises ``RuntimeError`` from a callback, and ``TypeError`` on a clock it
+        cannot advance (run such instances on their own driver, ``AsyncioClock`` ...).
+        """
+        pending = self._pending
+        if pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
+            raise RuntimeError("run_until_idle() cannot run from inside a callback")
+        while isinstance(pending, _Queues) and pending.pending_external():
+            clock = pending.clock
+            if clock is None:
+                pending.busy = True
+                self._drain(pending)
+            elif isinstance(clock, VirtualClock):
+                wait = max(0.0, pending.timed[0][0] - clock.now()) if pending.timed else 0.0
+                self.run_due()
+                if self._pending is pending and pending.timed and not pending.busy:
+                    clock.advance(wait)
+            else:
+                raise TypeError(
+                    f"run_until_idle() advances a VirtualClock, not {type(clock).__name__}"
+                )
+            pending = self._pending
 
     # -- queues ------------------------------------------------------------------------------
 
@@ -322,44 +464,48 @@ class Instance:
         self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Outcome:
         """``send`` with python-statemachine's options: ``delay`` (milliseconds), ``send_id``
-        (to cancel a delayed event) and ``internal``; none of them is payload."""
+        (to cancel a delayed event) and ``internal``; none of them is payload. Left out, the
+        delay and ``internal`` are the declared event's."""
         kwargs = dict(kwargs)
-        delay = kwargs.pop("delay", None) or 0
+        delay = kwargs.pop("delay", None)
         send_id = kwargs.pop("send_id", None)
-        internal = bool(kwargs.pop("internal", None))
+        internal = kwargs.pop("internal", None)
+        declared = self._node.binding.runtime.events.get(event)
+        if delay is None:
+            delay = declared.delay if declared is not None else 0
+        if internal is None:
+            internal = bool(declared is not None and declared.internal)
+        delay = _delay_ms(event, delay)
         if delay and internal:
             raise_delayed_internal(event)
         pending = self._pending
         busy = pending is _BUSY or (isinstance(pending, _Queues) and pending.busy)
         if busy and internal:
             return self.raise_(event, *args, **kwargs)
-        if busy and delay:
-            queues = self._queues()
-            due = time.monotonic() + delay / 1000
-            queues.delayed.append((due, next(_sequence), send_id, (event, args, kwargs)))
-            queues.delayed.sort(key=lambda entry: entry[:2])
+        if not busy and not delay and send_id is None:
+            return self._send_plain(event, *args, **kwargs)
+        item = (event, args, kwargs)
+        if busy:
+            self._queues().put(item, delay, send_id)
             outcome = Outcome(False, event, self._node.state, None, None, "queued")
             if _observers:
                 _notify(self, outcome)
             return outcome
-        if delay:  # python-statemachine's synchronous engine waits until the event is due
+        if not isinstance(pending, _Queues):
+            pending = self._pending = _Queues()
+        if pending.clock is None and delay:
+            # python-statemachine's synchronous engine waits until the event is due
             time.sleep(delay / 1000)
-        return self.send(event, *args, **kwargs)
+            delay = 0
+        pending.busy = True
+        pending.put(item, delay, send_id)
+        return self._drain(pending, item) or Outcome(
+            False, event, self._node.state, None, None, "queued"
+        )
 
-    def _next_external(
-        self, queues: _Queues
-    ) -> tuple[str, tuple[Any, ...], dict[str, Any]] | None:
-        """The next queued external event: sent ones first, then delayed ones when due (this
-        waits for them, as python-statemachine's synchronous engine does)."""
-        if queues.external:
-            return queues.external.popleft()
-        if not queues.delayed:
-            return None
-        due, _, _, item = queues.delayed.pop(0)
-        wait = due - time.monotonic()
-        if wait > 0:
-            time.sleep(wait)
-        return item
+    def _next_external(self, queues: _Queues) -> Item | None:
+        """The next queued external event that is due (``None``: none is)."""
+        return queues.take()
 
     def _queues(self) -> _Queues:
         pending = self._pending
@@ -372,7 +518,7 @@ class Instance:
         assert pending is not None
         if pending is not _BUSY and not pending.busy:
             return self._send_after_leftovers(event, args, kwargs)
-        self._queues().external.append((event, args, kwargs))
+        self._queues().put((event, args, kwargs))
         outcome = Outcome(False, event, self._node.state, None, None, "queued")
         if _observers:
             _notify(self, outcome)
@@ -381,27 +527,32 @@ class Instance:
     def _send_after_leftovers(
         self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Outcome:
-        """Run the events an earlier failure left queued, then this one (python-statemachine
-        appends it to the same queue)."""
+        """Run the events waiting (left over by an earlier failure, or delayed ones now due),
+        then this one (python-statemachine appends it to the same queue)."""
         queues = self._pending
         assert isinstance(queues, _Queues)
         queues.busy = True
         mine_item = (event, args, kwargs)
-        queues.external.append(mine_item)
-        mine: Outcome | None = None
+        queues.put(mine_item)
+        mine = self._drain(queues, mine_item)
+        assert mine is not None
+        return mine
+
+    def _drain(self, queues: _Queues, mine: Item | None = None) -> Outcome | None:
+        """Run the internal queue, then each due external event as a macrostep of its own;
+        return the outcome of ``mine`` if it ran."""
+        result: Outcome | None = None
         try:
             self._run_internal(queues, [])
-            while queues.external:
-                item = queues.external.popleft()
+            while (item := queues.take()) is not None:
                 outcome = self._run_external(queues, *item)
-                if item is mine_item:
-                    mine = outcome
+                if item is mine:
+                    result = outcome
         except BaseException:
             self._settle_failure()
             raise
-        self._pending = None
-        assert mine is not None
-        return mine
+        self._settle(queues)
+        return result
 
     def _run_queues(self, outcome: Outcome) -> Outcome:
         """Finish the macrostep of ``outcome`` (internal events), then run each event sent
@@ -421,13 +572,33 @@ class Instance:
                     outcome.reason,
                     tuple(taken),
                 )
-            while (item := self._next_external(queues)) is not None:
+            while (item := queues.take()) is not None:
                 self._run_external(queues, *item)
         except BaseException:
             self._settle_failure()
             raise
-        self._pending = None
+        self._settle(queues)
         return outcome
+
+    def _settle(self, queues: _Queues) -> None:
+        """The instance is idle again: forget the queues, or keep them (not busy) while
+        delayed events wait or a clock must be remembered, and have the clock wake the
+        instance for the earliest delayed event."""
+        if self._pending is not queues:
+            return
+        if queues.timed and self._node.terminated:
+            queues.timed.clear()  # a terminated instance runs no delayed event
+        if queues.idle():
+            self._pending = None
+            return
+        queues.busy = False
+        queues.trigger = None
+        clock = queues.clock
+        if clock is not None and queues.timed:
+            due = queues.timed[0][0]
+            if due != queues.woken:
+                queues.woken = due
+                clock.wake(self, due)
 
     def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
         """Run one external event (a microstep, or an ignored outcome)."""
@@ -453,9 +624,11 @@ class Instance:
         self, queues: _Queues, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Outcome:
         outcome = self._take(event, args, kwargs)
-        # An ignored event queues nothing, so this only runs what a taken transition raised.
-        self._run_internal(queues, list(outcome.transitions))
-        return outcome
+        # An ignored event queues nothing, so this only runs what a taken transition raised;
+        # the outcome lists the transitions the internal events took too.
+        taken = list(outcome.transitions)
+        self._run_internal(queues, taken)
+        return _with_transitions(outcome, self._node.state, taken)
 
     def _run_internal(self, queues: _Queues, taken: list[TransitionDef]) -> None:
         """Run the internal events, in order, until none is left (more may be raised)."""
@@ -463,6 +636,7 @@ class Instance:
         try:
             while queues.internal:
                 event, args, kwargs = queues.internal.popleft()
+                queues.trigger = _INTERNAL_TRIGGER
                 fire = self._node.table.get(event)
                 if fire is None:
                     found = self._node.binding.unmatched(self._node, event, strict=False)
@@ -479,14 +653,20 @@ class Instance:
             queues.in_internal = False
 
     def _settle_failure(self) -> None:
-        """After an exception: drop the queues, unless a guard or validator of an event taken
-        from the external queue raised (python-statemachine then keeps them)."""
+        """After an exception: drop the queues (delayed events too, as python-statemachine
+        clears its queues), unless a guard or validator of an event taken from the external
+        queue raised (python-statemachine then keeps them). The clock stays."""
         pending = self._pending
-        if pending is _BUSY or pending is None or not pending.keep:
+        if pending is _BUSY or pending is None:
             self._pending = None
+        elif not pending.keep:
+            pending.internal.clear()
+            pending.drop_external()
+            self._settle(pending)
         else:
             pending.keep = False
             pending.busy = False
+            pending.in_internal = False
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"
@@ -534,26 +714,45 @@ class StatechartInstance(Instance):
             self._pending = _BUSY
         elif pending is _BUSY or pending.busy:
             return self._send_busy(event, args, kwargs)
-        else:  # events an earlier failure left queued run first
+        else:  # events waiting (left over by a failure, or delayed ones now due) run first
             pending.busy = True
-            pending.external.append(mine)
+            pending.put(mine)
         return self._loop(mine, None)
 
     def _loop(self, mine: Any, outcome: Outcome | None) -> Outcome:
         try:
-            outcome = self._processing_loop(mine, outcome)
+            result = self._processing_loop(mine, outcome)
         except BaseException:
             self._settle_failure()
             raise
-        self._pending = None
-        return outcome
-
-    def _processing_loop(self, mine: Any, outcome: Outcome | None) -> Outcome:
-        """python-statemachine's ``processing_loop``; ``mine`` is the event sent (taken first
-        unless events were left queued, then it is in the queue), ``outcome`` its outcome if
-        already taken."""
         pending = self._pending
-        queued = isinstance(pending, _Queues) and any(item is mine for item in pending.external)
+        if isinstance(pending, _Queues):
+            self._settle(pending)
+        else:
+            self._pending = None
+        assert result is not None
+        return result
+
+    def _drain(self, queues: _Queues, mine: Item | None = None) -> Outcome | None:
+        """Run python-statemachine's processing loop over the events waiting (``mine`` among
+        them); return the outcome of ``mine`` if it ran."""
+        try:
+            result = self._processing_loop(mine, None, queued=True)
+        except BaseException:
+            self._settle_failure()
+            raise
+        self._settle(queues)
+        return result
+
+    def _processing_loop(
+        self, mine: Any, outcome: Outcome | None, queued: bool | None = None
+    ) -> Outcome | None:
+        """python-statemachine's ``processing_loop``; ``mine`` is the event sent (taken first
+        unless it is queued behind waiting events), ``outcome`` its outcome if already taken.
+        External events not yet due on the instance's clock stay queued."""
+        pending = self._pending
+        if queued is None:
+            queued = isinstance(pending, _Queues) and pending.holds(mine)
         took = True
         collecting: list[TransitionDef] | None = None
         if outcome is not None:
@@ -567,14 +766,8 @@ class StatechartInstance(Instance):
                 collecting = None
             if self._node.terminated:
                 break
-            pending = self._pending
-            if outcome is None and not queued:
-                item = mine  # the event sent is first in python-statemachine's queue
-            elif isinstance(pending, _Queues) and (pending.external or pending.delayed):
-                next_item = self._next_external(pending)
-                assert next_item is not None
-                item = next_item
-            else:
+            item = self._next_item(mine if outcome is None and not queued else None)
+            if item is None:
                 continue
             result = self._take(*item)
             if item is mine:
@@ -582,35 +775,54 @@ class StatechartInstance(Instance):
                 collecting = list(result.transitions)
             took = True
         pending = self._pending
-        if isinstance(pending, _Queues):
-            pending.external.clear()
-            pending.delayed.clear()
+        if isinstance(pending, _Queues) and self._node.terminated:
+            pending.drop_external()
         if outcome is None:
+            if mine is None or (queued and not self._node.terminated):
+                return None
             outcome = self._terminated(self._node, mine[0])
         elif collecting is not None:
             outcome = _with_transitions(outcome, self._node.state, collecting)
         return outcome
 
+    def _next_item(self, mine: Item | None) -> Item | None:
+        """The external event to take next: ``mine`` (the event sent, first in
+        python-statemachine's queue), else the next queued one that is due."""
+        pending = self._pending
+        if mine is not None:
+            if isinstance(pending, _Queues):
+                pending.trigger = None
+            return mine
+        if isinstance(pending, _Queues) and pending.pending_external():
+            return pending.take()  # None: the next delayed event is not due yet
+        return None
+
     def _run_queues(self, outcome: Outcome) -> Outcome:
         """After entering the initial configuration: macrosteps until one takes nothing."""
+        queues = self._pending
         try:
             while self._macrostep([]) and not self._node.terminated:
                 pass
             pending = self._pending
-            while isinstance(pending, _Queues) and (pending.external or pending.delayed):
+            while isinstance(pending, _Queues) and pending.pending_external():
                 if self._node.terminated:
-                    pending.external.clear()
-                    pending.delayed.clear()
+                    pending.drop_external()
                     break
-                item = self._next_external(pending)
-                assert item is not None
+                item = pending.take()
+                if item is None:
+                    break
                 self._take(*item)
                 while self._macrostep([]) and not self._node.terminated:
                     pass
         except BaseException:
             self._settle_failure()
             raise
-        self._pending = None
+        pending = self._pending
+        if isinstance(pending, _Queues):
+            self._settle(pending)
+        else:
+            self._pending = None
+        del queues
         return outcome
 
     def _macrostep(self, taken: list[TransitionDef]) -> bool:
@@ -628,6 +840,7 @@ class StatechartInstance(Instance):
                 return took
             event, args, kwargs = pending.internal.popleft()
             pending.in_internal = True
+            pending.trigger = _INTERNAL_TRIGGER
             try:
                 fire = node.table.get(event)
                 if fire is None:
@@ -654,6 +867,7 @@ class StatechartInstance(Instance):
         pending = self._pending
         if isinstance(pending, _Queues):
             pending.in_internal = True
+            pending.trigger = _INTERNAL_TRIGGER
         try:
             outcome: Outcome = eventless(self, (), {})
         finally:
@@ -671,6 +885,68 @@ class StatechartInstance(Instance):
         if _observers:
             _notify(self, outcome)
         return outcome
+
+
+Instance._send_plain = Instance.send
+StatechartInstance._send_plain = StatechartInstance.send
+
+
+class _MachineInstance(StatechartInstance):
+    """An instance of a chart with a ``prepare_event`` (the charts python-statemachine's
+    SCXML, JSON and YAML loaders build): it also offers what their executable content calls on
+    the machine it receives (``name``, ``catch_errors_as_events``, ``_put_nonblocking``), and
+    its callbacks get the keyword arguments ``prepare_event`` adds."""
+
+    __slots__ = ()
+
+    @property
+    def catch_errors_as_events(self) -> bool:
+        """The chart's ``catch_errors_as_events`` flag."""
+        return self._node.binding.chart.flags.catch_errors_as_events
+
+    def _put_nonblocking(self, trigger_data: Any, internal: bool = False) -> None:
+        """Queue a python-statemachine ``TriggerData`` (what ``Event.put`` does): its
+        event's delay, ``send_id`` and payload, on the internal queue if ``internal``."""
+        event = trigger_data.event
+        options: dict[str, Any] = {"delay": event.delay or 0, "internal": bool(internal)}
+        if trigger_data.send_id is not None:
+            options["send_id"] = trigger_data.send_id
+        kwargs = {**trigger_data.kwargs, **options}
+        self._send_with_options(str(event.id), tuple(trigger_data.args), kwargs)
+
+
+_flagged_events: dict[tuple[str, bool], DeclaredEvent] = {}
+
+
+def _prep(
+    inst: Instance, args: tuple[Any, ...], kw: dict[str, Any], injected: dict[str, Any]
+) -> dict[str, Any]:
+    """The keyword arguments a callback of a chart with ``prepare_event`` receives: the
+    payload and the injected values, with the event as it was queued (internal or not, its
+    ``send_id``), updated with what each ``prepare_event`` returns (the chart's, then the
+    model's), as python-statemachine builds them."""
+    kwall = _kwall(kw, injected)
+    event = kwall.get("event")
+    if event is not None:
+        pending = inst._pending
+        trigger = pending.trigger if isinstance(pending, _Queues) else None
+        internal, send_id = trigger if trigger is not None else (False, None)
+        if bool(getattr(event, "internal", False)) != internal:
+            key = (str(event), internal)
+            flagged = _flagged_events.get(key)
+            if flagged is None:
+                flagged = DeclaredEvent(id=str(event), name=event.name, internal=internal)
+                _flagged_events[key] = flagged
+            event = kwall["event"] = flagged
+        data = kwall.get("event_data")
+        if data is not None:
+            data.event = event
+            data.send_id = send_id
+    node: Any = inst._node
+    for owner in node.binding.prepare_owners:
+        result = _dyn(inst if owner == "chart" else inst.model, "prepare_event", args, kwall)
+        kwall.update(result)
+    return kwall
 
 
 def _with_transitions(
@@ -1094,11 +1370,12 @@ class Binding:
     def enter_initial(self, instance: Instance, kwargs: dict[str, Any]) -> None:
         """Run the initial state's ``enter`` callbacks, and any events they send."""
         assert self.initial is not None
-        instance._pending = _BUSY
+        if instance._pending is None:
+            instance._pending = _BUSY
         try:
             self.initial(instance, (), kwargs)
         except BaseException:
-            instance._pending = None
+            instance._settle_failure()
             raise
         if instance._pending is _BUSY:
             instance._pending = None
@@ -1156,10 +1433,27 @@ class Runtime:
         self.initial_transition = DeclaredTransition(
             self.initial_source, self.declared_states[chart.initial.id], event="__initial__"
         )
-        base: type[Instance] = StatechartInstance if chart.is_hierarchical else Instance
+        #: The chart's own ``prepare_event`` (python-statemachine's hook adding keyword
+        #: arguments to every callback; its loaders set one for the SCXML system variables).
+        self.prepare = getattr(declared, "prepare_event", None)
+        self.hierarchical = chart.is_hierarchical or self.prepare is not None
+        base: type[Instance] = StatechartInstance if self.hierarchical else Instance
+        extra: dict[str, Any] = {}
+        if self.prepare is not None:
+            base = _MachineInstance
+            extra["prepare_event"] = self.prepare
+            extra["name"] = declared.name
+            extra["id"] = declared.id
+        #: Declared events whose declaration sets ``delay`` or ``internal``.
+        self.optioned = frozenset(
+            str(event.id) for event in declared._events if event.delay or event.internal
+        )
+        if self.optioned:
+            extra["send"] = _optioned_send(base, self.optioned)
         namespace: dict[str, Any] = {
             **_event_methods(declared),
             **{k: v for k, v in self.attributes.items()},
+            **extra,
             "__module__": declared.__module__,
             "__doc__": declared.__doc__,
         }
@@ -1216,7 +1510,7 @@ class Runtime:
             return self._awaited
 
     def _bind(self, model_type: type) -> Binding:
-        if hasattr(model_type, "prepare_event"):
+        if hasattr(model_type, "prepare_event") and self.prepare is None:
             raise UnsupportedChart(
                 self.chart.name,
                 "a prepare_event callback",
@@ -1236,7 +1530,7 @@ class Runtime:
             self.resolvable_fields,
         )
         binding: Any
-        if self.chart.is_hierarchical:
+        if self.hierarchical:
             support = Support(Outcome, _BUSY, _FIRE_HELPERS, _not_allowed, _reject)
             binding = HBinding(self, resolver, support)
             binding.resolve_all()  # generation is lazy; asyncness must be known now
@@ -1355,14 +1649,20 @@ class _Constructed(Instance):
         binding = runtime.binding(model)
         if binding.instance_names:
             binding.check_instance(model)
+        queues = getattr(self, "_pending", None)  # holding the clock create() was given
         Instance.__init__(self, binding.initial_node, model)
         if binding.cls is not type(self):  # the model's callbacks are async
             self.__class__ = binding.cls  # type: ignore[assignment]
+        self._pending = queues
         if binding.initial is not None:
             if binding.is_async:
+                if queues is not None:
+                    raise TypeError("a chart with async callbacks takes no clock")
                 self._pending = _Unstarted(kwargs)  # type: ignore[assignment]
             else:
                 binding.enter_initial(self, kwargs)
+        elif queues is not None:
+            self._settle(queues)
 
 
 def _rebound(function: Any, cls: type) -> Any:
@@ -1383,10 +1683,14 @@ def _rebound(function: Any, cls: type) -> Any:
     return rebound
 
 
-def _construct(cls: type[Instance], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Instance:
+def _construct(
+    cls: type[Instance], args: tuple[Any, ...], kwargs: dict[str, Any], clock: Clock | None
+) -> Instance:
     """Run a chart's custom ``__init__`` on a new instance; it must hand over to
-    ``super().__init__(...)``, which enters the initial state."""
+    ``super().__init__(...)``, which enters the initial state (with ``clock``, if given)."""
     instance = Instance.__new__(cls)
+    if clock is not None:
+        instance._pending = _Queues(_check_clock(clock))
     instance.__init__(*args, **kwargs)  # type: ignore[misc]
     try:
         instance._node  # noqa: B018 - set by the hand-over
@@ -1403,6 +1707,20 @@ def _new_instance(cls: type[Instance], node: Any, model: Any) -> Instance:
     instance = Instance.__new__(cls)
     Instance.__init__(instance, node, model)
     return instance
+
+
+def _optioned_send(base: type[Instance], optioned: frozenset[str]) -> Callable[..., Outcome]:
+    """``send`` for a chart declaring events with ``delay`` or ``internal``: those take the
+    options path, which applies the declaration."""
+    plain = base.send
+
+    def send(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
+        if event in optioned:
+            return self._send_with_options(event, args, kwargs)
+        return plain(self, event, *args, **kwargs)
+
+    send.__doc__ = plain.__doc__
+    return send
 
 
 def _event_methods(declared: type[StateChart[Any]]) -> dict[str, Callable[..., Outcome]]:
@@ -1476,7 +1794,7 @@ class Chart(ChartDef):
 
     _registry: ClassVar[dict[type, Chart]] = {}
 
-    def create(self, *args: Any, **kwargs: Any) -> Instance:
+    def create(self, *args: Any, clock: Clock | None = None, **kwargs: Any) -> Instance:
         """A new instance in the initial state: ``create(model=None, /, **kwargs)``, ``kwargs``
         going to the initial ``enter`` callbacks. For a chart with a custom ``__init__``, the
         arguments are that ``__init__``'s, as constructing the python-statemachine chart takes
@@ -1490,11 +1808,16 @@ class Chart(ChartDef):
         python-statemachine's ``InvalidDefinition`` if a declared name resolves nowhere, and
         whatever an initial ``enter`` callback raises. Without a model, the instance gets a
         fresh python-statemachine ``Model()``, as a python-statemachine chart does.
+
+        ``clock`` is what delayed events wait on: ``None`` (real time; a ``send`` returns once
+        the delayed events its macrostep scheduled have run, as in python-statemachine's
+        synchronous engine), a ``VirtualClock`` (deterministic: see ``run_until_idle``) or an
+        ``AsyncioClock`` (real time on an event loop).
         """
         runtime = self._runtime
         assert runtime is not None
         if runtime.custom_init:
-            return _construct(runtime.instance_class, args, kwargs)
+            return _construct(runtime.instance_class, args, kwargs, clock)
         if len(args) > 1:
             raise TypeError(f"create() takes one positional argument (a model), got {len(args)}")
         model = args[0] if args else None
@@ -1512,11 +1835,18 @@ class Chart(ChartDef):
         if binding.instance_names:
             binding.check_instance(model)
         instance = binding.cls(binding.initial_node, model)
+        queues = None
+        if clock is not None:
+            queues = instance._pending = _Queues(_check_clock(clock))
         if binding.initial is not None:
             if binding.is_async:
+                if queues is not None:
+                    raise TypeError("a chart with async callbacks takes no clock")
                 instance._pending = _Unstarted(kwargs)  # type: ignore[assignment]
             else:
                 binding.enter_initial(instance, kwargs)
+        elif queues is not None:
+            instance._settle(queues)
         return instance
 
     def source(self, model_type: type | None = None) -> str:
@@ -1543,11 +1873,19 @@ class Chart(ChartDef):
         assert runtime is not None
         return runtime.binding(model)
 
-    def resume(self, state: str, model: Any = None) -> Instance:
-        """An instance already in ``state`` (an id), without running any callback.
+    def resume(self, state: str, model: Any = None, *, clock: Clock | None = None) -> Instance:
+        """An instance already in ``state`` (an id), without running any callback; ``clock``
+        as in ``create``.
 
         Raises python-statemachine's ``InvalidStateValue`` for an unknown state.
         """
+        instance = self._resume(state, model)
+        if clock is not None:
+            queues = instance._pending = _Queues(_check_clock(clock))
+            instance._settle(queues)
+        return instance
+
+    def _resume(self, state: str, model: Any) -> Instance:
         if model is None:
             model = Model()  # type: ignore[no-untyped-call]
         runtime = self._runtime
@@ -1567,9 +1905,10 @@ class Chart(ChartDef):
             )
         return binding.cls(node, model)
 
-    def restore(self, snapshot: Any, model: Any = None) -> Instance:
+    def restore(self, snapshot: Any, model: Any = None, *, clock: Clock | None = None) -> Instance:
         """An instance where ``snapshot`` (from ``Instance.snapshot``, perhaps through JSON)
-        says, with ``model`` (a fresh ``Model()`` by default), without running any callback.
+        says, with ``model`` (a fresh ``Model()`` by default) and ``clock`` (as ``create``
+        takes it), without running any callback.
 
         Raises ``InstanceSnapshotError``, naming the field and what is wrong, for a snapshot
         that is damaged, of another format, version or chart, or names a configuration or
@@ -1595,14 +1934,37 @@ class Chart(ChartDef):
         instance = _new_instance(binding.cls, node, model)
         for name, value in checked.fields.items():
             object.__setattr__(instance, name, value)
-        if checked.internal or checked.external or checked.timers:
-            queues = _Queues()
+        if checked.internal or checked.external or checked.timers or clock is not None:
+            queues = _Queues(None if clock is None else _check_clock(clock))
             queues.internal.extend(checked.internal)
             queues.external.extend(checked.external)
-            _snapshot.restore_timers(queues.delayed, checked.timers)
-            queues.busy = False  # as an earlier failure leaves them: run before the next event
+            _snapshot.restore_timers(queues.timed, checked.timers)
             instance._pending = queues
+            instance._settle(queues)  # idle: queued events run before the next event
         return instance
+
+
+def _check_clock(clock: Any) -> Clock:
+    if not (callable(getattr(clock, "now", None)) and callable(getattr(clock, "wake", None))):
+        raise TypeError(
+            f"clock must be a VirtualClock, an AsyncioClock or another object with now() and "
+            f"wake(instance, due), got {clock!r}"
+        )
+    return clock  # type: ignore[no-any-return]
+
+
+def _delay_ms(event: str, delay: Any) -> float:
+    """A ``delay`` option checked: a finite number of milliseconds, at least 0."""
+    if (
+        isinstance(delay, bool)
+        or not isinstance(delay, int | float)
+        or not math.isfinite(delay)
+        or delay < 0
+    ):
+        raise ValueError(
+            f"delay of event {event!r} must be a finite number of milliseconds >= 0, got {delay!r}"
+        )
+    return float(delay)
 
 
 #: python-statemachine constructor options ``create`` refuses rather than pass as payload.
@@ -1646,6 +2008,7 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
 
 
 _FIRE_HELPERS.update(
+    _prep=_prep,
     _Outcome=Outcome,
     _event_object=_event_object,
     _not_allowed=_not_allowed,

@@ -8,8 +8,10 @@ import pytest
 
 EXPORTS = {
     "statecharts": {
+        "AsyncioClock",
         "CallbackDef",
         "Chart",
+        "Clock",
         "ChartCoverage",
         "ChartDef",
         "Coverage",
@@ -34,6 +36,7 @@ EXPORTS = {
         "TraceStep",
         "TransitionDef",
         "UnsupportedChart",
+        "VirtualClock",
         "compile_chart",
         "coverage_overlay",
         "observe_outcomes",

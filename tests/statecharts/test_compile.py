@@ -9,7 +9,7 @@ import inspect
 from typing import Any
 
 import pytest
-from statemachine import Event, State, StateChart
+from statemachine import State, StateChart
 from statemachine.exceptions import InvalidDefinition
 
 from statecharts import (
@@ -156,16 +156,6 @@ def refusal(cls_body: dict[str, Any]) -> UnsupportedChart:
     return caught.value
 
 
-def test_delayed_event_is_refused() -> None:
-    class Later(StateChart):
-        a = State(initial=True)
-        b = State(final=True)
-        go = Event(a.to(b), delay=100)
-
-    with pytest.raises(UnsupportedChart, match=r"a delayed event.*event 'go'"):
-        compile_chart(Later)
-
-
 def test_invoke_is_refused_naming_the_state() -> None:
     class Invoking(StateChart):
         a = State(initial=True, invoke=lambda: 1)
@@ -234,19 +224,6 @@ def test_class_level_listeners_are_refused() -> None:
 
     with pytest.raises(UnsupportedChart, match=r"a class-level listener"):
         compile_chart(Listening)
-
-
-def test_prepare_event_is_refused() -> None:
-    class Preparing(StateChart):
-        a = State(initial=True)
-        b = State(final=True)
-        go = a.to(b)
-
-        def prepare_event(self) -> dict[str, Any]:
-            return {}
-
-    with pytest.raises(UnsupportedChart, match=r"prepare_event"):
-        compile_chart(Preparing)
 
 
 def test_compile_rejects_something_that_is_not_a_chart() -> None:

@@ -1,0 +1,148 @@
+"""Charts python-statemachine's loaders build from SCXML and JSON (a ``prepare_event`` adding
+the system variables, executable content queueing events on the machine) and charts with a
+``prepare_event`` of their own compile and run as python-statemachine runs them."""
+
+# Rules checked here (docs/spec.md): C3, C6, C15, C19.
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from typing import Any
+
+import pytest
+from statemachine import State, StateChart
+from statemachine.io import load
+
+from statecharts import UnsupportedChart, VirtualClock, compile_chart
+
+SCXML = """<?xml version="1.0" encoding="UTF-8"?>
+<scxml xmlns="http://www.w3.org/2005/07/scxml" initial="s0" version="1.0" datamodel="python">
+  <datamodel>
+    <data id="count" expr="0" />
+    <data id="seen" expr="[]" />
+  </datamodel>
+  <state id="s0">
+    <onentry>
+      <send event="late" delay="2s" id="late-one" />
+      <send event="soon" delay="500ms" />
+      <send event="data.in"><param name="n" expr="41" /></send>
+      <raise event="inner" />
+    </onentry>
+    <transition event="inner" cond="count &lt; 1" target="s0">
+      <assign location="count" expr="count + 1" />
+      <assign location="seen" expr="seen + [_event.type]" />
+    </transition>
+    <transition event="data.in" cond="_event.data.n == 41" target="split">
+      <cancel sendid="late-one" />
+      <assign location="seen" expr="seen + [_event.type]" />
+    </transition>
+  </state>
+  <parallel id="split">
+    <state id="left"><state id="l1"/><state id="l2"/></state>
+    <state id="right"><state id="r1"/><state id="r2"/></state>
+    <transition event="soon" target="l2 r2">
+      <assign location="seen" expr="seen + [_event.name]" />
+    </transition>
+    <transition event="late" target="fail" />
+    <transition event="done.state.split" target="fail" />
+  </parallel>
+  <final id="fail" />
+</scxml>
+"""
+
+
+def _quiet(action: Any) -> Any:
+    with contextlib.redirect_stdout(io.StringIO()):
+        return action()
+
+
+def test_c19_an_scxml_chart_runs_on_the_virtual_clock_as_python_statemachine_runs_it() -> None:
+    reference = _quiet(lambda: load(SCXML, format="scxml", trusted=True)())
+    chart = compile_chart(load(SCXML, format="scxml", trusted=True))
+    clock = VirtualClock()
+    instance = _quiet(lambda: chart.create(clock=clock))
+    _quiet(lambda: clock.advance(3))
+    expected = [state.id for state in reference.configuration]
+    assert [state.id for state in instance.configuration] == expected
+    assert expected == ["split", "left", "right", "l2", "r2"]  # several targets, no "late"
+    assert instance.model.count == reference.model.count == 1  # the raise looped once
+    assert instance.model.seen == reference.model.seen
+    assert reference.model.seen == ["internal", "external", "soon", "soon"]
+
+
+def test_c19_a_json_chart_with_actions_compiles_as_its_scxml_twin_does() -> None:
+    document = {
+        "name": "Counter",
+        "datamodel": {"count": "0"},
+        "states": {
+            "idle": {
+                "initial": True,
+                "transitions": [
+                    {
+                        "event": "bump",
+                        "target": "idle",
+                        "on": {"assign": {"location": "count", "expr": "count + 1"}},
+                    },
+                    {"event": "stop", "target": "done", "cond": "count >= 2"},
+                ],
+            },
+            "done": {"final": True},
+        },
+    }
+    text = json.dumps(document)
+    reference = load(text, format="json")()
+    instance = compile_chart(load(text, format="json")).create()
+    for event in ["stop", "bump", "stop", "bump", "stop"]:
+        reference.send(event)
+        instance.send(event)
+        assert [s.id for s in instance.configuration] == [s.id for s in reference.configuration]
+        assert instance.model.count == reference.model.count
+    assert instance.is_terminated
+    assert reference.is_terminated
+
+
+def test_c19_a_prepare_event_adds_keyword_arguments_to_every_callback() -> None:
+    calls: list[tuple[str, Any, Any]] = []
+
+    class Prepared(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, cond="allowed")
+
+        def prepare_event(self, event: Any) -> dict[str, Any]:
+            return {"stamp": f"at-{event}"}
+
+        def allowed(self, stamp: str) -> bool:
+            calls.append(("cond", stamp, None))
+            return True
+
+        def on_go(self, stamp: str, n: int = 0) -> None:
+            calls.append(("on", stamp, n))
+
+        def on_enter_b(self, stamp: str) -> None:
+            calls.append(("enter", stamp, None))
+
+    Prepared().send("go", n=3)
+    reference = list(calls)
+    calls.clear()
+    outcome = compile_chart(Prepared).create().send("go", n=3)
+    assert outcome.applied
+    assert calls == reference
+    assert ("on", "at-go", 3) in calls
+
+
+def test_c6_invoke_in_a_loaded_chart_is_refused_naming_the_state() -> None:
+    document = """<scxml xmlns="http://www.w3.org/2005/07/scxml" initial="s0" version="1.0"
+      datamodel="python">
+      <state id="s0">
+        <invoke type="http://www.w3.org/TR/scxml/">
+          <content><scxml initial="c" version="1.0"><final id="c"/></scxml></content>
+        </invoke>
+        <transition event="done.invoke" target="end"/>
+      </state>
+      <final id="end"/>
+    </scxml>"""
+    with pytest.raises(UnsupportedChart, match=r"invoke.*state 's0'"):
+        compile_chart(load(document, format="scxml", trusted=True))

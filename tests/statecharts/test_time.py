@@ -1,0 +1,347 @@
+"""Delayed events on a clock: a virtual clock for tests, real time as python-statemachine's
+synchronous engine waits, and an asyncio driver; cancelling; typed errors for bad input."""
+
+# Rules checked here (docs/spec.md): C11, C18.
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from statemachine import Event, State, StateChart
+from statemachine.exceptions import InvalidDefinition
+
+from statecharts import AsyncioClock, VirtualClock, compile_chart
+
+
+class Kettle(StateChart):
+    """Heating schedules a delayed ``boiled`` (cancellable by its send_id) and a delayed
+    ``whistle``; ``off`` cancels the boil."""
+
+    idle = State(initial=True)
+    heating = State()
+    boiling = State()
+    done = State(final=True)
+
+    heat = idle.to(heating)
+    boiled = heating.to(boiling)
+    off = heating.to(idle)
+    whistle = boiling.to(done)
+
+    def on_enter_heating(self) -> None:
+        self.model.log.append("heating")
+        self.send("boiled", delay=500, send_id="boil")
+        self.send("whistle", delay=800)
+
+    def on_enter_boiling(self) -> None:
+        self.model.log.append("boiling")
+
+    def on_off(self) -> None:
+        self.cancel_event("boil")
+
+    def on_whistle(self) -> None:
+        self.model.log.append("whistle")
+
+
+class Log:
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+
+def kettle(clock: Any = None) -> Any:
+    return compile_chart(Kettle).create(Log(), clock=clock)
+
+
+# -- the virtual clock ----------------------------------------------------------------------
+
+
+def test_c18_a_delayed_event_waits_on_the_virtual_clock_until_it_is_due() -> None:
+    clock = VirtualClock()
+    instance = kettle(clock)
+    outcome = instance.send("heat")
+    assert outcome.applied
+    assert instance.state.id == "heating"
+    assert instance.next_due() == 0.5
+    clock.advance(0.499)
+    assert instance.state.id == "heating"
+    clock.advance(0.001)
+    assert instance.state.id == "boiling"
+    assert clock.now() == 0.5
+    assert instance.next_due() == 0.8
+
+
+def test_c18_run_until_idle_advances_the_clock_to_each_timer_in_turn() -> None:
+    clock = VirtualClock()
+    instance = kettle(clock)
+    instance.send("heat")
+    instance.run_until_idle()
+    assert instance.model.log == ["heating", "boiling", "whistle"]
+    assert instance.is_terminated
+    assert clock.now() == 0.8
+    assert instance.next_due() is None
+
+
+def test_c18_cancel_event_drops_the_delayed_event_with_that_send_id() -> None:
+    clock = VirtualClock()
+    instance = kettle(clock)
+    instance.send("heat")
+    instance.send("off")  # on_off cancels "boil"
+    instance.run_until_idle()
+    assert instance.state.id == "idle"
+    assert instance.model.log == ["heating"]  # the whistle came in idle: ignored
+    instance.cancel_event("never-sent")  # an unknown send_id is not an error
+
+
+def test_c18_an_idle_instance_cancels_its_timer_from_outside() -> None:
+    clock = VirtualClock()
+    instance = kettle(clock)
+    instance.send("heat")
+    instance.cancel_event("boil")
+    clock.advance(10)
+    assert instance.state.id == "heating"
+    assert instance.model.log == ["heating"]
+
+
+def test_c18_send_with_a_delay_from_outside_is_queued_and_runs_when_due() -> None:
+    clock = VirtualClock()
+    instance = kettle(clock)
+    outcome = instance.send("heat", delay=1000)
+    assert not outcome.applied
+    assert outcome.reason == "queued"
+    assert instance.state.id == "idle"
+    clock.advance(1)
+    assert instance.state.id == "heating"
+
+
+def test_c18_timers_of_instances_sharing_a_clock_run_in_due_order() -> None:
+    clock = VirtualClock()
+    seen: list[str] = []
+
+    class Echo(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        ping = a.to(b)
+
+        def on_ping(self, label: str) -> None:
+            seen.append(label)
+
+    chart = compile_chart(Echo)
+    late, early = chart.create(clock=clock), chart.create(clock=clock)
+    late.send("ping", label="late", delay=300)
+    early.send("ping", label="early", delay=100)
+    clock.run_until_idle()
+    assert seen == ["early", "late"]
+
+
+def test_c18_a_due_timer_runs_before_an_event_sent_after_it_fell_due() -> None:
+    """python-statemachine orders its external queue by due time: an event sent once a timer
+    is due runs after it."""
+    seen: list[str] = []
+
+    class Order(StateChart):
+        a = State(initial=True)
+        note = a.to.itself(internal=True)
+
+        def on_note(self, label: str) -> None:
+            seen.append(label)
+
+    class Clock:
+        """A clock that never wakes anyone: time moves, timers wait for the next send."""
+
+        def __init__(self) -> None:
+            self.time = 0.0
+
+        def now(self) -> float:
+            return self.time
+
+        def wake(self, instance: Any, due: float) -> None:
+            pass
+
+    clock = Clock()
+    instance = compile_chart(Order).create(clock=clock)
+    instance.send("note", label="timer", delay=100)
+    clock.time = 1.0
+    outcome = instance.send("note", label="sent")
+    assert seen == ["timer", "sent"]
+    assert outcome.applied
+    assert outcome.event == "note"
+
+
+def test_c18_a_declared_event_delay_applies_unless_send_overrides_it() -> None:
+    class Timer(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        ring = Event(a.to(b), delay=250)
+
+    chart = compile_chart(Timer)
+    clock = VirtualClock()
+    instance = chart.create(clock=clock)
+    assert instance.send("ring").reason == "queued"
+    clock.advance(0.25)
+    assert instance.is_terminated
+
+    now = chart.create(clock=VirtualClock())
+    assert now.send("ring", delay=0).applied
+
+
+def test_c18_a_declared_internal_event_sent_from_a_callback_runs_in_the_macrostep() -> None:
+    order: list[str] = []
+
+    class Chain(StateChart):
+        a = State(initial=True)
+        b = State()
+        c = State(final=True)
+        go = a.to(b)
+        step = Event(b.to(c), internal=True)
+        later = b.to.itself(internal=True)
+
+        def on_go(self) -> None:
+            self.send("later")
+            self.send("step")  # declared internal: runs before "later"
+
+        def on_step(self) -> None:
+            order.append("step")
+
+        def on_later(self) -> None:
+            order.append("later")
+
+    instance = compile_chart(Chain).create()
+    outcome = instance.send("go")
+    assert [t.id for t in outcome.transitions] == ["a:go:b", "b:step:c"]
+    assert order == ["step"]  # "later" was dropped: the chart terminated in c
+
+
+def test_c18_termination_drops_the_timers_left() -> None:
+    class Stop(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        stop = a.to(b)
+        tick = a.to.itself(internal=True)
+
+        def on_enter_a(self) -> None:
+            self.send("tick", delay=100)
+
+    clock = VirtualClock()
+    instance = compile_chart(Stop).create(clock=clock)
+    assert instance.next_due() == 0.1
+    instance.send("stop")
+    assert instance.next_due() is None
+
+
+# -- real time --------------------------------------------------------------------------------
+
+
+def test_c18_without_a_clock_send_waits_for_the_delayed_events_as_python_statemachine_does() -> (
+    None
+):
+    reference_model, compiled_model = Log(), Log()
+    reference = Kettle(reference_model)
+    start = time.monotonic()
+    reference.send("heat")
+    reference_elapsed = time.monotonic() - start
+    instance = compile_chart(Kettle).create(compiled_model)
+    start = time.monotonic()
+    instance.send("heat")
+    elapsed = time.monotonic() - start
+    assert compiled_model.log == reference_model.log == ["heating", "boiling", "whistle"]
+    assert instance.is_terminated
+    assert reference.is_terminated
+    assert elapsed >= 0.8
+    assert reference_elapsed >= 0.8
+
+
+def test_c18_the_asyncio_clock_runs_timers_on_the_event_loop() -> None:
+    async def main() -> list[str]:
+        instance = kettle(AsyncioClock())
+        instance.send("heat")
+        assert instance.state.id == "heating"  # send did not wait
+        while not instance.is_terminated:
+            await asyncio.sleep(0.05)
+        return list(instance.model.log)
+
+    assert asyncio.run(asyncio.wait_for(main(), 5)) == ["heating", "boiling", "whistle"]
+
+
+# -- bad input ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("delay", [-1, float("nan"), float("inf"), "1s", True])
+def test_c18_a_bad_delay_is_a_value_error_naming_the_event(delay: Any) -> None:
+    instance = kettle(VirtualClock())
+    with pytest.raises(ValueError, match=r"delay of event 'heat' must be a finite number"):
+        instance.send("heat", delay=delay)
+    assert instance.state.id == "idle"
+
+
+def test_c18_a_delayed_internal_event_is_python_statemachines_error() -> None:
+    instance = kettle(VirtualClock())
+    with pytest.raises(InvalidDefinition, match=r"cannot be both delayed and internal"):
+        instance.send("heat", delay=10, internal=True)
+
+
+def test_c18_a_clock_without_now_and_wake_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match=r"clock must be a VirtualClock"):
+        compile_chart(Kettle).create(Log(), clock=time)
+
+
+@pytest.mark.parametrize("seconds", [-0.1, float("nan"), "1"])
+def test_c18_advancing_a_virtual_clock_takes_seconds_at_least_zero(seconds: Any) -> None:
+    with pytest.raises(ValueError, match=r"advance\(\) needs a finite number of seconds"):
+        VirtualClock().advance(seconds)
+
+
+def test_c18_run_until_idle_refuses_to_run_from_a_callback() -> None:
+    errors: list[Exception] = []
+
+    class Nested(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        def on_go(self) -> None:
+            try:
+                self.run_until_idle()
+            except RuntimeError as error:
+                errors.append(error)
+
+    compile_chart(Nested).create(clock=VirtualClock()).send("go")
+    assert "from inside a callback" in str(errors[0])
+
+
+def test_c18_run_until_idle_does_not_advance_an_asyncio_clock() -> None:
+    async def main() -> None:
+        instance = kettle(AsyncioClock())
+        instance.send("heat")
+        with pytest.raises(TypeError, match=r"advances a VirtualClock, not AsyncioClock"):
+            instance.run_until_idle()
+
+    asyncio.run(main())
+
+
+# -- outcomes of queued events ---------------------------------------------------------------
+
+
+def test_c11_an_event_run_behind_waiting_events_reports_its_internal_events_transitions() -> None:
+    """The outcome of an event that ran behind others (here: on an instance with a clock, whose
+    queue is always there) lists the transitions its internal events took, as when it runs
+    alone."""
+
+    class Relay(StateChart):
+        a = State(initial=True)
+        b = State()
+        c = State(final=True)
+        go = a.to(b)
+        hop = b.to(c)
+
+        def on_go(self) -> None:
+            self.raise_("hop")
+
+    alone = compile_chart(Relay).create().send("go")
+    behind = compile_chart(Relay).create(clock=VirtualClock()).send("go")
+    assert [t.id for t in alone.transitions] == ["a:go:b", "b:hop:c"]
+    assert behind.transitions == alone.transitions
+    assert behind.target is not None
+    assert behind.target.id == "c"
