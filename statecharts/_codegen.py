@@ -39,12 +39,14 @@ _NOSELF: Any = object()
 class EventData:
     """What python-statemachine passes as ``event_data``: the event and where it is going."""
 
+    # the payload keywords and the model are private, as python-statemachine's EventData has
+    # neither ``kwargs`` nor ``model`` (a callback reading them fails there, so it must here)
     __slots__ = (
+        "_kwargs",
+        "_model",
         "args",
         "event",
-        "kwargs",
         "machine",
-        "model",
         "send_id",
         "source",
         "state",
@@ -66,9 +68,9 @@ class EventData:
     ) -> None:
         self.event = event
         self.args = args
-        self.kwargs = kwargs
+        self._kwargs = kwargs
         self.machine = machine
-        self.model = model
+        self._model = model
         self.transition = transition
         self.state = state
         self.source = source
@@ -78,19 +80,19 @@ class EventData:
     @property
     def trigger_data(self) -> TriggerData:
         """The event as it was sent (python-statemachine's ``TriggerData``)."""
-        trigger = TriggerData(self.machine, self.event, self.model, self.args, self.kwargs)
+        trigger = TriggerData(self.machine, self.event, self._model, self.args, self._kwargs)
         trigger.send_id = self.send_id
         return trigger
 
     @property
     def extended_kwargs(self) -> dict[str, Any]:
         """The payload keywords plus the injected values, as python-statemachine builds them."""
-        kwargs = dict(self.kwargs)
+        kwargs = dict(self._kwargs)
         kwargs.update(
             event_data=self,
             machine=self.machine,
             event=self.event,
-            model=self.model,
+            model=self._model,
             transition=self.transition,
             state=self.state,
             source=self.source,

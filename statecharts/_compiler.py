@@ -141,7 +141,10 @@ class _Reader:
             self._state(state, order) for order, state in enumerate(declared_states(self.cls))
         )
         transitions = self._transitions()
-        events = tuple(EventDef(id=str(e.id), name=str(e.name)) for e in self.cls._events)
+        events = tuple(
+            EventDef(id=str(e.id), name=str(e.name), delay=float(e.delay or 0))
+            for e in self.cls._events
+        )
         flags = Flags(
             allow_event_without_transition=bool(self.cls.allow_event_without_transition),
             enable_self_transition_entries=bool(self.cls.enable_self_transition_entries),

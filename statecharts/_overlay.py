@@ -49,9 +49,10 @@ def coverage_overlay(chart: ChartDef, coverage: Coverage) -> Overlay:
     transitions = {
         t.id: _count_mark(counts.taken.get(t.id, 0), "taken") for t in chart.transitions
     }
-    entered = {t.target for t in chart.transitions if t.target and counts.taken.get(t.id)}
+    targets = {t.target for t in chart.transitions if t.target and counts.taken.get(t.id)}
     if found is not None:
-        entered.add(chart.initial.id)
+        targets.add(chart.initial.id)
+    entered = {reached for target in targets for reached in _reached(chart, target)}
     states = {
         state.id: Mark(
             Emphasis.HIT if state.id in entered else Emphasis.MISSED,
@@ -117,10 +118,13 @@ class PathStep:
     event: str
     state: str
     transition: TransitionDef | None
+    lands: str | None = None
 
     @property
     def landed(self) -> str:
-        """The state the call is in after this step."""
+        """The (atomic) state the call is in after this step."""
+        if self.lands is not None:
+            return self.lands
         if self.transition is None or self.transition.target is None:
             return self.state
         return self.transition.target
@@ -189,12 +193,53 @@ def resolve_trace(chart: ChartDef, steps: Iterable[TraceStep]) -> list[PathStep]
     a step did and the step does not say.
     """
     path: list[PathStep] = []
-    state = chart.initial.id
+    state = _entered(chart, chart.initial.id)
+    if state is None:
+        raise TraceError(f"{chart.name}: the initial state is entered in several regions")
     for number, step in enumerate(steps, start=1):
         taken = _resolve_step(chart, state, step, number)
-        path.append(PathStep(number, step.event, state, taken))
-        state = path[-1].landed
+        lands = _lands(chart, taken, state, step, number)
+        path.append(PathStep(number, step.event, state, taken, lands))
+        state = lands
     return path
+
+
+def _reached(chart: ChartDef, state_id: str) -> set[str]:
+    """The states active once ``state_id`` is entered, as far as the chart alone says: its
+    ancestors, and its initial descendants (a compound's initial child, every region of a
+    parallel state; what a history state restores is not known)."""
+    reached = set(_chain(chart, state_id))
+    todo = [chart.state(state_id)]
+    while todo:
+        state = todo.pop()
+        children = [child for child in chart.states if child.parent == state.id]
+        if state.kind == "compound":
+            children = [child for child in children if child.initial]
+        elif state.kind != "parallel":
+            continue
+        reached.update(child.id for child in children)
+        todo += children
+    return reached
+
+
+def _entered(chart: ChartDef, state_id: str) -> str | None:
+    """The atomic state entering ``state_id`` ends in: a compound state's initial child, all
+    the way down; ``None`` where the chart alone cannot tell (a parallel or history state)."""
+    state = chart.state(state_id)
+    while state.kind == "compound":
+        initial = [child for child in chart.states if child.parent == state.id and child.initial]
+        if len(initial) != 1:
+            return None
+        state = initial[0]
+    return state.id if state.kind == "atomic" else None
+
+
+def _chain(chart: ChartDef, state_id: str) -> list[str]:
+    """``state_id`` and its ancestors, innermost first (the order transitions are tried)."""
+    chain = [state_id]
+    while (parent := chart.state(chain[-1]).parent) is not None:
+        chain.append(parent)
+    return chain
 
 
 def _resolve_step(
@@ -211,7 +256,7 @@ def _resolve_step(
             said = "was ignored" if step.ignored else f"took {step.transition}"
             raise TraceError(f"{where}: the trace says it {said}, which the chart cannot do")
     if step.state is not None:
-        possible = [t for t in possible if _lands(t, state) == step.state]
+        possible = [t for t in possible if _may_land(chart, t, state, step.state)]
         if not possible:
             raise TraceError(f"{where}: the chart cannot reach {step.state!r} on this event")
     if len(possible) > 1:
@@ -227,17 +272,47 @@ def _possible(chart: ChartDef, state: str, event: str) -> list[TransitionDef | N
     """What the event may do in ``state``: matching transitions in the order they are tried,
     up to the first one without guards (which always fires), else also "ignored" (None)."""
     possible: list[TransitionDef | None] = []
-    for transition in chart.transitions_from(state):
-        if any(descriptor_matches(descriptor, event) for descriptor in transition.events):
-            possible.append(transition)
-            if not transition.guards:
-                return possible
+    for owner in _chain(chart, state):
+        for transition in chart.transitions_from(owner):
+            if any(descriptor_matches(descriptor, event) for descriptor in transition.events):
+                possible.append(transition)
+                if not transition.guards:
+                    return possible
     possible.append(None)
     return possible
 
 
-def _lands(transition: TransitionDef | None, state: str) -> str:
-    return state if transition is None or transition.target is None else transition.target
+def _may_land(chart: ChartDef, transition: TransitionDef | None, state: str, wanted: str) -> bool:
+    """Whether taking ``transition`` from ``state`` may leave the call in ``wanted``."""
+    if transition is None or transition.target is None:
+        return wanted == state
+    target = chart.state(transition.target)
+    if target.kind in ("shallow_history", "deep_history") and target.parent is not None:
+        target = chart.state(target.parent)  # it restores some state inside its parent
+    return target.id in _chain(chart, wanted)
+
+
+def _lands(
+    chart: ChartDef, transition: TransitionDef | None, state: str, step: TraceStep, number: int
+) -> str:
+    """The atomic state a step leaves the call in: the one the step names, else the one the
+    transition's target enters (``TraceError`` when only running the chart could tell)."""
+    if step.state is not None:
+        if chart.state(step.state).kind != "atomic":
+            raise TraceError(
+                f'step {number} ({step.event!r} in state {state!r}): "state" must name an '
+                f"atomic state, not {step.state!r}"
+            )
+        return step.state
+    if transition is None or transition.target is None:
+        return state
+    entered = _entered(chart, transition.target)
+    if entered is None:
+        raise TraceError(
+            f"step {number} ({step.event!r} in state {state!r}): the chart alone cannot tell "
+            f'which state entering {transition.target!r} ends in; give the step a "state"'
+        )
+    return entered
 
 
 def trace_overlay(chart: ChartDef, steps: Iterable[TraceStep]) -> Overlay:
@@ -259,7 +334,8 @@ def trace_overlay(chart: ChartDef, steps: Iterable[TraceStep]) -> Overlay:
 
 
 def _trace_state_marks(chart: ChartDef, path: list[PathStep]) -> dict[str, Mark]:
-    visited = {chart.initial.id} | {step.landed for step in path}
+    leaves = {step.landed for step in path} | {step.state for step in path}
+    visited = {chart.initial.id} | {owner for leaf in leaves for owner in _chain(chart, leaf)}
     ignored: dict[str, dict[str, list[int]]] = {}
     for step in path:
         if step.transition is None:
