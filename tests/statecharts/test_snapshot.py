@@ -15,9 +15,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from statemachine import HistoryState, State, StateChart
 
-from statecharts import InstanceSnapshotError, compile_chart
+from statecharts import InstanceSnapshotError, VirtualClock, compile_chart
 
-from .charts import HIERARCHICAL, Order, Player, Recorder, Wizard
+from .charts import DIFFERENTIAL, HIERARCHICAL, Order, Player, Recorder, Wizard
+
+#: Statecharts with history, and a chart with a custom __init__ (fields in the snapshot).
+CONTINUED = {**HIERARCHICAL, "tally": DIFFERENTIAL["tally"]}
 
 
 def ids(states: Any) -> list[str]:
@@ -342,9 +345,9 @@ class SnapshotContinues(RuleBasedStateMachine):
     (through JSON, onto its own model) whenever Hypothesis likes. After every step both have
     the same configuration, history, outcome, exception and callback log."""
 
-    @initialize(name=st.sampled_from(sorted(HIERARCHICAL)))
+    @initialize(name=st.sampled_from(sorted(CONTINUED)))
     def start(self, name: str) -> None:
-        declared, model_type, events = HIERARCHICAL[name]
+        declared, model_type, events = CONTINUED[name]
         self.chart = compile_chart(declared)
         self.events = [*events, "nope", "done.state.work"]
         self.original = self.chart.create(model_type())
@@ -397,4 +400,34 @@ def test_order_snapshot_survives_a_nested_compound_and_its_final_state() -> None
     restored = chart.restore(through_json(order.snapshot()), Recorder())
     assert ids(restored.configuration) == ["open", "checkout"]
     restored.send("pay")
+    assert restored.is_terminated
+
+
+class Reminder(StateChart):
+    idle = State(initial=True)
+    waiting = State()
+    done = State(final=True)
+    arm = idle.to(waiting, on="schedule")
+    ring = waiting.to(done)
+
+    def schedule(self) -> None:
+        self.send("ring", delay=1000)
+
+
+def test_a_pending_delayed_event_is_refused_naming_timers_and_restore_takes_a_clock() -> None:
+    chart = compile_chart(Reminder)
+    clock = VirtualClock()
+    instance = chart.create(clock=clock)
+    instance.send("arm")
+    assert instance.next_due() is not None
+    with pytest.raises(InstanceSnapshotError) as caught:
+        instance.snapshot()
+    assert caught.value.field == "timers"
+    instance.run_until_idle()
+    assert instance.is_terminated
+    idle = chart.create(clock=clock)
+    restored = chart.restore(through_json(idle.snapshot()), clock=clock)
+    assert restored.clock is clock
+    restored.send("arm")
+    restored.run_until_idle()
     assert restored.is_terminated
