@@ -55,7 +55,6 @@ RUNTIME_NAMES = frozenset(
         "configuration",
         "snapshot",
         "activate_initial_state",
-        "_driven",
         "clock",
         "next_due",
         "run_due",
