@@ -30,9 +30,19 @@ class _Run(greenlet.greenlet):  # type: ignore[misc]
     owner: Any = None
 
 
-#: The task driving each instance's run, by ``id``: an async callback's body runs in that
-#: task (awaited by ``drive``), outside the run's greenlet.
-_driving: dict[int, Any] = {}
+class _Driving:
+    """A run in progress: the task driving it (an async callback's body runs in that task,
+    awaited by ``drive``, outside the run's greenlet) and a future done when it ends."""
+
+    __slots__ = ("done", "task")
+
+    def __init__(self) -> None:
+        self.task = asyncio.current_task()
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+
+#: The run in progress on each instance, by ``id``.
+_driving: dict[int, _Driving] = {}
 
 
 def running(owner: Any) -> bool:
@@ -41,13 +51,26 @@ def running(owner: Any) -> bool:
     current = greenlet.getcurrent()
     if isinstance(current, _Run):
         return current.owner is owner
-    task = _driving.get(id(owner))
-    if task is None:
+    record = _driving.get(id(owner))
+    if record is None:
         return False
     try:
-        return task is asyncio.current_task()
+        return record.task is asyncio.current_task()
     except RuntimeError:  # no running loop: not inside a run
         return False
+
+
+def driven(owner: Any) -> bool:
+    """Whether another task's run is in progress on ``owner``."""
+    return id(owner) in _driving
+
+
+async def finished(owner: Any) -> None:
+    """Wait until the run in progress on ``owner`` ends; raise what ended it, if it raised
+    (python-statemachine rejects the callers waiting on its queue with it)."""
+    record = _driving.get(id(owner))
+    if record is not None:
+        await asyncio.shield(record.done)
 
 
 def inside_a_run() -> bool:
@@ -89,7 +112,7 @@ async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: 
     run = _Run(function)
     run.owner = owner
     key = id(owner)
-    _driving[key] = asyncio.current_task()
+    record = _driving[key] = _Driving()
     try:
         value = run.switch(*args, **kwargs)
         while not run.dead:
@@ -99,6 +122,15 @@ async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: 
                 value = run.throw(error)
             else:
                 value = run.switch(result)
+    except BaseException as error:
+        if isinstance(error, Exception):
+            record.done.set_exception(error)
+            record.done.exception()  # retrieved here: only waiting callers re-raise it
+        else:
+            record.done.cancel()
+        raise
+    else:
+        record.done.set_result(None)
         return value
     finally:
         del _driving[key]

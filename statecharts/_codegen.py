@@ -539,7 +539,9 @@ class FunctionWriter:
         self.isolated(indent, entering)
         if moves:
             indent -= 1
-            self.emit(indent, "except BaseException:")
+            # only an Exception restores the source: a BaseException (a cancelled task, an
+            # interrupt) leaves the instance where it got, as python-statemachine leaves it
+            self.emit(indent, "except Exception:")
             self.emit(indent + 1, f"inst._node = {node_from}")
             self.emit(indent + 1, "raise")
         # python-statemachine hands a targetless transition's ``after`` callbacks the same

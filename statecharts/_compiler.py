@@ -189,6 +189,13 @@ class _Reader:
             )
         if inspect.iscoroutinefunction(function) or not inspect.isfunction(function):
             raise self.refuse("a custom __init__ that is not a plain function", where)
+        if super_with_arguments(function):
+            raise self.refuse(
+                "a custom __init__ handing over with super(Class, self)",
+                where,
+                "write super().__init__(...): the compiled instance is not an instance of the "
+                "chart class, so only the zero-argument form can reach its hand-over",
+            )
         if "__class__" not in function.__code__.co_freevars:
             raise self.refuse(
                 "a custom __init__ that does not call super().__init__(...)",
@@ -365,6 +372,21 @@ def custom_init(cls: type[StateChart[Any]]) -> tuple[type, Any] | None:
         if _is_user_chart_class(klass) and "__init__" in vars(klass):
             return klass, vars(klass)["__init__"]
     return None
+
+
+def super_with_arguments(function: Any) -> bool:
+    """Whether ``function`` calls ``super(...)`` with arguments (``super(Chart, self)``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return False  # without its source: a wrong hand-over fails at create() instead
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+        and bool(node.args or node.keywords)
+        for node in ast.walk(tree)
+    )
 
 
 def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:

@@ -799,8 +799,8 @@ class HBinding:
                 writer.block(indent, lines, fail if self.catch else None)
             else:
                 writer.isolated(indent, lines)
-        if not self.catch:
-            writer.emit(0, "except BaseException:")
+        if not self.catch:  # a BaseException leaves it where it got, as python-statemachine
+            writer.emit(0, "except Exception:")
             writer.emit(1, f"inst._node = {restore_name}")
             writer.emit(1, "raise")
 

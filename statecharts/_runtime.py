@@ -1563,8 +1563,9 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
     ``send`` does with its async engine; from inside a callback they queue the event and
     return an awaitable outcome (``await self.send(...)`` works, and so does not awaiting it).
     The initial state is entered by the first event or ``await activate_initial_state()``.
-    Events are sent to one instance from one task at a time: sending from another task while
-    it runs raises ``RuntimeError``.
+    An event another task sends while one runs joins its queue, as python-statemachine's
+    async engine queues it; that task's ``send`` returns (outcome ``queued``) once the run
+    took it.
     """
     base_send, base_raise = base.send, base.raise_
 
@@ -1572,17 +1573,17 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
         """Send ``event``: awaitable in a running event loop, as python-statemachine's."""
         if _async.running(self):
             return _async.Done(base_send(self, event, *args, **kwargs))
-        return _async.complete(_driven(self, base_send, event, args, kwargs))
+        return _async.complete(_driven(self, base_send, base_send, event, args, kwargs))
 
     def raise_(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
         """Raise an internal event (from a callback), else send it: awaitable, as ``send``."""
         if _async.running(self):
             return _async.Done(base_raise(self, event, *args, **kwargs))
-        return _async.complete(_driven(self, base_raise, event, args, kwargs))
+        return _async.complete(_driven(self, base_raise, base_send, event, args, kwargs))
 
     def activate_initial_state(self: Instance) -> Any:
         """Enter the initial state now, if no event did yet (an awaitable, as ``send``)."""
-        return _async.complete(_driven(self, None, "", (), {}))
+        return _async.complete(_driven(self, None, base_send, "", (), {}))
 
     return type(
         base.__name__,
@@ -1601,6 +1602,7 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
 async def _driven(
     instance: Instance,
     send: Callable[..., Outcome] | None,
+    queue: Callable[..., Outcome],
     event: str,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
@@ -1608,14 +1610,20 @@ async def _driven(
     """Run one event of an async instance (entering its initial state first if no event did
     yet), awaiting its async callbacks on this event loop."""
     pending = instance._pending
+    if _async.driven(instance):
+        # another task's event runs: this one joins its queue, as python-statemachine's async
+        # engine queues it, and returns (``queued``) once that run has taken it
+        outcome = queue(instance, event, *args, **kwargs) if send is not None else None
+        await _async.finished(instance)
+        return outcome
     if isinstance(pending, _Unstarted):
         instance._pending = None
         binding: Any = instance._node.binding
         await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
     elif pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
         raise RuntimeError(
-            f"{event!r} was sent to an async instance of {instance.chart.name} while another "
-            "task's event runs on it; send to one instance from one task at a time"
+            f"{event!r} was sent to an async instance of {instance.chart.name} while it "
+            "runs an event outside any event loop task"
         )
     if send is None:
         return None

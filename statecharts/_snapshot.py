@@ -152,11 +152,15 @@ class Checked:
 
     def _configuration(self, value: Any) -> list[str]:
         states = self._ids(value, "configuration")
-        if not states and self.chart.is_hierarchical:
-            # python-statemachine leaves a statechart with no active state when it enters a
-            # history state that has neither a record nor a default: an instance can be there
-            return []
-        _legal(self.states, {state.id for state in states}, None, "configuration")
+        active = {state.id for state in states}
+        if not self.chart.is_hierarchical:
+            _one_state(self.states, active, "configuration")
+        else:
+            # python-statemachine can leave a statechart in part of a configuration (entering
+            # a history state with neither a record nor a default enters nothing; an internal
+            # transition of a parallel state leaves its ancestors), so any part of one is
+            # accepted, and only states that cannot be active together are refused
+            _consistent(self.states, active, None, "configuration")
         return [state.id for state in states]
 
     def _history(self, value: Any) -> dict[str, list[str]]:
@@ -171,8 +175,6 @@ class Checked:
                     where, f"{name!r} is not a history state of {self.chart.name}"
                 )
             states = self._ids(ids, where)
-            if not states:
-                raise InstanceSnapshotError(where, "a recorded history lists at least one state")
             assert owner.parent is not None
             active = {state.id for state in states}
             if owner.kind == "shallow_history":
@@ -183,7 +185,7 @@ class Checked:
                             f"{state.id!r} is not a child of {owner.parent!r} "
                             "(a shallow history records children)",
                         )
-                _one_level(self.states, active, owner.parent, where)
+                _consistent(self.states, active, owner.parent, where)
             else:
                 for index, state in enumerate(states):
                     if not _inside(self.states, state, owner.parent):
@@ -192,7 +194,7 @@ class Checked:
                             f"{state.id!r} is not inside {owner.parent!r} "
                             "(a deep history records its descendants)",
                         )
-                _legal(self.states, active, owner.parent, where)
+                _consistent(self.states, active, owner.parent, where)
             history[name] = [state.id for state in states]
         return history
 
@@ -274,57 +276,41 @@ def _inside(states: Mapping[str, StateDef], state: StateDef, ancestor: str) -> b
     return False
 
 
-def _children(states: Mapping[str, StateDef], parent: str | None) -> list[StateDef]:
-    return [
-        state
-        for state in states.values()
-        if state.parent == parent and state.kind not in ("shallow_history", "deep_history")
-    ]
-
-
-def _one_level(
-    states: Mapping[str, StateDef], active: set[str], parent: str | None, where: str
-) -> list[str]:
-    """The active children of ``parent``, checked: one of a compound (or of the chart), all
-    regions of a parallel state."""
-    children = _children(states, parent)
-    on = [child.id for child in children if child.id in active]
-    owner = "the chart" if parent is None else repr(parent)
-    if parent is not None and states[parent].kind == "parallel":
-        for child in children:
-            if child.id not in active:
-                raise InstanceSnapshotError(
-                    where, f"region {child.id!r} of the parallel state {owner} is not active"
-                )
-    elif not on:
-        raise InstanceSnapshotError(where, f"no state of {owner} is active")
-    elif len(on) > 1:
+def _one_state(states: Mapping[str, StateDef], active: set[str], where: str) -> None:
+    """A flat chart is in exactly one state."""
+    on = [state_id for state_id in states if state_id in active]
+    if not on:
+        raise InstanceSnapshotError(where, "no state of the chart is active")
+    if len(on) > 1:
         raise InstanceSnapshotError(
-            where, f"{on[0]!r} and {on[1]!r} are both active; {owner} is in one at a time"
+            where, f"{on[0]!r} and {on[1]!r} are both active; the chart is in one at a time"
         )
-    return on
 
 
-def _legal(states: Mapping[str, StateDef], active: set[str], root: str | None, where: str) -> None:
-    """Raise unless ``active`` is exactly a configuration of ``root``'s inside (the whole
-    chart for ``None``): from the root down, one child of each compound, every region of each
-    parallel state, and nothing else."""
-    reached: set[str] = set()
-    todo = [root]
-    while todo:
-        parent = todo.pop()
-        if parent is not None and states[parent].kind == "atomic":
-            continue
-        for child in _one_level(states, active, parent, where):
-            reached.add(child)
-            todo.append(child)
-    for state_id in sorted(active - reached, key=lambda i: states[i].order):
+def _consistent(
+    states: Mapping[str, StateDef], active: set[str], root: str | None, where: str
+) -> None:
+    """Raise unless ``active`` is part of some configuration of ``root``'s inside: with their
+    ancestors (up to ``root``), the states never put two children of one compound state (or
+    two top-level states) in it at once."""
+    closure = set(active)
+    for state_id in active:
         parent = states[state_id].parent
-        raise InstanceSnapshotError(
-            where,
-            f"{state_id!r} is active but "
-            + (f"its parent {parent!r} is not" if parent not in active else "it is not reachable"),
-        )
+        while parent is not None and parent != root:
+            closure.add(parent)
+            parent = states[parent].parent
+    by_parent: dict[str | None, list[str]] = {}
+    for state in states.values():  # in document order
+        if state.id in closure:
+            by_parent.setdefault(state.parent, []).append(state.id)
+    for parent, children in by_parent.items():
+        if len(children) > 1 and (parent is None or states[parent].kind != "parallel"):
+            owner = "the chart" if parent is None else repr(parent)
+            raise InstanceSnapshotError(
+                where,
+                f"{children[0]!r} and {children[1]!r} are both active (or hold active states); "
+                f"{owner} is in one at a time",
+            )
 
 
 def _event_picture(item: tuple[str, tuple[Any, ...], dict[str, Any]], where: str) -> Any:

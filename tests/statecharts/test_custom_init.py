@@ -207,3 +207,16 @@ def test_a_statechart_with_a_custom_init_runs_hierarchically() -> None:
     instance.send("next")
     assert instance.steps == reference.steps == 1
     assert [s.id for s in instance.configuration] == [s.id for s in reference.configuration]
+
+
+def test_an_init_handing_over_with_two_argument_super_is_refused() -> None:
+    class Explicit(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super(Explicit, self).__init__(*args, **kwargs)  # noqa: UP008 - the form refused
+
+    with pytest.raises(UnsupportedChart, match=r"super\(Class, self\).*write super\(\)"):
+        compile_chart(Explicit)
