@@ -263,3 +263,27 @@ def test_a_custom_init_and_async_callbacks_together() -> None:
             assert ids(machine.configuration) == ["done"]
 
     asyncio.run(both())
+
+
+def test_a_failing_run_fails_the_task_whose_event_waited_in_its_queue_too() -> None:
+    class Failing(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State()
+        c = State(final=True)
+        go = a.to(b, on="slow") | b.to(c)
+
+        async def slow(self) -> None:
+            await asyncio.sleep(0.01)
+            raise ValueError("boom")
+
+    async def run(machine: Any) -> tuple[list[str], list[str]]:
+        await machine.activate_initial_state()
+        results = await asyncio.gather(
+            machine.send("go"), machine.send("go"), return_exceptions=True
+        )
+        return [type(r).__name__ for r in results], ids(machine.configuration)
+
+    expected = asyncio.run(run(Failing()))
+    assert expected == (["ValueError", "ValueError"], ["a"])
+    assert asyncio.run(run(compile_chart(Failing).create())) == expected
