@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import functools
 import inspect
 import threading
@@ -114,14 +115,21 @@ async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: 
     key = id(owner)
     record = _driving[key] = _Driving()
     try:
+        # the run's callbacks see the caller's context variables, and what they set the
+        # caller sees, as callbacks do running in the awaiting task with python-statemachine
+        run.gr_context = contextvars.copy_context()
         value = run.switch(*args, **kwargs)
+        _adopt(run.gr_context)
         while not run.dead:
             try:
                 result = await value
             except BaseException as error:  # handed back into the run, where it awaited
+                run.gr_context = contextvars.copy_context()
                 value = run.throw(error)
             else:
+                run.gr_context = contextvars.copy_context()
                 value = run.switch(result)
+            _adopt(run.gr_context)
     except BaseException as error:
         if isinstance(error, Exception):
             record.done.set_exception(error)
@@ -134,6 +142,32 @@ async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: 
         return value
     finally:
         del _driving[key]
+
+
+def _adopt(context: contextvars.Context | None) -> None:
+    """Set in the current context the context variables ``context`` changed."""
+    if context is None:
+        return
+    for variable, value in context.items():
+        if variable.get(_UNSET) is not value:
+            variable.set(value)
+
+
+_UNSET: Any = object()
+
+
+def awaiting_results(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A plain callback of an async chart: called inside a run, an awaitable it returns is
+    awaited, as python-statemachine's async engine awaits every callback's result."""
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
+        if inspect.isawaitable(result) and inside_a_run():
+            return wait(result)
+        return result
+
+    return call
 
 
 class Done:

@@ -170,7 +170,10 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
                 "compiled for a synchronous run: define it on the model's class"
             )
         return _async.wait(value(*bound.args, **bound.kwargs))
-    return value(*bound.args, **bound.kwargs)
+    result = value(*bound.args, **bound.kwargs)
+    if inspect.isawaitable(result) and _async.inside_a_run():
+        return _async.wait(result)  # an async chart awaits what a callback returns
+    return result
 
 
 def _missing(function: str, name: str) -> Any:
@@ -264,7 +267,11 @@ class Module:
     ``source`` holds it once built.
     """
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, gather: bool = False) -> None:
+        #: For a chart with async callbacks: a group of callbacks runs to its end when one
+        #: raises, and then raises the first error (python-statemachine's async engine
+        #: gathers such a group).
+        self.gather = gather
         self.namespace: dict[str, Any] = dict(_HELPERS)
         self.lines: list[str] = []
         self.label = label
@@ -564,6 +571,8 @@ class FunctionWriter:
         """Emit ``lines``; with a ``handler``, inside ``try`` with it as the except clause."""
         if not lines:
             return
+        if self.module.gather and len(lines) > 1:
+            lines = _gathered(lines)
         if handler is None:
             for line in lines:
                 self.emit(indent, line)
@@ -603,6 +612,17 @@ class FunctionWriter:
 
 
 _USES_MODEL = re.compile(r"\bm\b")
+
+
+def _gathered(lines: list[str]) -> list[str]:
+    """Statements running every call of ``lines`` even when one raises, then raising the
+    first error, as ``asyncio.gather`` runs a group in python-statemachine's async engine."""
+    result = ["_failures = []"]
+    for line in lines:
+        result += ["try:", f"    {line}", "except Exception as failure:"]
+        result.append("    _failures.append(failure)")
+    result.append("if _failures: raise _failures[0]")
+    return result
 
 
 def write_function(

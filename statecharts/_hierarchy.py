@@ -391,7 +391,7 @@ class HBinding:
         return self._resolved(f"state:{state.id}", group, callbacks)
 
     def _module(self) -> Module:
-        module = Module(self._label)
+        module = Module(self._label, self.resolver.awaited)
         module.namespace.update(self.support.helpers)
         module.namespace.update(_plan=_plan, _done=_done)
         return module

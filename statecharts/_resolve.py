@@ -248,6 +248,7 @@ class Resolver:
         event_ids: Iterable[str],
         model_type: type | None,
         fields: frozenset[str] = frozenset(),
+        awaited: bool = False,
     ) -> None:
         self.chart_name = chart_name
         #: Fields a custom ``__init__`` sets on the instance before python-statemachine's
@@ -260,7 +261,9 @@ class Resolver:
         #: Names the model's class lacks, to be read from the instance: name -> where declared.
         self.instance_names: dict[str, str] = {}
         #: Whether a callback resolved so far is async (the chart then runs awaited).
-        self.is_async = False
+        self.is_async = awaited
+        #: Resolving for an awaited run: a plain callback's awaitable result is awaited too.
+        self.awaited = awaited
         self._leaves: dict[tuple[str, str], Leaf | None] = {}
 
     # -- name lookup -------------------------------------------------------------------------
@@ -337,7 +340,7 @@ class Resolver:
         """``target``, or for an async callback its synchronous stand-in (``_async``); a chart
         with one runs on the awaitable send path (``is_async``)."""
         if not _async.is_async(target):
-            return target
+            return _async.awaiting_results(target) if self.awaited else target
         self.is_async = True
         return _async.awaiting(target)
 

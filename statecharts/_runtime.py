@@ -1098,7 +1098,7 @@ class Binding:
         self._label = chart.name
         if model_type is not None:
             self._label = f"{chart.name}, model {model_type.__name__}"
-        self._module = Module(self._label)
+        self._module = Module(self._label, resolver.awaited)
         self._generate()
         #: The generated source of the per-(state, event) functions.
         self.source = self._module.source
@@ -1351,7 +1351,7 @@ class Binding:
         with self._lock:
             found = self._dynamic.get(key)
             if found is None:
-                self._module = Module(self._label)
+                self._module = Module(self._label, self.resolver.awaited)
                 transitions = [self.chart.transitions[i] for i in candidates]
                 name = self._module.unique(f"{node.state.id}__any_event")
                 self._write_fire(name, node.state, transitions, None, handling_error)
@@ -1529,6 +1529,23 @@ class Runtime:
             None if model_type is type(None) else model_type,
             self.resolvable_fields,
         )
+        binding = self._binding_of(resolver)
+        if resolver.is_async:  # again, every callback's awaitable result awaited
+            resolver = Resolver(
+                self.chart.name,
+                self.declared,
+                self.attributes,
+                self.event_ids,
+                None if model_type is type(None) else model_type,
+                self.resolvable_fields,
+                awaited=True,
+            )
+            binding = self._binding_of(resolver)
+            binding.is_async = True
+            binding.cls = self.awaited_class()
+        return binding  # type: ignore[no-any-return]
+
+    def _binding_of(self, resolver: Resolver) -> Any:
         binding: Any
         if self.hierarchical:
             support = Support(Outcome, _BUSY, _FIRE_HELPERS, _not_allowed, _reject)
@@ -1536,10 +1553,8 @@ class Runtime:
             binding.resolve_all()  # generation is lazy; asyncness must be known now
         else:
             binding = Binding(self, resolver)
-        binding.is_async = resolver.is_async
-        if resolver.is_async:
-            binding.cls = self.awaited_class()
-        return binding  # type: ignore[no-any-return]
+        binding.is_async = False
+        return binding
 
 
 class _Unstarted:
@@ -1551,6 +1566,14 @@ class _Unstarted:
 
     def __init__(self, kwargs: dict[str, Any]) -> None:
         self.kwargs = kwargs
+
+
+def _unstarted(instance: Instance, binding: Any, kwargs: dict[str, Any]) -> None:
+    """An async instance waits for its first event to enter its initial state, with no
+    active state until then, as python-statemachine's async engine defers it."""
+    instance._pending = _Unstarted(kwargs)  # type: ignore[assignment]
+    if not binding.chart.is_hierarchical and isinstance(binding, Binding):
+        instance._node = binding.gap(binding.chart.initial)  # the empty configuration
 
 
 def _awaited_class(base: type[Instance]) -> type[Instance]:
@@ -1619,7 +1642,9 @@ async def _driven(
     if isinstance(pending, _Unstarted):
         instance._pending = None
         binding: Any = instance._node.binding
-        await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
+        instance._node = binding.initial_node
+        if binding.initial is not None:
+            await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
     elif pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
         raise RuntimeError(
             f"{event!r} was sent to an async instance of {instance.chart.name} while it "
@@ -1662,13 +1687,12 @@ class _Constructed(Instance):
         if binding.cls is not type(self):  # the model's callbacks are async
             self.__class__ = binding.cls  # type: ignore[assignment]
         self._pending = queues
-        if binding.initial is not None:
-            if binding.is_async:
-                if queues is not None:
-                    raise TypeError("a chart with async callbacks takes no clock")
-                self._pending = _Unstarted(kwargs)  # type: ignore[assignment]
-            else:
-                binding.enter_initial(self, kwargs)
+        if binding.is_async:
+            if queues is not None:
+                raise TypeError("a chart with async callbacks takes no clock")
+            _unstarted(self, binding, kwargs)
+        elif binding.initial is not None:
+            binding.enter_initial(self, kwargs)
         elif queues is not None:
             self._settle(queues)
 
@@ -1846,13 +1870,12 @@ class Chart(ChartDef):
         queues = None
         if clock is not None:
             queues = instance._pending = _Queues(_check_clock(clock))
-        if binding.initial is not None:
-            if binding.is_async:
-                if queues is not None:
-                    raise TypeError("a chart with async callbacks takes no clock")
-                instance._pending = _Unstarted(kwargs)  # type: ignore[assignment]
-            else:
-                binding.enter_initial(instance, kwargs)
+        if binding.is_async:
+            if queues is not None:
+                raise TypeError("a chart with async callbacks takes no clock")
+            _unstarted(instance, binding, kwargs)
+        elif binding.initial is not None:
+            binding.enter_initial(instance, kwargs)
         elif queues is not None:
             instance._settle(queues)
         return instance
@@ -1911,7 +1934,7 @@ class Chart(ChartDef):
                 + ", ".join(s.id for s in self.states)
                 + ")",
             )
-        return binding.cls(node, model)
+        return _new_instance(binding.cls, node, model)
 
     def restore(self, snapshot: Any, model: Any = None, *, clock: Clock | None = None) -> Instance:
         """An instance where ``snapshot`` (from ``Instance.snapshot``, perhaps through JSON)
