@@ -1811,6 +1811,10 @@ def _collect(names: set[str], name: str) -> Any:
     return Const(True)
 
 
+#: ``create()`` called without a model (a chart's own ``__init__`` then gets no argument).
+_NO_MODEL: Any = object()
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Chart(ChartDef):
     """A compiled chart: the immutable description (see ``ChartDef``) plus the means to run it.
@@ -1823,10 +1827,19 @@ class Chart(ChartDef):
     declared: type[StateChart[Any]] | None = field(default=None, repr=False)
     _runtime: Runtime | None = field(default=None, repr=False)
     _by_type: dict[type, Binding] = field(default_factory=dict, repr=False)
+    #: The instance class running a chart's own ``__init__`` (``None``: the chart has none).
+    _custom_init: type[Instance] | None = field(default=None, repr=False)
 
     _registry: ClassVar[dict[type, Chart]] = {}
 
-    def create(self, *args: Any, clock: Clock | None = None, **kwargs: Any) -> Instance:
+    def create(
+        self,
+        model: Any = _NO_MODEL,
+        /,
+        *args: Any,
+        clock: Clock | None = None,
+        **kwargs: Any,
+    ) -> Instance:
         """A new instance in the initial state: ``create(model=None, /, **kwargs)``, ``kwargs``
         going to the initial ``enter`` callbacks. For a chart with a custom ``__init__``, the
         arguments are that ``__init__``'s, as constructing the python-statemachine chart takes
@@ -1846,20 +1859,20 @@ class Chart(ChartDef):
         synchronous engine), a ``VirtualClock`` (deterministic: see ``run_until_idle``) or an
         ``AsyncioClock`` (real time on an event loop).
         """
-        runtime = self._runtime
-        assert runtime is not None
-        if runtime.custom_init:
-            return _construct(runtime.instance_class, args, kwargs, clock)
-        if len(args) > 1:
-            raise TypeError(f"create() takes one positional argument (a model), got {len(args)}")
-        model = args[0] if args else None
+        if self._custom_init is not None:
+            given = args if model is _NO_MODEL else (model, *args)
+            return _construct(self._custom_init, given, kwargs, clock)
+        if args:
+            raise TypeError(
+                f"create() takes one positional argument (a model), got {1 + len(args)}"
+            )
         if kwargs and not _CONSTRUCTOR_OPTIONS.isdisjoint(kwargs):
             option = sorted(_CONSTRUCTOR_OPTIONS.intersection(kwargs))[0]
             raise TypeError(
                 f"create() does not take python-statemachine's {option!r} option "
                 "(use resume() to start in a given state; observe_outcomes() to watch events)"
             )
-        if model is None:
+        if model is _NO_MODEL or model is None:
             model = Model()  # type: ignore[no-untyped-call]
         binding = self._by_type.get(type(model))
         if binding is None:
@@ -2034,6 +2047,8 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
             runtime.chart_only.chart_leaf(name)  # refusals that need no model surface now
         object.__setattr__(chart, "_runtime", runtime)
         object.__setattr__(chart, "_by_type", runtime.by_type)
+        if runtime.custom_init:
+            object.__setattr__(chart, "_custom_init", runtime.instance_class)
         Chart._registry[cls] = chart
         return chart
 
