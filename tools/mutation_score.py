@@ -54,7 +54,8 @@ _STATECHARTS_TESTS = [
     "tests/statecharts/test_hierarchy.py",
     "tests/statecharts/test_callback_arguments.py",
     "tests/statecharts/test_codegen.py",
-    "tests/statecharts/test_compile.py",
+    # test_compile.py is left out: it compares vars(Instance) with the names charts may not
+    # use, and mutmut's trampolines add a name per mutant to the class
     "tests/statecharts/test_snapshot.py",
     "tests/statecharts/test_custom_init.py",
     "tests/statecharts/test_async.py",
