@@ -94,20 +94,15 @@ class TransitionView:
     actions: tuple[str, ...] = ()
     stays: bool = False
 
-    delays: tuple[float, ...] = ()
-
     @property
     def trigger(self) -> str:
-        """``events [guards]``: what makes the transition fire; ``(eventless)`` for a
-        transition taken without an event, ``event (after 500 ms)`` for a delayed event."""
-        names = [
-            f"{event} (after {_milliseconds(delay)} ms)" if delay else event
-            for event, delay in zip(
-                self.events, self.delays or [0] * len(self.events), strict=True
-            )
-        ]
-        text = ", ".join(names) or "(eventless)"
-        return f"{text} [{', '.join(self.guards)}]" if self.guards else text
+        """``events [guards]``: what makes the transition fire (``[guards]`` alone for an
+        eventless transition)."""
+        text = ", ".join(self.events)
+        if not self.guards:
+            return text
+        guards = f"[{', '.join(self.guards)}]"
+        return f"{text} {guards}" if text else guards
 
     @property
     def effect(self) -> str:
@@ -158,23 +153,19 @@ def diagram_of(chart: ChartDef, defined: Collection[str] | None = None) -> Diagr
         )
         for state in chart.states
     )
-    delays = {event.id: event.delay for event in chart.events}
     # a compound state's initial transition is drawn as its initial marker, not as an edge
     transitions = tuple(
-        _transition_view(transition, names, delays)
+        _transition_view(transition, names)
         for transition in chart.transitions
         if not transition.initial
     )
     return Diagram(chart.name, chart.qualname, states, transitions)
 
 
-def _transition_view(
-    transition: TransitionDef, names: frozenset[str], delays: Mapping[str, float]
-) -> TransitionView:
+def _transition_view(transition: TransitionDef, names: frozenset[str]) -> TransitionView:
     stays = transition.target is None or (
         transition.internal and transition.target == transition.source
     )
-    event_delays = tuple(delays.get(event, 0) for event in transition.events)
     return TransitionView(
         id=transition.id,
         source=transition.source,
@@ -183,12 +174,7 @@ def _transition_view(
         guards=_labels(transition.guards, names),
         actions=_labels(transition.actions, names),
         stays=stays,
-        delays=event_delays if any(event_delays) else (),
     )
-
-
-def _milliseconds(delay: float) -> str:
-    return str(int(delay)) if delay == int(delay) else str(delay)
 
 
 def _labels(callbacks: tuple[CallbackDef, ...], defined: frozenset[str]) -> tuple[str, ...]:
@@ -379,52 +365,21 @@ def _mermaid_nested(
             yield from _mermaid_nested(diagram, state, overlay, indent + "    ")
             yield f"{indent}}}"
         elif parent is not None:
-            yield from _mermaid_state(diagram, state, overlay, indent)
-            if state.final:
-                yield f"{indent}{state.id} --> [*]"
-
-
-def _mermaid_state(
-    diagram: Diagram, state: StateView, overlay: Overlay | None, indent: str
-) -> Iterator[str]:
-    """One simple state: its name (``H`` / ``H*`` for a history pseudo-state), its entry and
-    exit actions, overlay notes and internal transitions as description lines."""
-    name = _HISTORY_LABELS.get(state.kind, state.name)
-    yield f'{indent}state "{_mermaid_text(name)}" as {state.id}'
-    mark = overlay.states.get(state.id) if overlay else None
-    actions = () if state.kind in _HISTORY_LABELS else state.lines()[1:]
-    for line in actions + _notes(mark):
-        yield f"{indent}{state.id} : {_mermaid_text(line)}"
-    for transition in diagram.transitions:
-        if transition.stays and transition.source == state.id:
-            label = _mermaid_edge_label(transition, overlay, "(internal)")
-            yield f"{indent}{state.id} : {label}"
-
-
-def _mermaid_composite_notes(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
-    """A composite state's entry and exit actions, overlay notes and internal transitions, as
-    a note beside it (Mermaid draws no description lines on a composite state)."""
-    for state in diagram.states:
-        if state.kind not in ("compound", "parallel"):
-            continue
-        mark = overlay.states.get(state.id) if overlay else None
-        lines = [*state.lines()[1:], *_notes(mark)]
-        lines += [
-            _mermaid_edge_label(transition, overlay, "(internal)")
-            for transition in diagram.transitions
-            if transition.stays and transition.source == state.id
-        ]
-        if lines:
-            text = "<br/>".join(_mermaid_text(line) for line in lines)
-            yield f"    note right of {state.id} : {text}"
+            yield f'{indent}state "{_mermaid_text(state.name)}" as {state.id}'
 
 
 def _mermaid_states(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
     for state in diagram.states:
         if diagram.nested and (state.parent is not None or state.kind in ("compound", "parallel")):
             continue
-        yield from _mermaid_state(diagram, state, overlay, "    ")
-    yield from _mermaid_composite_notes(diagram, overlay)
+        yield f'    state "{_mermaid_text(state.name)}" as {state.id}'
+        mark = overlay.states.get(state.id) if overlay else None
+        for line in state.lines()[1:] + _notes(mark):
+            yield f"    {state.id} : {_mermaid_text(line)}"
+        for transition in diagram.transitions:
+            if transition.stays and transition.source == state.id:
+                label = _mermaid_edge_label(transition, overlay, "(internal)")
+                yield f"    {state.id} : {label}"
 
 
 def _mermaid_transitions(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
