@@ -11,7 +11,7 @@
     ├── ManifestError (ValueError)               a diagrams manifest is malformed, or a chart it
     │                                            names cannot be imported or compiled (D5)
     ├── InstanceSnapshotError (ValueError)       an instance snapshot cannot be taken, or is
-    │                                            damaged or another chart's (C17)
+    │                                            damaged or another chart's (C19)
     └── Divergence (AssertionError)              a system under test disagreed with its chart
                                                  in a derived test (statecharts.testing)
 

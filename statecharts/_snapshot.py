@@ -1,6 +1,6 @@
 """Instance snapshots: a versioned, JSON-able picture of where an instance is, and its restore.
 
-The picture (C17)::
+The picture (C19)::
 
     {"format": "statecharts.instance", "version": 1, "chart": "shop.Order",
      "configuration": ["open", "shopping", "cart"],          # the active states, in the

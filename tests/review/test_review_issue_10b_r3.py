@@ -1,7 +1,7 @@
 """Breaks found by an independent review of issue 10 (round 3). Each test reproduces one; fix the
 code, do not weaken the test. If a test is wrong, say why in your report."""
 
-# Rules checked here (docs/spec.md): C3, C7, C19.
+# Rules checked here (docs/spec.md): C3, C7, C21.
 
 from __future__ import annotations
 
@@ -108,11 +108,11 @@ class TwoArgumentSuper(StateChart[Model]):
         self.model.log.append(("b", self.ready))
 
 
-def test_C18_an_init_handing_over_with_two_argument_super_runs_or_is_refused() -> None:
+def test_C20_an_init_handing_over_with_two_argument_super_runs_or_is_refused() -> None:
     """A chart's `__init__` hands over with `super(TwoArgumentSuper, self).__init__(model)`, the
     explicit form many codebases still use: python-statemachine runs it; `compile_chart` accepts
     it, then every `create()` raises `TypeError: super(type, obj): obj must be an instance or
-    subtype of type`. Run it, or refuse it at compile time as C18 refuses other hand-overs."""
+    subtype of type`. Run it, or refuse it at compile time as C20 refuses other hand-overs."""
     try:
         chart = compile_chart(TwoArgumentSuper)
     except UnsupportedChart:
@@ -140,7 +140,7 @@ class ParallelStay(StateMachine):
     stay = p.to.itself(internal=True)
 
 
-def test_C17_a_snapshot_the_instance_took_restores() -> None:
+def test_C19_a_snapshot_the_instance_took_restores() -> None:
     """A `StateMachine` with a parallel state takes its internal self-transition `stay`:
     python-statemachine (and, faithfully, the compiled runtime) is then in `['a', 'x']`, its
     ancestors left; `snapshot()` pictures that, and `Chart.restore` refuses its own snapshot

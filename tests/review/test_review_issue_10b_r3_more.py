@@ -1,7 +1,7 @@
 """Breaks found by an independent review of issue 10 (round 3). Each test reproduces one; fix the
 code, do not weaken the test. If a test is wrong, say why in your report."""
 
-# Rules checked here (docs/spec.md): C3, C10, C18, C19.
+# Rules checked here (docs/spec.md): C3, C10, C20, C21.
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ async def _go(machine: Any) -> tuple[list[str], list[Any]]:
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_C19_an_awaitable_a_plain_callback_returns_is_awaited() -> None:
+def test_C21_an_awaitable_a_plain_callback_returns_is_awaited() -> None:
     """In an async chart, `on_enter_b` is a plain `def` returning its client's coroutine:
     python-statemachine's async engine awaits what a callback returns and the notification
     happens; the compiled runtime awaits only `async def` callbacks, drops the coroutine (a
@@ -94,7 +94,7 @@ async def _in_request(machine: Any) -> tuple[list[Any], str | None]:
     return list(machine.model.log), request_id.get()
 
 
-def test_C19_callbacks_run_in_the_callers_context() -> None:
+def test_C21_callbacks_run_in_the_callers_context() -> None:
     """A web handler sets a `ContextVar` (request id, tracing span) and awaits `send`: in
     python-statemachine every callback runs in the awaiting task's context, so the plain `act`
     logs `req-42` and what it sets is seen by `enter b` and the caller; the compiled runtime
@@ -147,7 +147,7 @@ async def _fresh(machine_factory: Any) -> tuple[list[str], list[Any]]:
     return _ids(machine.configuration), list(machine.model.log)
 
 
-def test_C19_an_async_instance_not_yet_activated_has_no_active_state() -> None:
+def test_C21_an_async_instance_not_yet_activated_has_no_active_state() -> None:
     """An async chart made inside a running loop has not entered its initial state yet (its
     `enter` has not run): python-statemachine's `configuration` is empty then; the compiled
     instance already reports `['a']`, so code checking where a fresh workflow is reads a state
@@ -196,7 +196,7 @@ async def _go_hooked(machine: Any) -> tuple[str | None, list[str], list[Any]]:
 
 
 @pytest.mark.parametrize("group", ["validators", "before", "after"])
-def test_C19_the_callbacks_after_a_failing_one_run_as_in_the_async_engine(group: str) -> None:
+def test_C21_the_callbacks_after_a_failing_one_run_as_in_the_async_engine(group: str) -> None:
     """In an async chart the first of two `before` (or `after`, or validator) callbacks raises:
     python-statemachine's async engine still runs the second one before the error is handled
     (or, for a validator, raised); the compiled runtime follows the sync engine and skips it, so

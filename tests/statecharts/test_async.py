@@ -3,7 +3,7 @@ returns a coroutine in a running event loop and runs to completion without one, 
 callback is awaited before the next callback starts, and the initial state is entered by the
 first event. Differential: every run is compared with python-statemachine's async engine.
 
-Rules checked here (docs/spec.md): C19.
+Rules checked here (docs/spec.md): C21.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 and enters the initial state through ``super().__init__(...)``; names of fields set before
 that resolve as callbacks, as python-statemachine resolves them.
 
-Rules checked here (docs/spec.md): C18.
+Rules checked here (docs/spec.md): C20.
 """
 
 from __future__ import annotations

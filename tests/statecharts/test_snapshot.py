@@ -1,7 +1,7 @@
 """Instance snapshots: taken between events, restored through JSON, an instance continues as
 if nothing happened; a damaged or foreign snapshot is refused, naming the field.
 
-Rules checked here (docs/spec.md): C17.
+Rules checked here (docs/spec.md): C19.
 """
 
 from __future__ import annotations
