@@ -232,7 +232,9 @@ class _Reader:
             spec for spec in state.invoke if spec.is_convention and spec.func in self.attributes
         ]
         if invoke or conventional_invoke:
-            raise self.refuse("invoke", where)
+            raise self.refuse(
+                "invoke", where, "the compiled runtime runs no child sessions (SCXML <invoke>)"
+            )
         return StateDef(
             id=state.id,
             name=str(state.name),

@@ -7,7 +7,7 @@ the test asserts the same state, the same applied/ignored decision, the same exc
 message) and the same callbacks called in the same order with the same arguments.
 """
 
-# Rules checked here (docs/spec.md): C3, C18, M1.
+# Rules checked here (docs/spec.md): C3, C17, M1.
 
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ class FakeTime:
 def test_compiled_runtime_on_a_virtual_clock_matches_python_statemachine_with_delayed_events(
     name: str, data: st.DataObject
 ) -> None:
-    """C18: delayed events, sent from callbacks, declared on an event and cancelled, run on a
+    """C17: delayed events, sent from callbacks, declared on an event and cancelled, run on a
     virtual clock as python-statemachine runs them on a clock of its own (its synchronous
     engine waits for them before ``send`` returns; the compiled instance runs them with
     ``run_until_idle``)."""

@@ -1,7 +1,7 @@
 """Timers on a shared virtual clock against a simple model: a list of (due, order, send_id,
 label) per instance, fired in due order across instances when the clock passes them."""
 
-# Rules checked here (docs/spec.md): C18.
+# Rules checked here (docs/spec.md): C17.
 
 from __future__ import annotations
 
@@ -116,4 +116,4 @@ class Timers(RuleBasedStateMachine):
 
 
 Timers.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
-test_c18_timers_fire_in_due_order_as_a_simple_model_says = Timers.TestCase
+test_c17_timers_fire_in_due_order_as_a_simple_model_says = Timers.TestCase
