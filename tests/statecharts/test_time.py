@@ -345,3 +345,39 @@ def test_c11_an_event_run_behind_waiting_events_reports_its_internal_events_tran
     assert behind.transitions == alone.transitions
     assert behind.target is not None
     assert behind.target.id == "c"
+
+
+def test_c11_an_event_run_behind_leftovers_of_a_failed_guard_reports_every_transition() -> None:
+    """A validator that raises leaves the events queued behind it, to run before the next
+    ``send``; that event's outcome still lists what its internal events took."""
+
+    class Leftover(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State()
+        c = State()
+        d = State(final=True)
+        first = a.to(b, on="queue_two")
+        check = b.to(c, validators="explode")
+        later = b.to.itself(internal=True)
+        go = b.to(c, on="hop_next")
+        hop = c.to(d)
+
+        def queue_two(self) -> None:
+            self.send("check")
+            self.send("later")
+
+        def explode(self) -> None:
+            raise ValueError("no")
+
+        def hop_next(self) -> None:
+            self.raise_("hop")
+
+    instance = compile_chart(Leftover).create()
+    with pytest.raises(ValueError, match="no"):
+        instance.send("first")
+    assert instance.state.id == "b"
+    outcome = instance.send("go")  # "later" runs first, then "go" and its internal "hop"
+    assert [t.id for t in outcome.transitions] == ["b:go:c", "c:hop:d"]
+    assert outcome.target is not None
+    assert outcome.target.id == "d"
