@@ -62,7 +62,11 @@ class VirtualClock:
         heapq.heappush(self._timers, (due, next(_order), instance))
 
     def advance(self, seconds: float) -> None:
-        """Move the clock ``seconds`` forward, running the timers that fall due on the way."""
+        """Move the clock ``seconds`` forward, running the timers that fall due on the way.
+
+        An exception a delayed event raises (in a chart that does not catch errors as events)
+        reaches the caller, the clock left at that event's due time; the timers after it stay.
+        """
         if (
             not isinstance(seconds, int | float)
             or isinstance(seconds, bool)

@@ -460,9 +460,10 @@ class Instance:
             delay = 0
         pending.busy = True
         pending.put(item, delay, send_id)
-        return self._drain(pending, item) or Outcome(
-            False, event, self._node.state, None, None, "queued"
-        )
+        result = self._drain(pending, item)
+        if result is None:  # not due yet
+            result = Outcome(False, event, self._node.state, None, None, "queued")
+        return result
 
     def _next_external(self, queues: _Queues) -> Item | None:
         """The next queued external event that is due (``None``: none is)."""
@@ -897,7 +898,8 @@ def _prep(
             flagged = _flagged_events.get(key)
             if flagged is None:
                 flagged = DeclaredEvent(id=str(event), name=event.name, internal=internal)
-                _flagged_events[key] = flagged
+                if len(_flagged_events) < _IGNORED_CACHE_SIZE:
+                    _flagged_events[key] = flagged
             event = kwall["event"] = flagged
         data = kwall.get("event_data")
         if data is not None:

@@ -381,3 +381,31 @@ def test_c11_an_event_run_behind_leftovers_of_a_failed_guard_reports_every_trans
     assert [t.id for t in outcome.transitions] == ["b:go:c", "c:hop:d"]
     assert outcome.target is not None
     assert outcome.target.id == "d"
+
+
+def test_c17_a_send_id_without_a_delay_runs_at_once_and_reports_its_outcome() -> None:
+    instance = kettle(VirtualClock())
+    assert instance.send("whistle", send_id="w").reason == "no_transition"
+    assert instance.send("heat", send_id="h").applied
+
+
+def test_c17_an_exception_from_a_delayed_event_reaches_whoever_advanced_the_clock() -> None:
+    class Fragile(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State(final=True)
+        snap = a.to(b, on="crack")
+
+        def crack(self) -> None:
+            raise RuntimeError("cracked")
+
+    clock = VirtualClock()
+    instance = compile_chart(Fragile).create(clock=clock)
+    instance.send("snap", delay=100)
+    with pytest.raises(RuntimeError, match="cracked"):
+        clock.advance(1)
+    assert instance.state.id == "a"
+    assert clock.now() == 0.1
+    assert instance.next_due() is None
+    instance.send("snap", delay=100)  # the instance still works, on the same clock
+    assert instance.next_due() == pytest.approx(0.2)
