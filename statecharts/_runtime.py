@@ -465,10 +465,6 @@ class Instance:
             result = Outcome(False, event, self._node.state, None, None, "queued")
         return result
 
-    def _next_external(self, queues: _Queues) -> Item | None:
-        """The next queued external event that is due (``None``: none is)."""
-        return queues.take()
-
     def _queues(self) -> _Queues:
         pending = self._pending
         if pending is _BUSY or pending is None:
