@@ -132,5 +132,14 @@ class AsyncioClock:
         """Schedule ``instance.run_due()`` on the loop at ``due``."""
         self._running().call_at(due, instance.run_due)
 
+    async def until_idle(self, *instances: Any) -> None:
+        """Wait, without blocking the loop, until none of ``instances`` has a delayed event
+        waiting (their timers run meanwhile, each when due)."""
+        while True:
+            dues = [due for instance in instances if (due := instance.next_due()) is not None]
+            if not dues:
+                return
+            await asyncio.sleep(max(0.0, min(dues) - self.now()))
+
     def __repr__(self) -> str:
         return f"AsyncioClock(loop={self._loop!r})"

@@ -254,11 +254,14 @@ def test_c17_without_a_clock_send_waits_for_the_delayed_events_as_python_statema
 
 def test_c17_the_asyncio_clock_runs_timers_on_the_event_loop() -> None:
     async def main() -> list[str]:
-        instance = kettle(AsyncioClock())
+        clock = AsyncioClock()
+        instance = kettle(clock)
+        start = time.monotonic()
         instance.send("heat")
         assert instance.state.id == "heating"  # send did not wait
-        while not instance.is_terminated:
-            await asyncio.sleep(0.05)
+        await clock.until_idle(instance)
+        assert instance.is_terminated
+        assert time.monotonic() - start >= 0.8
         return list(instance.model.log)
 
     assert asyncio.run(asyncio.wait_for(main(), 5)) == ["heating", "boiling", "whistle"]
