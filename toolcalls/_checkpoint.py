@@ -6,8 +6,8 @@ as ExecutionView.to_dict()>], "finished": bool, "position": <any JSON>}``. ``inF
 calls the session had registered for execution and not yet settled, in arrival order:
 ``pending`` ones were waiting for a concurrency slot (their tool never started), ``executing``
 ones were running. ``unreported`` are calls that settled but were not yet handed to the
-consumer. ``remembered`` are settled calls the executor still knows but the tracker forgot
-(``max_history``), so that a re-delivered id is still not run twice. ``position`` is the
+consumer. ``remembered`` are the settled calls the executor still knows (``max_history``), so
+that a re-delivered id is still not run twice once the tracker forgets it. ``position`` is the
 caller's (where its stream stood).
 
 The resume rule (``ToolCallSession.resume``): a ``pending`` call is submitted again (its tool
@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ._errors import CheckpointError
-from ._execution import ExecutionView, ToolError
+from ._execution import ExecutionView, ToolError, ToolErrorKind
 
 FORMAT = "toolcalls.session"
 VERSION = 1
@@ -41,6 +41,16 @@ class _InFlight(BaseModel):
     state: Literal["pending", "executing"]
 
 
+class _Error(BaseModel):
+    """A ``ToolError`` in its wire shape (``ToolError.to_dict()``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    kind: ToolErrorKind
+    message: str
+    details: dict[str, Any] = {}
+
+
 class _Unreported(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -49,7 +59,7 @@ class _Unreported(BaseModel):
     args: dict[str, Any]
     status: Literal["success", "error"]
     result: Any = None
-    error: dict[str, Any] | None = None
+    error: _Error | None = None
 
 
 class _Picture(BaseModel):
@@ -126,7 +136,8 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
         raise CheckpointError("checkpoint", f"expected a JSON object, got {type(data).__name__}")
     if data.get("format") != FORMAT:
         raise CheckpointError("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
-    if data.get("version") != VERSION:
+    version = data.get("version")
+    if type(version) is not int or version != VERSION:  # not True, not 1.0 (T22)
         raise CheckpointError(
             "version",
             f"unsupported version {data.get('version')!r} (this library reads {VERSION})",
@@ -136,29 +147,36 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
     except ValidationError as error:
         first = error.errors()[0]
         raise CheckpointError(".".join(str(p) for p in first["loc"]), first["msg"]) from None
-    unreported = [_state(item) for item in picture.unreported]
+    unreported = [_state(item, "unreported", i) for i, item in enumerate(picture.unreported)]
     in_flight: list[tuple[str, str, str]] = [(c.id, c.name, c.state) for c in picture.inFlight]
-    remembered = [_state(item) for item in picture.remembered]
+    remembered = [_state(item, "remembered", i) for i, item in enumerate(picture.remembered)]
+    for field, states in (("unreported", unreported), ("remembered", remembered)):
+        seen: set[str] = set()
+        for index, state in enumerate(states):
+            if state.tool_call_id in seen:
+                where = f"{field}.{index}"
+                raise CheckpointError(where, f"call {state.tool_call_id!r} is listed twice")
+            seen.add(state.tool_call_id)
     return SessionPicture(
         picture.tracker, in_flight, unreported, picture.finished, picture.position, remembered
     )
 
 
-def _state(item: _Unreported) -> ExecutionView:
+def _state(item: _Unreported, field: str, index: int) -> ExecutionView:
     error = None
     if item.status == "error":
         if item.error is None:
-            raise CheckpointError(f"unreported.{item.toolCallId}.error", "missing for an error")
+            raise CheckpointError(f"{field}.{index}.error", "missing for an error")
         error = _error(item.error)
     result = item.result if item.status == "success" else None
     args = MappingProxyType(item.args)
     return ExecutionView(item.toolCallId, item.toolName, args, item.status, result, error)
 
 
-def _error(data: dict[str, Any]) -> ToolError:
+def _error(data: _Error) -> ToolError:
     """A ``ToolError`` from its wire shape (detail keys back to snake_case)."""
-    details = {_snake(key): value for key, value in dict(data.get("details") or {}).items()}
-    return ToolError(data["kind"], str(data.get("message", "")), details)
+    details = {_snake(key): value for key, value in data.details.items()}
+    return ToolError(data.kind, data.message, details)
 
 
 def _snake(name: str) -> str:

@@ -27,7 +27,7 @@ from statemachine import State, StateChart
 
 from statecharts import Instance, _runtime, compile_chart
 
-from ._tools import AbortSignal, ArgumentsInvalid, PreparedTool
+from ._tools import SCALARS, AbortSignal, ArgumentsInvalid, PreparedTool, copy_args, is_flat
 
 if TYPE_CHECKING:
     import asyncio
@@ -239,18 +239,31 @@ class ExecutionView:
         return self.status == "success" or self.status == "error"
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire shape with camelCase keys (X12); ``result``/``error`` only when set."""
+        """The wire shape with camelCase keys (X12); ``result``/``error`` only when set. A new
+        object each time, sharing nothing with the call (a result that cannot be copied is
+        the tool's own object)."""
+        args = self.args
         data: dict[str, Any] = {
             "toolCallId": self.tool_call_id,
             "toolName": self.tool_name,
-            "args": dict(self.args),
+            "args": copy_args(args, is_flat(args)),
             "status": self.status,
         }
         if self.status == "success":
-            data["result"] = self.result
+            data["result"] = _copied(self.result)
         elif self.error is not None:
             data["error"] = self.error.to_dict()
         return data
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of ``value``, or ``value`` itself when it cannot be copied."""
+    if type(value) in SCALARS:
+        return value
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
 
 
 class ExecutionModel:
@@ -343,6 +356,13 @@ _EXECUTING_NODE = _PENDING.binding.nodes["executing"]
 _FIRE_START = _PENDING.table["start"]
 _FIRE_SUCCEED = _EXECUTING_NODE.table["succeed"]
 _SEND = Instance.send
+#: ``EXECUTION.create(call)`` without its checks per call: for an ``ExecutionModel`` it comes
+#: down to ``_NEW_INSTANCE(_PENDING, call)``, since ``pending`` has no ``enter`` callback and
+#: the class provides every name the chart declares (checked here, once).
+_BINDING = _PENDING.binding
+if _BINDING.initial is not None or _BINDING.instance_names:  # pragma: no cover - by design
+    raise RuntimeError("ExecutionChart's pending state must have no enter callback")
+_NEW_INSTANCE = _BINDING.cls
 
 
 class CallBook:
@@ -394,7 +414,7 @@ class CallBook:
                 return self.reject(tool_call_id, tool_name, args, error)
         self._seq += 1
         call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
-        call.instance = EXECUTION.create(call)
+        call.instance = _NEW_INSTANCE(_PENDING, call)
         call.tool, call.bound = tool, bound
         self.calls[tool_call_id] = call
         self.in_flight += 1
@@ -417,7 +437,7 @@ class CallBook:
             return None
         self._seq += 1
         call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
-        call.instance = EXECUTION.create(call)
+        call.instance = _NEW_INSTANCE(_PENDING, call)
         self.calls[tool_call_id] = call
         self.in_flight += 1
         return self._finish(call, "fail", error)
@@ -431,7 +451,7 @@ class CallBook:
             return
         self._seq += 1
         call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
-        call.instance = instance = EXECUTION.create(call)
+        call.instance = instance = _NEW_INSTANCE(_PENDING, call)
         if state.status == "success":
             instance.send("start")
             instance.send("succeed", result=state.result)

@@ -17,6 +17,7 @@ whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``ti
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import logging
 from asyncio.events import _get_running_loop as _running_loop
@@ -37,7 +38,6 @@ from ._tools import (
     PreparedTool,
     Tool,
     ToolFunction,
-    copy_args,
     is_async,
     prepare_tool,
 )
@@ -48,6 +48,7 @@ SettledCallback = Callable[[ExecutionView], object]
 #: How many failures of ``on_call_settled`` an executor remembers (the oldest are forgotten).
 CALLBACK_ERRORS_KEPT = 100
 _MISSING: Any = object()
+_STR: frozenset[type] = frozenset({str})
 
 
 class ToolCallReadyChunk(BaseModel):
@@ -146,7 +147,10 @@ class ToolExecutor:
         if tool_call_id in book.calls:
             return False
         flat = _SCALARS.issuperset(map(type, args.values()))  # is_flat, inlined
-        effects = book.admit(tool_call_id, tool_name, copy_args(args, flat), flat)
+        # copy_args, inlined
+        effects = book.admit(
+            tool_call_id, tool_name, dict(args) if flat else copy.deepcopy(dict(args)), flat
+        )
         if effects:
             self._apply(effects)
         return True
@@ -336,19 +340,20 @@ class ToolExecutor:
         tool, loop = call.tool, self._loop
         assert tool is not None
         assert loop is not None  # bound when the call was registered
-        signal = call.signal = AbortSignal()
-        call.handle = loop.create_task(self._execute(call, tool, signal))
+        call.handle = loop.create_task(self._execute(call, tool))
         if tool.timeout is not None:
             call.timer = loop.call_later(tool.timeout, self._time_out, call)
 
-    async def _execute(
-        self, call: ExecutionModel, tool: PreparedTool, signal: AbortSignal
-    ) -> None:
+    async def _execute(self, call: ExecutionModel, tool: PreparedTool) -> None:
         """Run the tool and report how it ended to the book, as an event for its chart.
 
+        The call's signal is made here, when the tool starts (a task stopped before its first
+        step never runs this body, and a call waiting to start holds one object less).
         Whatever the tool raises is data (kind ``tool_raised``), ``SystemExit`` included: a
         tool cannot end the host. A ``KeyboardInterrupt`` raised on the loop thread settles the
         call and goes on, so Ctrl-C still stops the program."""
+        signal = call.signal = AbortSignal()
+        task = call.handle or asyncio.current_task()  # this task (eager tasks run before)
         try:
             if tool.is_async and self._local:  # the usual case, without a hop
                 result = await tool.invoke(call.bound, signal)
@@ -357,8 +362,8 @@ class ToolExecutor:
         except asyncio.CancelledError:
             if signal.aborted:  # we stopped it: the book already settled or dropped the call
                 raise
-            if _cancelled_by_someone_else(signal):  # asyncio.run ending, typically
-                self._apply(self._book.cancelled(call))
+            if _cancelled_by_someone_else(signal, task):  # asyncio.run ending, typically
+                self._cancelled(call, signal)
                 raise
             # The tool raised CancelledError itself (it awaited something cancelled).
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, "cancelled")))
@@ -367,17 +372,23 @@ class ToolExecutor:
         except ToolAborted as exc:
             self._apply(self._book.fail(call, ToolError.aborted(tool.name, exc.reason)))
         except BaseException as exc:
-            if _cancelled_by_someone_else(signal):  # its cleanup raised while cancelled
-                self._apply(self._book.cancelled(call))
+            if _cancelled_by_someone_else(signal, task):  # its cleanup raised while cancelled
+                self._cancelled(call, signal)
             else:
                 self._apply(self._book.fail(call, ToolError.tool_raised(tool.name, exc)))
             if isinstance(exc, KeyboardInterrupt) and tool.is_async:
                 raise
         else:
-            if _cancelled_by_someone_else(signal):  # it swallowed the cancellation
-                self._apply(self._book.cancelled(call))
+            if not signal.aborted and task is not None and task.cancelling():
+                self._cancelled(call, signal)  # it swallowed the cancellation
             else:
                 self._apply(self._book.succeed(call, result))
+
+    def _cancelled(self, call: ExecutionModel, signal: AbortSignal) -> None:
+        """Someone else cancelled the call's task (the loop is going away): abort its signal,
+        so a tool in a worker thread hears of it too, and end it (and the queued calls)."""
+        signal.abort("cancelled")
+        self._apply(self._book.cancelled(call))
 
     def _time_out(self, call: ExecutionModel) -> None:
         call.timer = None
@@ -464,13 +475,10 @@ class ToolExecutor:
         self._callback_errors.append(CallbackFailure(state, exc))
 
 
-def _cancelled_by_someone_else(signal: AbortSignal) -> bool:
-    """Whether the running tool's task was cancelled, not by the executor (which aborts the
-    signal first): the loop is going away, whatever the tool did about it."""
-    if signal.aborted:
-        return False
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+def _cancelled_by_someone_else(signal: AbortSignal, task: asyncio.Task[Any] | None) -> bool:
+    """Whether the running tool's ``task`` was cancelled, not by the executor (which aborts
+    the signal first): the loop is going away, whatever the tool did about it."""
+    return not signal.aborted and task is not None and task.cancelling() > 0
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
@@ -488,7 +496,7 @@ def _read_chunk(chunk: Any) -> tuple[str, str, Mapping[str, Any]]:
             and type(tool_name) is str
             and tool_name
             and type(args) is dict
-            and all(type(key) is str for key in args)
+            and _STR.issuperset(map(type, args))  # every key a plain str
         ):
             return tool_call_id, tool_name, args
     if isinstance(chunk, Mapping):

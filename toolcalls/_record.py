@@ -232,6 +232,10 @@ def _too_deep_at(text: str) -> int | None:
 _DECODER: Final = json.JSONDecoder(
     parse_constant=reject_constant, parse_float=_parse_float, parse_int=_parse_int
 )
+#: For text too short to hold an integer ``_parse_int`` checks (the usual case): the scanner's
+#: own integers, the same values without a Python call per number.
+_SHORT_DECODER: Final = json.JSONDecoder(parse_constant=reject_constant, parse_float=_parse_float)
+_SHORT: Final = _MAX_INT_DIGITS - 2
 
 
 def parse_json(text: str, what: str = "arguments nest") -> Any:
@@ -248,7 +252,7 @@ def parse_json(text: str, what: str = "arguments nest") -> Any:
     if text.startswith("\ufeff"):  # as json.loads (and JSON.parse) refuse it
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        value = _DECODER.decode(text)
+        value = (_SHORT_DECODER if len(text) < _SHORT else _DECODER).decode(text)
     except _Rejected as error:
         raise json.JSONDecodeError(str(error), text, _token_position(text, error.token)) from None
     except RecursionError:

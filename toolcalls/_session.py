@@ -38,7 +38,7 @@ from . import _checkpoint
 from ._errors import CheckpointError, InvalidEvent, SessionClosed
 from ._execution import ExecutionView, ToolError
 from ._executor import ToolExecutor
-from ._record import TRUNCATED, UNSET
+from ._record import TRUNCATED, UNSET, ToolCallModel
 from ._runner import Runner
 from ._snapshot import same_json
 from ._tools import SCALARS, Tool, ToolFunction, copy_args, is_flat
@@ -129,10 +129,8 @@ class ToolCallSession:
         if loop is None or loop is not self._loop:
             self._loop = self._executor._bind_loop()
 
-    def _arguments_ended(self, call_id: str) -> None:
-        record = self._tracker._record(call_id)
-        assert record is not None
-        args, executor = record.args, self._executor
+    def _arguments_ended(self, record: ToolCallModel) -> None:
+        call_id, args, executor = record.id, record.args, self._executor
         if type(args) is dict and call_id not in executor._book.calls:  # the usual case
             self._running.add(call_id)
             flat = SCALARS.issuperset(map(type, args.values()))  # is_flat, inlined
@@ -140,27 +138,26 @@ class ToolCallSession:
             # the executor a read-only view, the tool its own); nested ones are copied once.
             executor._admit(call_id, record.name, args if flat else copy_args(args, flat), flat)
         else:
-            self._hand_over(call_id)
+            self._hand_over(record)
 
-    def _ended_by_stream(self, call_id: str) -> None:
+    def _ended_by_stream(self, record: ToolCallModel) -> None:
+        call_id = record.id
         if call_id in self._running:
             self._running.discard(call_id)  # it settles now, unreported
             self._executor.abort(call_id, "the stream ended the call")
         elif self._executor.get_call(call_id) is None:
-            self._report_truncated(call_id)
+            self._report_truncated(record)
 
-    def _report_truncated(self, call_id: str) -> None:
+    def _report_truncated(self, record: ToolCallModel) -> None:
         """A provider adapter ended a call whose arguments were cut off (kind ``truncated``):
         the stream ended before they were complete, so it could not run, and it is reported
         in ``error`` like the calls ``finish()`` ends (S2). Other errors the stream sends for a
         call still streaming are the stream's own word, and are not reported (S3)."""
-        record = self._tracker._record(call_id)
-        assert record is not None
         reason = record.error
         if not (isinstance(reason, dict) and reason.get("kind") == TRUNCATED):
             return
         error = _unrunnable(record.name, str(reason.get("message", TRUNCATED)), TRUNCATED)
-        self._ready.append(ExecutionView(call_id, record.name, _NO_ARGS, "error", None, error))
+        self._ready.append(ExecutionView(record.id, record.name, _NO_ARGS, "error", None, error))
         self._wake()
 
     def finish(self) -> None:
@@ -171,16 +168,14 @@ class ToolCallSession:
             reason = "the stream ended before the arguments were complete"
             for record, status in self._tracker._unfinished():
                 if status == "pending":
-                    self._hand_over(record.id, _unrunnable(record.name, reason, "session"))
+                    self._hand_over(record, _unrunnable(record.name, reason, "session"))
         self._wake()
 
-    def _hand_over(self, call_id: str, error: ToolError | None = None) -> None:
+    def _hand_over(self, record: ToolCallModel, error: ToolError | None = None) -> None:
         """Give the executor a call whose arguments ended (or, with ``error``, that cannot
         run): it runs the tool, or settles the call in ``error`` at once. Either way the
         settled call comes back through ``_on_settled``."""
-        record = self._tracker._record(call_id)
-        assert record is not None
-        name, args = record.name, record.args
+        call_id, name, args = record.id, record.name, record.args
         if error is None:
             if args is UNSET:  # the arguments did not parse (the tracker ended the call)
                 error = _unrunnable(name, record.error["message"], "json_invalid")
@@ -209,20 +204,25 @@ class ToolCallSession:
         known: ExecutionView,
     ) -> None:
         """A call the executor remembers came again. The same call (same tool, arguments
-        equal as JSON) is never run or reported twice: the tracker's call takes the
-        remembered outcome. Another call reusing the id is not run either; it ends in
-        ``error`` ("the id is taken") and is reported, so the model hears about it."""
-        if error is None and (known.tool_name != name or not same_json(dict(known.args), args)):
-            reason = f"id {call_id!r} is taken by an earlier call with other arguments"
-            error = _unrunnable(name, reason, "duplicate_id")
-            self._tracker._send(call_id, "error", error.to_dict())
-            view = MappingProxyType(copy_args(args, is_flat(args)))
-            self._ready.append(ExecutionView(call_id, name, view, "error", None, error))
-            self._wake()
-        elif error is None:
-            self._record(call_id, known)
+        equal as JSON, or the same reason it cannot run) is never run or reported twice: the
+        tracker's call takes the remembered outcome. Another call reusing the id is not run
+        either; it ends in ``error`` (its own, when its arguments cannot run, else "the id is
+        taken") and is reported, so the model hears about it."""
+        if error is not None:  # it cannot run: the same call only if the earlier one could not
+            same = known.tool_name == name and known.error == error
         else:
-            self._tracker._send(call_id, "error", error.to_dict())
+            same = known.tool_name == name and same_json(dict(known.args), args)
+            if not same:
+                reason = f"id {call_id!r} is taken by an earlier call with other arguments"
+                error = _unrunnable(name, reason, "duplicate_id")
+        if same:
+            self._record(call_id, known)
+            return
+        assert error is not None
+        self._tracker._send(call_id, "error", error.to_dict())
+        view = MappingProxyType(copy_args(args, is_flat(args)))
+        self._ready.append(ExecutionView(call_id, name, view, "error", None, error))
+        self._wake()
 
     # -- results -----------------------------------------------------------------------------
 
@@ -352,14 +352,16 @@ class ToolCallSession:
                 state = executor.get_call(call.id)
                 status = "executing" if state is None else state.status
                 in_flight.append((call.id, call.name, status))
-        tracker = self._tracker
-        remembered = [
-            state
-            for state in executor.calls
-            if state.settled and tracker.get(state.tool_call_id) is None
-        ]
+        # Every settled call the executor remembers, the tracker's too: once the tracker
+        # forgets one, a re-delivery of its id must still not run it again after a resume.
+        remembered = [state for state in executor.calls if state.settled]
         return _checkpoint.take(
-            tracker.snapshot(), in_flight, list(self._ready), self._finished, position, remembered
+            self._tracker.snapshot(),
+            in_flight,
+            list(self._ready),
+            self._finished,
+            position,
+            remembered,
         )
 
     @classmethod
@@ -448,7 +450,9 @@ class ToolCallSession:
         if deferred:
             self._before_ready()  # the loop the tools run on (RuntimeError without one)
         for call_id in deferred:
-            self._hand_over(call_id)
+            record = self._tracker._record(call_id)
+            assert record is not None  # restored: the tracker holds every call in flight
+            self._hand_over(record)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -463,14 +467,16 @@ class ToolCallSession:
     async def aclose(self) -> None:
         """Abort tools still running and end ``settled()``: every call not finished (running,
         or still streaming its arguments) ends in ``error``, kind ``aborted``, unreported;
-        events ``run()`` has not read yet are not applied."""
+        events ``run()`` has not read yet are not applied. Every call of it (a second one, or
+        one after a cancelled one) returns once the stopped tools have finished."""
         if not self._closed:
             self._closed = self._stopped = True
             self._running.clear()
-            await self._executor.aclose()
             for record, _ in self._tracker._unfinished():
                 error = ToolError.aborted(record.name, "the session closed")
                 self._tracker._send(record.id, "error", error.to_dict())
+            self._wake()
+        await self._executor.aclose()  # it aborts in-flight calls, then waits for them
         self._wake()
 
     async def __aenter__(self) -> Self:

@@ -34,11 +34,43 @@ from .events import (
 ApplyReason = Literal["unknown_id", "duplicate_start", "not_allowed"]
 
 _CHART = compile_chart(ToolCallChart)
-#: The pending state's node and its compiled ``delta`` transition (an internal self-transition
-#: whose action appends the fragment), for the tracker's hot path.
+#: The pending state's node, for the tracker's hot path.
 _PENDING = _CHART.create(ToolCallModel("", "", 0))._node
-_APPEND = _PENDING.table["delta"]
 _SEND = Instance.send
+#: ``_CHART.create(record)`` without its checks per call: ``pending`` has no ``enter``
+#: callback and ``ToolCallModel`` provides every name the chart declares (checked here, once).
+_BINDING = _PENDING.binding
+if _BINDING.initial is not None or _BINDING.instance_names:  # pragma: no cover - by design
+    raise RuntimeError("ToolCallChart's pending state must have no enter callback")
+_NEW_INSTANCE = _BINDING.cls
+
+
+def _delta_only_appends() -> bool:
+    """Whether the chart's ``delta`` does nothing but its declared action, which appends the
+    fragment to the record's ``parts``: an internal self-transition on ``pending``, no guard,
+    and no conventional callback (``on_delta``, ``before_transition``...) on the chart or the
+    record. Then the hot path appends the fragment itself, skipping the call machinery
+    (otherwise every fragment goes through ``send``)."""
+    (transition,) = [t for t in _CHART.transitions if "delta" in t.events]
+    callbacks = [
+        *transition.validators,
+        *transition.cond,
+        *transition.before,
+        *transition.on,
+        *transition.after,
+    ]
+    declared = [c.ref for c in callbacks if not c.convention]
+    conventional = [c.lookup_name for c in callbacks if c.convention]
+    return (
+        transition.internal
+        and transition.source == transition.target == "pending"
+        and declared == ["append_arguments"]
+        and not any(hasattr(ToolCallChart, n) or hasattr(ToolCallModel, n) for n in conventional)
+    )
+
+
+#: See ``_delta_only_appends`` (a test checks the action still only appends).
+_DELTA_ONLY_APPENDS: Final = _delta_only_appends()
 _MISSING: Any = object()
 #: The chart event each wire event type sends (the chart calls the wire's ``error`` ``fail``, T24).
 CHART_EVENTS: Final = {"delta": "delta", "ready": "ready", "result": "result", "error": "fail"}
@@ -110,12 +142,14 @@ class Listener(Protocol):
         """A ``ready`` event is about to end a pending call's arguments; raising stops it
         before anything changes."""
 
-    def _arguments_ended(self, call_id: str) -> None:
-        """A ``ready`` event ended the call's arguments: it is ``running``, or in ``error``
-        when they did not parse."""
+    def _arguments_ended(self, record: ToolCallModel) -> None:
+        """A ``ready`` event ended the arguments of the call ``record`` holds: it is
+        ``running``, or in ``error`` when they did not parse (and then the tracker may have
+        forgotten it already, ``max_history``)."""
 
-    def _ended_by_stream(self, call_id: str) -> None:
-        """A ``result`` or ``error`` event from the stream ended the call."""
+    def _ended_by_stream(self, record: ToolCallModel) -> None:
+        """A ``result`` or ``error`` event from the stream ended the call ``record`` holds
+        (the tracker may have forgotten it already, ``max_history``)."""
 
 
 class ToolCallTracker:
@@ -157,20 +191,25 @@ class ToolCallTracker:
         if type(event) is not dict:
             event = _as_mapping(event)
         elif event.get("type") == "delta":  # most events are fragments: the short way
-            call_id, text = event.get("id"), event.get("argsTextDelta")
+            try:
+                call_id, text = event["id"], event["argsTextDelta"]
+            except KeyError:  # snake_case, or malformed: the general path says which
+                call_id = text = None
             if type(call_id) is str and call_id and type(text) is str:
                 instance = self._calls.get(call_id)
                 if instance is None:
                     return _DELTA_UNKNOWN
                 if (
                     instance._node is _PENDING
+                    and _DELTA_ONLY_APPENDS
                     and instance._pending is None
                     and type(instance).send is _SEND
                     and not _runtime._observers
                 ):
-                    # The chart's own compiled transition, without send()'s dispatch: not
-                    # re-entrant, and nothing observes outcomes (as chart coverage does).
-                    _APPEND(instance, (), {"text": text})
+                    # What the chart's transition does (its action), without send()'s
+                    # dispatch: not re-entrant, and nothing observes outcomes (as chart
+                    # coverage does).
+                    instance.model.parts.append(text)
                     return _DELTA_APPLIED
                 if instance.send("delta", text=text).applied:
                     return _DELTA_APPLIED
@@ -197,7 +236,7 @@ class ToolCallTracker:
         existing = calls.get(call_id)
         if existing is not None:
             return _OUTCOMES["start", False, existing._node.state.id]
-        calls[call_id] = _CHART.create(ToolCallModel(call_id, name, self._next_seq))
+        calls[call_id] = _NEW_INSTANCE(_PENDING, ToolCallModel(call_id, name, self._next_seq))
         self._next_seq += 1
         if self._max_history is not None and len(calls) > self._max_history:
             self._evict()
@@ -224,11 +263,13 @@ class ToolCallTracker:
         if listener is None:
             return self._send(call_id, "ready", _MISSING)
         instance = self._calls.get(call_id)
-        if instance is not None and instance._node.state.id == "pending":
+        if instance is None:
+            return _OUTCOMES["ready", False, None]
+        if instance._node.state.id == "pending":
             listener._before_ready()  # may raise: nothing has changed yet
         outcome = self._send(call_id, "ready", _MISSING)
         if outcome.applied:
-            listener._arguments_ended(call_id)
+            listener._arguments_ended(instance.model)  # the record, even if just evicted
         return outcome
 
     def _result(self, call_id: str, event: Mapping[str, Any]) -> ApplyOutcome:
@@ -242,9 +283,11 @@ class ToolCallTracker:
         return self._ended_by_stream(call_id, "error", copied(value, "error"))
 
     def _ended_by_stream(self, call_id: str, kind: str, value: Any) -> ApplyOutcome:
+        instance = self._calls.get(call_id)
         outcome = self._send(call_id, kind, value)
         if outcome.applied and self._listener is not None:
-            self._listener._ended_by_stream(call_id)
+            assert instance is not None
+            self._listener._ended_by_stream(instance.model)  # the record, even if evicted
         return outcome
 
     def _record(self, call_id: str) -> ToolCallModel | None:

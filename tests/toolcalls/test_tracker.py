@@ -750,3 +750,38 @@ def test_chart_coverage_records_every_delta_the_tracker_applies() -> None:
     counts = coverage.chart(compile_chart(ToolCallChart))
     assert counts.taken["pending:delta:pending"] == 2
     assert counts.ignored == {"running": {"delta": 1}}
+
+
+def test_the_fast_delta_path_does_what_the_charts_delta_transition_does() -> None:
+    """The tracker appends a fragment itself only while the chart's delta is nothing but its
+    action: what sending ``delta`` through the chart leaves on a record is what it leaves."""
+    from toolcalls import _tracker
+    from toolcalls._record import ToolCallModel
+
+    assert _tracker._DELTA_ONLY_APPENDS
+    through_chart = _tracker._CHART.create(ToolCallModel("c", "t", 0))
+    assert through_chart.send("delta", text='{"q": ').applied
+    assert through_chart.send("delta", text="1}").applied
+    tracker = ToolCallTracker()
+    feed(tracker, start("c", "t"), delta("c", '{"q": '), delta("c", "1}"))
+    fast = tracker._record("c")
+    assert fast is not None
+    chart_record = through_chart.model
+    for field in ToolCallModel.__slots__:
+        assert getattr(fast, field) == getattr(chart_record, field), field
+    assert fast.args_text == chart_record.args_text == '{"q": 1}'
+
+
+def test_the_fast_delta_path_is_off_when_a_conventional_callback_would_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolcalls import _tracker
+    from toolcalls._record import ToolCallModel
+
+    monkeypatch.setattr(ToolCallModel, "on_delta", lambda self: None, raising=False)
+    assert not _tracker._delta_only_appends()
+    monkeypatch.undo()
+    monkeypatch.setattr(ToolCallChart, "before_transition", lambda self: None, raising=False)
+    assert not _tracker._delta_only_appends()
+    monkeypatch.undo()
+    assert _tracker._delta_only_appends()

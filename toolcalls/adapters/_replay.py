@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._errors import InvalidChunk, InvalidEvent
-from .._record import ToolCallView, reject_constant
+from .._record import ToolCallView, parse_json
 from .._session import ToolCallSession
 from .._tools import Tool, ToolFunction
 from .._tracker import ToolCallTracker
@@ -56,8 +56,9 @@ def payloads(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            payload = json.loads(line, parse_constant=reject_constant)
+        try:  # the rules arguments are parsed with: JSON.parse, numbers a double holds,
+            # nesting within reach (so a result of 1e999 or 100,000 brackets is a bad line)
+            payload = parse_json(line, "the line nests")
         except ValueError as error:
             raise ReplayInputError(number, f"not valid JSON: {error}") from None
         if isinstance(payload, dict) and len(payload) == 1 and next(iter(payload)).startswith("_"):
@@ -169,8 +170,24 @@ def _apply_all(
 
 
 def _cell(value: Any, width: int) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):  # a tool's result JSON cannot hold: shown as Python
+            text = repr(value)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _json_line(call: ToolCallView) -> str:
+    """The call as one JSON line; ``ReplayInputError`` when a tool's result is not JSON."""
+    try:
+        return json.dumps(call.to_dict(), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ReplayInputError(
+            None, f"call {call.id!r}: its result cannot be written as JSON ({error})"
+        ) from None
 
 
 def _outcome(call: ToolCallView) -> str:
@@ -221,7 +238,7 @@ def run_replay(
     tools = None if tools_spec is None else load_tools(tools_spec)
     done = replay_events(native_events(source, fmt), tools, max_history)
     if as_json:
-        return done, [json.dumps(call.to_dict(), ensure_ascii=False) for call in done.calls]
+        return done, [_json_line(call) for call in done.calls]
     lines = [table(done), "", summary(done.calls)]
     if done.ignored:
         count = len(done.ignored)
