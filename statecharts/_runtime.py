@@ -386,10 +386,14 @@ class Instance:
         of its own (what a clock calls when it wakes the instance). From a callback, or when
         nothing is due, it does nothing."""
         pending = self._pending
-        if not isinstance(pending, _Queues) or pending.busy or not pending.pending_external():
+        if not isinstance(pending, _Queues):
             return
-        pending.busy = True
-        self._drain(pending)
+        if pending.busy:  # woken from one of its own callbacks: wake it again once idle
+            pending.woken = None
+            return
+        if pending.pending_external():
+            pending.busy = True
+            self._drain(pending)
 
     def run_until_idle(self) -> None:
         """Run everything queued and every delayed event, in order, until none is left.

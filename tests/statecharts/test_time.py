@@ -412,3 +412,26 @@ def test_c17_an_exception_from_a_delayed_event_reaches_whoever_advanced_the_cloc
     assert instance.next_due() is None
     instance.send("snap", delay=100)  # the instance still works, on the same clock
     assert instance.next_due() == pytest.approx(0.2)
+
+
+def test_c17_a_timer_that_falls_due_during_a_callback_runs_once_the_macrostep_is_done() -> None:
+    clock = VirtualClock()
+
+    class Impatient(StateChart):
+        a = State(initial=True)
+        b = State()
+        c = State(final=True)
+        go = a.to(b)
+        tick = b.to(c)
+
+        def on_go(self) -> None:
+            self.send("tick", delay=100)
+            clock.advance(1)  # the instance is busy: the tick waits for the macrostep
+
+        def on_tick(self) -> None:
+            assert self.configuration[0].id == "b"
+
+    instance = compile_chart(Impatient).create(clock=clock)
+    outcome = instance.send("go")
+    assert [t.id for t in outcome.transitions] == ["a:go:b"]
+    assert instance.is_terminated
