@@ -210,6 +210,11 @@ class _Queues:
         self.trigger: tuple[bool, Any] | None = None
         self.woken: float | None = None
 
+    @property
+    def delayed(self) -> list[Timed]:
+        """The timed events (the name code written before ``timed`` reads)."""
+        return self.timed
+
     def now(self) -> float:
         clock = self.clock
         return time.monotonic() if clock is None else clock.now()
