@@ -355,7 +355,9 @@ class Instance:
     def raise_(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
         """Raise an internal event from a callback: it runs within the current macrostep,
         before events sent with ``send``. Outside a callback it is the same as ``send``."""
-        if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
+        if (
+            kwargs and not _SEND_OPTIONS.isdisjoint(kwargs)
+        ) or event in self._node.binding.runtime.optioned:
             return self._send_with_options(event, args, {**kwargs, "internal": True})
         pending = self._pending
         if pending is None or (pending is not _BUSY and not pending.busy):
@@ -451,7 +453,8 @@ class Instance:
         pending = self._pending
         busy = pending is _BUSY or (isinstance(pending, _Queues) and pending.busy)
         if busy and internal:
-            return self.raise_(event, *args, **kwargs)
+            self._queues().internal.append((event, args, kwargs))
+            return Outcome(False, event, self._node.state, None, None, "queued")
         if not busy and not delay and send_id is None:
             return self._send_plain(event, *args, **kwargs)
         item = (event, args, kwargs)

@@ -435,3 +435,20 @@ def test_c17_a_timer_that_falls_due_during_a_callback_runs_once_the_macrostep_is
     outcome = instance.send("go")
     assert [t.id for t in outcome.transitions] == ["a:go:b"]
     assert instance.is_terminated
+
+
+def test_c17_raising_an_event_declared_with_a_delay_is_python_statemachines_error() -> None:
+    class Late(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to.itself(internal=True, on="hurry")
+        ring = Event(a.to(b), delay=100)
+
+        def hurry(self) -> None:
+            self.raise_("ring")
+
+    with pytest.raises(InvalidDefinition, match=r"cannot be both delayed and internal"):
+        Late().send("go")
+    with pytest.raises(InvalidDefinition, match=r"cannot be both delayed and internal"):
+        compile_chart(Late).create(clock=VirtualClock()).send("go")
