@@ -529,7 +529,9 @@ class FunctionWriter:
         self.isolated(indent, entering)
         if moves:
             indent -= 1
-            self.emit(indent, "except BaseException:")
+            # an Exception only: an interrupt leaves the instance where it got to, as in
+            # python-statemachine
+            self.emit(indent, "except Exception:")
             self.emit(indent + 1, f"inst._node = {node_from}")
             self.emit(indent + 1, "raise")
         # python-statemachine hands a targetless transition's ``after`` callbacks the same

@@ -77,6 +77,7 @@ class _MicroNames:
     outcome: str
     failed: str
     handling_error: bool
+    initial: bool = False
 
 
 class _Planner:
@@ -567,6 +568,7 @@ class HBinding:
             outcome=module.const(outcome, f"TOOK_{node.label}_{new_node.label}"),
             failed=module.const(failed, f"FAILED_{node.label}"),
             handling_error=event == "error.execution",
+            initial=initial,
         )
 
         def body(writer: FunctionWriter) -> None:
@@ -684,14 +686,14 @@ class HBinding:
         if not stepwise:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
         for position, info in enumerate(plan.ordered_enter):
-            current.append(info.state)
+            _add_once(current, info.state)
             entry = self._entry(writer, module, plan, names, position, info)
             if entry:
                 risky += show(current)
                 risky += entry
         if stepwise:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
-        self._emit_risky(writer, risky, fail, names.restore, names.handling_error)
+        self._emit_risky(writer, risky, fail, names.restore, names.handling_error, names.initial)
         after: list[str] = []
         for transition in plan.transitions:
             target = transition.target
@@ -770,6 +772,7 @@ class HBinding:
         fail: list[str],
         restore_name: str,
         handling_error: bool,
+        initial: bool = False,
     ) -> None:
         """Emit exits, ``on``, the move and entries: each callback isolated when errors are
         caught as events; otherwise all inside one ``try`` restoring the configuration."""
@@ -784,6 +787,10 @@ class HBinding:
             elif kind == "results":
                 writer.emit(indent, "results = []")
                 writer.isolated(indent, [f"results.append({line})" for line in lines])
+            elif kind == "step" and initial:
+                # entering the initial configuration, python-statemachine runs this content
+                # outside any microstep: a failure reaches the caller of create()
+                writer.block(indent, lines, None)
             elif kind == "step" or (kind == "on" and handling_error):
                 # a compound's initial transition content and default history content run
                 # without per-callback isolation: a failure cancels the microstep
@@ -791,9 +798,18 @@ class HBinding:
             else:
                 writer.isolated(indent, lines)
         if not self.catch:
-            writer.emit(0, "except BaseException:")
+            # python-statemachine rolls the configuration back for an Exception only: an
+            # interrupt (KeyboardInterrupt, a cancelled task) leaves it where it got to
+            writer.emit(0, "except Exception:")
             writer.emit(1, f"inst._node = {restore_name}")
             writer.emit(1, "raise")
+
+
+def _add_once(states: list[DeclaredState], state: DeclaredState) -> None:
+    """Add an entered state to the configuration of the moment (an internal self-transition
+    re-enters a state still in it: python-statemachine's configuration is a set)."""
+    if state not in states:
+        states.append(state)
 
 
 def describe_transition(transition: TransitionDef) -> str:

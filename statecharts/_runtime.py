@@ -468,7 +468,8 @@ class Instance:
             pending = self._pending = _Queues()
         if pending.clock is None and delay:
             # python-statemachine's synchronous engine waits until the event is due
-            time.sleep(delay / 1000)
+            if delay > 0:
+                time.sleep(delay / 1000)
             delay = 0
         pending.busy = True
         pending.put(item, delay, send_id)
@@ -768,22 +769,10 @@ class StatechartInstance(Instance):
         return None
 
     def _run_queues(self, outcome: Outcome) -> Outcome:
-        """After entering the initial configuration: macrosteps until one takes nothing."""
-        queues = self._pending
+        """After entering the initial configuration: python-statemachine's processing loop
+        (a macrostep, then the next queued event, until neither takes anything)."""
         try:
-            while self._macrostep([]) and not self._node.terminated:
-                pass
-            pending = self._pending
-            while isinstance(pending, _Queues) and pending.pending_external():
-                if self._node.terminated:
-                    pending.drop_external()
-                    break
-                item = pending.take()
-                if item is None:
-                    break
-                self._take(*item)
-                while self._macrostep([]) and not self._node.terminated:
-                    pass
+            self._processing_loop(None, None, queued=True)
         except BaseException:
             self._settle_failure()
             raise
@@ -792,7 +781,6 @@ class StatechartInstance(Instance):
             self._settle(pending)
         else:
             self._pending = None
-        del queues
         return outcome
 
     def _macrostep(self, taken: list[TransitionDef]) -> bool:
@@ -1673,15 +1661,11 @@ def _check_clock(clock: Any) -> Clock:
 
 
 def _delay_ms(event: str, delay: Any) -> float:
-    """A ``delay`` option checked: a finite number of milliseconds, at least 0."""
-    if (
-        isinstance(delay, bool)
-        or not isinstance(delay, int | float)
-        or not math.isfinite(delay)
-        or delay < 0
-    ):
+    """A ``delay`` option checked: a finite number of milliseconds (a negative one is due in
+    the past, so it runs at once, ahead of events due later, as in python-statemachine)."""
+    if isinstance(delay, bool) or not isinstance(delay, int | float) or not math.isfinite(delay):
         raise ValueError(
-            f"delay of event {event!r} must be a finite number of milliseconds >= 0, got {delay!r}"
+            f"delay of event {event!r} must be a finite number of milliseconds, got {delay!r}"
         )
     return float(delay)
 

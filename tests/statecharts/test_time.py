@@ -270,7 +270,7 @@ def test_c17_the_asyncio_clock_runs_timers_on_the_event_loop() -> None:
 # -- bad input ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("delay", [-1, float("nan"), float("inf"), "1s", True])
+@pytest.mark.parametrize("delay", [float("nan"), float("inf"), "1s", True, [1]])
 def test_c17_a_bad_delay_is_a_value_error_naming_the_event(delay: Any) -> None:
     instance = kettle(VirtualClock())
     with pytest.raises(ValueError, match=r"delay of event 'heat' must be a finite number"):
