@@ -55,6 +55,7 @@ RUNTIME_NAMES = frozenset(
         "_terminated",
         "_send_plain",
         "_put_nonblocking",
+        "_prepared",
         "configuration",
         "clock",
         "next_due",

@@ -206,6 +206,7 @@ class HBinding:
             if model_type is not None and hasattr(model_type, "prepare_event"):
                 self.prepare_owners += ("model",)
         self._groups: dict[tuple[str, str], tuple[Resolved, ...]] = {}
+        self._keys: dict[tuple[int, int, int], tuple[int, int, int]] = {}
         self._lock = threading.RLock()
         self._nodes: dict[tuple[Any, ...], HNode] = {}
         self._definitions = {
@@ -407,6 +408,8 @@ class HBinding:
             runtime = self.runtime
 
             def body(writer: FunctionWriter) -> None:
+                if self.prepare:  # each microstep prepares its arguments afresh
+                    writer.emit(0, "inst._prepared.clear()")
                 for index, transitions in enumerate(candidates):
                     variable = f"c{index}"
                     writer.emit(0, f"{variable} = -1")
@@ -469,15 +472,23 @@ class HBinding:
         configurations: tuple[str, str] | None = None,
     ) -> Phase:
         transition_name = module.const(transition, self._transition_name(transition))
+        # python-statemachine's arguments for (transition, target entered, source exited)
+        key_target = None if target == "transition" else target
+        key_source = source if key_target is None else None
         source = transition.source if source is None else source
         if target == "transition":
             target = transition.target
+        key = "None"
+        if self.prepare:
+            ids = (id(transition), id(key_target), id(key_source))
+            key = module.const(self._keys.setdefault(ids, ids), "PREPARED")
         return writer.phase(
             transition_name,
             self._state_const(module, state),
             self._state_const(module, source),
             self._state_const(module, target),  # type: ignore[arg-type]
             configurations=configurations,
+            key=key,
         )
 
     def _state_const(self, module: Module, state: DeclaredState | None) -> str:
@@ -653,6 +664,7 @@ class HBinding:
         before: list[str] = []
         for transition in plan.transitions:
             phase = self._phase(writer, module, transition, transition.source)
+            before += self._prepared(writer, phase)
             before += writer.call_lines(self._transition_group(transition, Group.BEFORE), phase)
         writer.block(0, before, fail[::2] if self.catch else None)
         risky: list[tuple[str, list[str]]] = []
@@ -675,6 +687,7 @@ class HBinding:
             state = info.state
             phase = self._phase(writer, module, info.transition, state, source=state)
             lines = writer.call_lines(self._state_group(state, Group.EXIT), phase)
+            risky += [("plain", self._prepared(writer, phase))]
             if lines:
                 risky += show(current)
                 risky += [("plain", [f"# exit {state.id}"]), ("isolated", lines)]
@@ -705,9 +718,15 @@ class HBinding:
                 target=target,
                 configurations=names.configurations if target is None else None,
             )
+            after += self._prepared(writer, phase)
             after += writer.call_lines(self._transition_group(transition, Group.AFTER), phase)
         writer.block(0, after, fail[:1] if self.catch else None)
         writer.emit(0, f"return {names.outcome}")
+
+    def _prepared(self, writer: FunctionWriter, phase: Phase) -> list[str]:
+        """In a chart with a ``prepare_event``: the statement preparing a group's arguments,
+        as python-statemachine prepares them for every group, callbacks or none."""
+        return [writer.prepared(phase)] if self.prepare else []
 
     def _on_lines(
         self, writer: FunctionWriter, module: Module, plan: _MicroPlan, names: _MicroNames
@@ -717,6 +736,7 @@ class HBinding:
             phase = self._phase(
                 writer, module, transition, transition.source, configurations=names.configurations
             )
+            on += self._prepared(writer, phase)
             on += writer.call_lines(self._transition_group(transition, Group.ON), phase)
         return on
 
@@ -737,7 +757,7 @@ class HBinding:
         )
         lines = writer.call_lines(self._state_group(state, Group.ENTER), phase)
         events = plan.done_events.get(position)
-        risky: list[tuple[str, list[str]]] = []
+        risky: list[tuple[str, list[str]]] = [("plain", self._prepared(writer, phase))]
         if lines or events:
             risky.append(("plain", [f"# enter {state.id}"]))
         if events:

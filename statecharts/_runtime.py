@@ -855,7 +855,15 @@ class _MachineInstance(StatechartInstance):
     the machine it receives (``name``, ``catch_errors_as_events``, ``_put_nonblocking``), and
     its callbacks get the keyword arguments ``prepare_event`` adds."""
 
-    __slots__ = ()
+    __slots__ = ("_prepared",)
+
+    #: The keyword arguments prepared in the current microstep, by (transition, state
+    #: entered, state exited): python-statemachine prepares each set once.
+    _prepared: dict[Any, dict[str, Any]]
+
+    def __init__(self, node: Any, model: Any) -> None:
+        super().__init__(node, model)
+        self._prepared = {}
 
     @property
     def catch_errors_as_events(self) -> bool:
@@ -877,13 +885,26 @@ _flagged_events: dict[tuple[str, bool], DeclaredEvent] = {}
 
 
 def _prep(
-    inst: Instance, args: tuple[Any, ...], kw: dict[str, Any], injected: dict[str, Any]
+    inst: Any,
+    args: tuple[Any, ...],
+    kw: dict[str, Any],
+    injected: dict[str, Any],
+    key: Any,
 ) -> dict[str, Any]:
     """The keyword arguments a callback of a chart with ``prepare_event`` receives: the
     payload and the injected values, with the event as it was queued (internal or not, its
     ``send_id``), updated with what each ``prepare_event`` returns (the chart's, then the
-    model's), as python-statemachine builds them."""
-    kwall = _kwall(kw, injected)
+    model's), as python-statemachine builds them: once per microstep and ``key`` (the
+    transition, the state entered, the state exited); the ``on`` group adds the
+    configurations to the set it shares."""
+    cache = inst._prepared
+    kwall = cache.get(key)
+    if kwall is not None:
+        if "previous_configuration" in injected:
+            kwall["previous_configuration"] = injected["previous_configuration"]
+            kwall["new_configuration"] = injected["new_configuration"]
+        return kwall  # type: ignore[no-any-return]
+    kwall = cache[key] = _kwall(kw, injected)
     event = kwall.get("event")
     if event is not None:
         pending = inst._pending
