@@ -20,15 +20,16 @@ from typing import Any, Protocol
 class Clock(Protocol):
     """What an instance needs of a clock: the time, and a way to be woken when a timer is due.
 
-    ``now()`` is in seconds, on any monotonic scale. ``wake(instance, due)`` is called when the
-    instance's earliest timer is due at ``due`` (seconds, on the same scale); the clock must
-    then call ``instance.run_due()`` at or after that time. A wake-up that finds nothing due
-    is harmless.
+    ``now()`` is in seconds, on any monotonic scale. ``wake(instance, due, order)`` is called
+    when the instance's earliest timer is due at ``due`` (seconds, on the same scale); the clock
+    must then call ``instance.run_due()`` at or after that time, wake-ups due at the same time
+    by ``order`` (the order their events were sent, across instances). A wake-up that finds
+    nothing due is harmless.
     """
 
     def now(self) -> float: ...
 
-    def wake(self, instance: Any, due: float) -> None: ...
+    def wake(self, instance: Any, due: float, order: int) -> None: ...
 
 
 _order = itertools.count()
@@ -51,15 +52,15 @@ class VirtualClock:
         ):
             raise ValueError(f"VirtualClock(start=...) needs a finite number, got {start!r}")
         self._now = float(start)
-        self._timers: list[tuple[float, int, Any]] = []
+        self._timers: list[tuple[float, int, int, Any]] = []
 
     def now(self) -> float:
         """The current virtual time, in seconds."""
         return self._now
 
-    def wake(self, instance: Any, due: float) -> None:
+    def wake(self, instance: Any, due: float, order: int) -> None:
         """Remember to run ``instance``'s timers once the clock reaches ``due``."""
-        heapq.heappush(self._timers, (due, next(_order), instance))
+        heapq.heappush(self._timers, (due, order, next(_order), instance))
 
     def advance(self, seconds: float) -> None:
         """Move the clock ``seconds`` forward, running the timers that fall due on the way.
@@ -77,7 +78,7 @@ class VirtualClock:
         target = self._now + seconds
         timers = self._timers
         while timers and timers[0][0] <= target:
-            due, _, instance = heapq.heappop(timers)
+            due, _, _, instance = heapq.heappop(timers)
             self._now = max(self._now, due)
             instance.run_due()
         self._now = target
@@ -128,8 +129,9 @@ class AsyncioClock:
                 return time.monotonic()
         return self._loop.time()
 
-    def wake(self, instance: Any, due: float) -> None:
-        """Schedule ``instance.run_due()`` on the loop at ``due``."""
+    def wake(self, instance: Any, due: float, order: int) -> None:
+        """Schedule ``instance.run_due()`` on the loop at ``due`` (the loop runs callbacks
+        due together in the order they were scheduled)."""
         self._running().call_at(due, instance.run_due)
 
     async def until_idle(self, *instances: Any) -> None:

@@ -566,10 +566,10 @@ class Instance:
         queues.trigger = None
         clock = queues.clock
         if clock is not None and queues.timed:
-            due = queues.timed[0][0]
+            due, order = queues.timed[0][:2]
             if due != queues.woken:
                 queues.woken = due
-                clock.wake(self, due)
+                clock.wake(self, due, order)
 
     def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
         """Run one external event (a microstep, or an ignored outcome)."""
@@ -1676,7 +1676,7 @@ def _check_clock(clock: Any) -> Clock:
     if not (callable(getattr(clock, "now", None)) and callable(getattr(clock, "wake", None))):
         raise TypeError(
             f"clock must be a VirtualClock, an AsyncioClock or another object with now() and "
-            f"wake(instance, due), got {clock!r}"
+            f"wake(instance, due, order), got {clock!r}"
         )
     return clock  # type: ignore[no-any-return]
 

@@ -156,7 +156,7 @@ def test_c17_a_due_timer_runs_before_an_event_sent_after_it_fell_due() -> None:
         def now(self) -> float:
             return self.time
 
-        def wake(self, instance: Any, due: float) -> None:
+        def wake(self, instance: Any, due: float, order: int) -> None:
             pass
 
     clock = Clock()

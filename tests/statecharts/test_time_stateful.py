@@ -115,5 +115,5 @@ class Timers(RuleBasedStateMachine):
             assert instance.next_due() == (min(dues) if dues else None)
 
 
-Timers.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+Timers.TestCase.settings = settings(max_examples=100, stateful_step_count=30, deadline=None)
 test_c17_timers_fire_in_due_order_as_a_simple_model_says = Timers.TestCase
