@@ -299,10 +299,11 @@ class Instance:
         return self._node.state
 
     @property
-    def configuration(self) -> tuple[StateDef, ...]:
-        """The active states, ancestors included, in document order (python-statemachine's
-        ``configuration``)."""
-        return self._node.configuration
+    def configuration(self) -> Configuration:
+        """The active states, ancestors included, as python-statemachine's ``configuration``
+        holds them: its declared ``State`` objects (``id``, ``parent``, ``is_atomic`` ...), in
+        its order. It compares equal to a tuple of the same states as ``StateDef``s."""
+        return Configuration(self._node.declared_configuration)
 
     @property
     def chart(self) -> Chart:
