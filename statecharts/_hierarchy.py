@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from statemachine.engines.base import BaseEngine
@@ -120,6 +120,7 @@ class HNode:
         "candidates",
         "configuration",
         "declared_configuration",
+        "dynamic",
         "eventless",
         "history",
         "ignored",
@@ -158,6 +159,7 @@ class HNode:
         self.plans: dict[tuple[str | None, tuple[int, ...]], Callable[..., Any]] = {}
         self.candidates: dict[str | None, list[list[DeclaredTransition]]] = {}
         self.eventless: Any = _UNSET
+        self.dynamic: dict[Any, Callable[..., Any]] = {}
 
 
 def _in_final(state: DeclaredState, active: frozenset[str]) -> bool:
@@ -299,7 +301,8 @@ class HBinding:
                     if not transition.initial and self._matches(transition, event)
                 ]
             )
-        node.candidates[event] = result
+        if event is None or event in self.runtime.event_ids or len(node.candidates) < 64:
+            node.candidates[event] = result
         return result
 
     @staticmethod
@@ -321,10 +324,14 @@ class HBinding:
                 raise TypeError(f"event must be a str, got {type(event).__name__}: {event!r}")
             candidates = self._candidates(node, event)
             if any(candidates):
-                fire = self._selection(node, event, candidates)
-                if event in self.runtime.event_ids or len(node.table) < _IGNORED_CACHE_SIZE:
-                    node.table[event] = fire
-                return fire
+                if event in self.runtime.event_ids:
+                    fire = node.table[event] = self._selection(node, event, candidates)
+                    return fire
+                # an undeclared name a wildcard or prefix matches: code generated once per
+                # set of candidates, the name passed in, so a stream of distinct names
+                # (``tool.<id>`` ...) keeps nothing per name
+                dynamic = self._dynamic_selection(node, event, candidates)
+                return lambda inst, args, kw: dynamic(inst, args, kw, event)
             if node.terminated and node.state.final:
                 reason = "terminated"
             elif event in self.runtime.event_ids:
@@ -386,7 +393,7 @@ class HBinding:
     def _module(self) -> Module:
         module = Module(self._label)
         module.namespace.update(self.support.helpers)
-        module.namespace.update(_plan=_plan, _done=_done)
+        module.namespace.update(_plan=_plan, _plan_any=_plan_any, _done=_done)
         return module
 
     def _event_const(self, module: Module, event: str | None) -> str:
@@ -394,17 +401,45 @@ class HBinding:
             return "None"
         return module.const(self.runtime.event_object(event), f"EVENT_{event}")
 
+    def _dynamic_selection(
+        self, node: HNode, event: str, candidates: list[list[DeclaredTransition]]
+    ) -> Callable[..., Any]:
+        """The selection function, taking the event name as ``ev``, for undeclared names
+        with these candidates (generated on first use, kept per node and candidates)."""
+        key = (
+            tuple(tuple(id(t) for t in group) for group in candidates),
+            event == "error.execution",
+        )
+        found = node.dynamic.get(key)
+        if found is None:
+            with self._lock:
+                found = node.dynamic.get(key)
+                if found is None:
+                    found = self._selection(node, event, candidates, dynamic=key)
+                    node.dynamic[key] = found
+        return found
+
     def _selection(
-        self, node: HNode, event: str | None, candidates: list[list[DeclaredTransition]]
+        self,
+        node: HNode,
+        event: str | None,
+        candidates: list[list[DeclaredTransition]],
+        dynamic: Any = None,
     ) -> Callable[..., Any]:
         """Generate the function choosing, for each active atomic state, the first enabled
-        transition; it hands the choice to the microstep (``_plan``)."""
+        transition; it hands the choice to the microstep (``_plan``). ``dynamic``: a function
+        for any undeclared name with these candidates, passed as ``ev``."""
         with self._lock:
             module = self._module()
             event_expr = self._event_const(module, event)
+            if dynamic is not None:
+                event_expr = "_event_object(ev)"
             node_name = module.const(node, f"NODE_{node.label}")
             handling_error = event == "error.execution"
-            name = module.unique(f"{node.label}__{event or 'eventless'}")
+            label = event or "eventless"
+            if dynamic is not None:
+                label = "any_event"
+            name = module.unique(f"{node.label}__{label}")
             runtime = self.runtime
 
             def body(writer: FunctionWriter) -> None:
@@ -440,6 +475,14 @@ class HBinding:
                         writer.emit(indent, "if enabled:")
                         writer.emit(indent + 1, f"{variable} = {number}")
                 choice = ", ".join(f"c{index}" for index in range(len(candidates)))
+                if dynamic is not None:
+                    dynamic_key = module.const(dynamic, "CANDIDATES")
+                    writer.emit(
+                        0,
+                        f"return _plan_any(inst, args, kw, {node_name}, {dynamic_key}, "
+                        f"({choice},), ev)",
+                    )
+                    return
                 writer.emit(
                     0, f"return _plan(inst, args, kw, {node_name}, {event!r}, ({choice},))"
                 )
@@ -447,10 +490,10 @@ class HBinding:
             write_function(
                 module,
                 name,
-                "inst, args, kw",
+                "inst, args, kw, ev" if dynamic is not None else "inst, args, kw",
                 body,
                 event_expr,
-                event,
+                None if dynamic is not None else event,
                 positional_variant=False,
                 catch=self.catch,
                 handling_error=handling_error,
@@ -522,6 +565,38 @@ class HBinding:
                 node.plans[(event, key)] = found
         return found
 
+    def plan_any(self, node: HNode, dynamic: Any, key: tuple[int, ...], ev: str) -> Any:
+        """The microstep of a selection for any undeclared name with the candidates
+        ``dynamic`` stands for (the name passed as ``ev``), generated on first use."""
+        found = node.plans.get((dynamic, key))
+        if found is not None:
+            return found
+        with self._lock:
+            found = node.plans.get((dynamic, key))
+            if found is None:
+                candidates = self._candidates(node, ev)
+                chosen = [
+                    candidates[index][number] for index, number in enumerate(key) if number >= 0
+                ]
+                if chosen:
+                    found = self._write_microstep(node, ev, chosen, initial=False, dynamic=True)
+                else:
+                    found = self._rejected_any(node)
+                node.plans[(dynamic, key)] = found
+        return found
+
+    def _rejected_any(self, node: HNode) -> Callable[..., Any]:
+        _reject = self.support.reject
+        Outcome = self.Outcome
+
+        def rejected(inst: Any, args: Any, kw: Any, ev: str) -> Any:
+            outcome = Outcome(False, ev, node.state, None, None, "guards_rejected")
+            if not self.strict:
+                return outcome
+            return _reject(inst, self.runtime.event_object(ev), node, outcome)
+
+        return rejected
+
     def _rejected(self, node: HNode, event: str | None) -> Callable[..., Any]:
         _reject = self.support.reject
         name = event or ""
@@ -548,8 +623,10 @@ class HBinding:
         event: str | None,
         chosen: list[DeclaredTransition],
         initial: bool,
+        dynamic: bool = False,
     ) -> Callable[..., Any]:
-        """Plan a microstep with python-statemachine's algorithm, then generate its code."""
+        """Plan a microstep with python-statemachine's algorithm, then generate its code
+        (``dynamic``: for any undeclared event name, passed as ``ev``)."""
         plan = self._plan_microstep(node, chosen, initial)
         module = self._module()
         event_expr = (
@@ -557,9 +634,12 @@ class HBinding:
             if not initial
             else module.const(self.runtime.initial_event, "EVENT___initial__")
         )
+        if dynamic:
+            event_expr = "_event_object(ev)"
         new_node = plan.new_node
+        label = "any_event" if dynamic else (event or "eventless")
         name = module.unique(
-            f"{node.label}__{event or 'eventless'}__to__{new_node.label}"
+            f"{node.label}__{label}__to__{new_node.label}"
             if not initial
             else f"enter_{new_node.label}"
         )
@@ -581,6 +661,16 @@ class HBinding:
             handling_error=event == "error.execution",
             initial=initial,
         )
+        if dynamic:  # the outcomes name the event sent
+            source = module.const(node.state, "DEF_source")
+            target = module.const(new_node.state, "DEF_target")
+            first_name = module.const(first, "DEF_first") if first is not None else "None"
+            took = f"{source}, {target}, {first_name}, None, {module.const(taken, 'DEF_taken')}"
+            names = replace(
+                names,
+                outcome=f"_Outcome(True, ev, {took})",
+                failed=f"_Outcome(False, ev, {source}, None, None, 'failed')",
+            )
 
         def body(writer: FunctionWriter) -> None:
             for definition in taken:
@@ -590,10 +680,10 @@ class HBinding:
         write_function(
             module,
             name,
-            "inst, args, kw",
+            "inst, args, kw, ev" if dynamic else "inst, args, kw",
             body,
             event_expr,
-            event if not initial else "__initial__",
+            None if dynamic else (event if not initial else "__initial__"),
             positional_variant=False,
             catch=self.catch,
             handling_error=names.handling_error,
@@ -861,6 +951,21 @@ def _plan(
     if plan is None:
         plan = node.binding.plan(node, event, key)
     return plan(inst, args, kw)
+
+
+def _plan_any(
+    inst: Any,
+    args: tuple[Any, ...],
+    kw: dict[str, Any],
+    node: HNode,
+    dynamic: Any,
+    key: tuple[int, ...],
+    ev: str,
+) -> Any:
+    plan = node.plans.get((dynamic, key))
+    if plan is None:
+        plan = node.binding.plan_any(node, dynamic, key, ev)
+    return plan(inst, args, kw, ev)
 
 
 def _done(inst: Any, event: str, results: list[Any]) -> None:
