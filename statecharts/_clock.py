@@ -99,9 +99,10 @@ class VirtualClock:
 class AsyncioClock:
     """Real time on an asyncio event loop: each timer is a ``loop.call_at``.
 
-    The loop is the one running when the first timer is scheduled (or the one given). An
-    exception a delayed event raises (in a chart that does not catch errors as events) goes
-    to the loop's exception handler, as any callback's does.
+    The loop is the one running when a timer is scheduled (or the one given), so one clock
+    serves successive ``asyncio.run`` calls. An exception a delayed event raises (in a chart
+    that does not catch errors as events) goes to the loop's exception handler, as any
+    callback's does.
     """
 
     __slots__ = ("_loop",)
@@ -110,24 +111,23 @@ class AsyncioClock:
         self._loop = loop
 
     def _running(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            try:
-                self._loop = asyncio.get_running_loop()
-            except RuntimeError:
-                raise RuntimeError(
-                    "AsyncioClock needs a running event loop (or one given to it) to schedule "
-                    "a delayed event"
-                ) from None
-        return self._loop
+        if self._loop is not None:
+            return self._loop
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "AsyncioClock needs a running event loop (or one given to it) to schedule "
+                "a delayed event"
+            ) from None
 
     def now(self) -> float:
-        """The loop's time, in seconds (``time.monotonic()`` until a loop is known)."""
-        if self._loop is None:
-            try:
-                return self._running().time()
-            except RuntimeError:
-                return time.monotonic()
-        return self._loop.time()
+        """The loop's time, in seconds (``time.monotonic()``, the default loops' clock, when
+        no loop runs)."""
+        try:
+            return self._running().time()
+        except RuntimeError:
+            return time.monotonic()
 
     def wake(self, instance: Any, due: float, order: int) -> None:
         """Schedule ``instance.run_due()`` on the loop at ``due`` (the loop runs callbacks

@@ -56,6 +56,7 @@ RUNTIME_NAMES = frozenset(
         "_send_plain",
         "_put_nonblocking",
         "_prepared",
+        "_engine",
         "configuration",
         "clock",
         "next_due",

@@ -396,12 +396,11 @@ class Instance:
         pending = self._pending
         if not isinstance(pending, _Queues):
             return
-        if pending.busy:  # woken from one of its own callbacks: wake it again once idle
-            pending.woken = None
+        pending.woken = None  # this wake-up is spent: settling asks for the next one
+        if pending.busy:  # woken from one of its own callbacks: it settles later
             return
-        if pending.pending_external():
-            pending.busy = True
-            self._drain(pending)
+        pending.busy = True
+        self._drain(pending)
 
     def run_until_idle(self) -> None:
         """Run everything queued and every delayed event, in order, until none is left.
@@ -568,7 +567,8 @@ class Instance:
         clock = queues.clock
         if clock is not None and queues.timed:
             due, order = queues.timed[0][:2]
-            if due != queues.woken:
+            woken = queues.woken
+            if woken is None or due < woken:  # a later one waits for the wake-up asked for
                 queues.woken = due
                 clock.wake(self, due, order)
 
@@ -814,7 +814,7 @@ class StatechartInstance(Instance):
                 pending.in_internal = False
             if _observers:
                 _notify(self, outcome)
-            if outcome.applied:
+            if outcome.applied or outcome.reason == "failed":
                 took = True
             taken.extend(outcome.transitions)
 
@@ -832,12 +832,12 @@ class StatechartInstance(Instance):
         finally:
             if isinstance(pending, _Queues):
                 pending.in_internal = False
-        if not outcome.applied:
+        if not outcome.applied and outcome.reason != "failed":
             return False
         if _observers:
             _notify(self, outcome)
         taken.extend(outcome.transitions)
-        return True
+        return True  # a microstep that failed was taken too, as python-statemachine counts
 
     def _terminated(self, node: Any, event: str) -> Outcome:
         outcome: Outcome = node.binding.terminated(node, event)
@@ -871,6 +871,12 @@ class _MachineInstance(StatechartInstance):
         """The chart's ``catch_errors_as_events`` flag."""
         return self._node.binding.chart.flags.catch_errors_as_events
 
+    @property
+    def _engine(self) -> Any:
+        """What executable content reaches for on python-statemachine's engine: its invoke
+        manager, which here never has a child session to send to (invoke is refused)."""
+        return _NO_SESSIONS
+
     def _put_nonblocking(self, trigger_data: Any, internal: bool = False) -> None:
         """Queue a python-statemachine ``TriggerData`` (what ``Event.put`` does): its
         event's delay, ``send_id`` and payload, on the internal queue if ``internal``."""
@@ -882,6 +888,21 @@ class _MachineInstance(StatechartInstance):
         self._send_with_options(str(event.id), tuple(trigger_data.args), kwargs)
 
 
+class _NoSessions:
+    """An engine stand-in whose invoke manager has no child sessions (``<send
+    target="#_id">`` then raises ``error.communication``, as for an unreachable one)."""
+
+    __slots__ = ()
+
+    @property
+    def _invoke_manager(self) -> _NoSessions:
+        return self
+
+    def send_to_child(self, invokeid: str, event: str, **kwargs: Any) -> bool:
+        return False
+
+
+_NO_SESSIONS = _NoSessions()
 _flagged_events: dict[tuple[str, bool], DeclaredEvent] = {}
 
 
