@@ -9,7 +9,10 @@ Two cases, each 10,000 trivial tool calls registered at once and waited for:
 
 Each time is the median of several repeats on a fresh event loop, the cases interleaved so
 drift hits all alike; ratios are against the baseline of this same run. Targets: async <= 2x,
-sync <= 1.5x. Run: ``python benchmarks/bench_executor.py`` (``--quick`` for a smoke run).
+sync <= 1.5x. Run: ``python benchmarks/bench_executor.py`` (``--quick`` for a smoke run;
+``--no-gc`` pauses the cyclic collector while timing: each waiting call holds two objects more
+than a bare task, its record and its chart instance, and with 10,000 at once that alone can
+set off a full collection the baseline escapes, so the two figures tell that cost apart).
 """
 
 from __future__ import annotations
@@ -96,12 +99,18 @@ class Row:
         return self.executor_us / self.baseline_us
 
 
-def timed(scenario: Scenario, calls: list[Args]) -> float:
+def timed(scenario: Scenario, calls: list[Args], collector: bool = True) -> float:
     gc.collect()
-    return asyncio.run(scenario(calls))
+    if collector:
+        return asyncio.run(scenario(calls))
+    gc.disable()
+    try:
+        return asyncio.run(scenario(calls))
+    finally:
+        gc.enable()
 
 
-def measure(number: int, repeats: int) -> list[Row]:
+def measure(number: int, repeats: int, collector: bool = True) -> list[Row]:
     calls = [{"i": i} for i in range(number)]
     samples: dict[str, list[float]] = {}
     for repeat in range(repeats):
@@ -109,7 +118,8 @@ def measure(number: int, repeats: int) -> list[Row]:
             pair = [("baseline", case.baseline), ("executor", case.executor)]
             for side, scenario in pair if repeat % 2 == 0 else pair[::-1]:
                 key = f"{case.name}/{side}"
-                samples.setdefault(key, []).append(timed(scenario, calls) / number * 1e6)
+                elapsed = timed(scenario, calls, collector)
+                samples.setdefault(key, []).append(elapsed / number * 1e6)
     return [
         Row(
             case,
@@ -140,10 +150,17 @@ def report(rows: list[Row], number: int, repeats: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few calls and runs (smoke run)")
+    parser.add_argument(
+        "--no-gc",
+        action="store_true",
+        help="pause the cyclic garbage collector while timing (to tell what the collector "
+        "costs, since the executor keeps more objects per waiting call, from the rest)",
+    )
     args = parser.parse_args(argv)
     number, repeats = (1_000, 3) if args.quick else (10_000, 7)
-    print(f"Python {sys.version.split()[0]}; per-call times in microseconds")
-    print(report(measure(number, repeats), number, repeats))
+    collector = "paused while timing" if args.no_gc else "on"
+    print(f"Python {sys.version.split()[0]}; per-call times in microseconds; gc {collector}")
+    print(report(measure(number, repeats, not args.no_gc), number, repeats))
     return 0
 
 

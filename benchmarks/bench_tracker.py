@@ -192,15 +192,6 @@ class TransitionsModel(ReferenceRecord):
     def append_arguments(self, text: str) -> None:
         self.parts.append(text)
 
-    def arguments_parse(self) -> bool:
-        return self.parse_arguments()
-
-    def keep_arguments(self) -> None:
-        self.args = self.parsed
-
-    def reject_arguments(self) -> None:
-        self.error = self.parse_error
-
     def keep_result(self, value: Any) -> None:
         self.result = value
 
@@ -214,19 +205,15 @@ def transitions_tracker() -> EngineTracker:
         states=["pending", "running", "done", "error"],
         transitions=[
             {"trigger": "delta", "source": "pending", "dest": None, "after": "append_arguments"},
+            # parse_arguments keeps the arguments, or the failure, on the model (the chart's
+            # parsing step); transitions has no eventless transitions, so it is the condition.
             {
                 "trigger": "ready",
                 "source": "pending",
                 "dest": "running",
-                "conditions": "arguments_parse",
-                "after": "keep_arguments",
+                "conditions": "parse_arguments",
             },
-            {
-                "trigger": "ready",
-                "source": "pending",
-                "dest": "error",
-                "after": "reject_arguments",
-            },
+            {"trigger": "ready", "source": "pending", "dest": "error"},
             {"trigger": "result", "source": "running", "dest": "done", "after": "keep_result"},
             {
                 "trigger": "fail",

@@ -4,8 +4,8 @@ Each generated function tries the transitions an event may take from a state, in
 order (validators, then guards), and runs the first enabled one: ``before``, the source's
 ``exit``, ``on``, then the state changes and the target's ``enter`` runs, then ``after``. Every
 callback is called directly with exactly the arguments its signature asks for, worked out here
-once; nothing is looked up or inspected per event. The source is registered with ``linecache``
-so tracebacks through generated code show the generated lines.
+once; nothing is looked up or inspected per event. The source is written to a file named after
+the chart (``source_file``), so every traceback through generated code shows its lines.
 
 Two bodies are generated per function: one for the usual call with keyword payload only, and
 one, taken when positional arguments are sent, that binds arguments with python-statemachine's
@@ -14,10 +14,14 @@ own ``SignatureAdapter`` so the rare positional form behaves exactly as in the r
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import inspect
 import keyword
 import linecache
+import os
 import re
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -252,7 +256,7 @@ def in_name(state_ids: frozenset[str]) -> str:
 class Module:
     """Accumulates generated functions and the constants they refer to.
 
-    Constants and functions are named after what they hold (``keep_arguments``,
+    Constants and functions are named after what they hold (``keep_result``,
     ``STATE_running``, ``pending__ready``), so the generated source reads as the chart does;
     ``source`` holds it once built.
     """
@@ -293,24 +297,95 @@ class Module:
     def build(self) -> dict[str, Any]:
         """Execute the generated source; return its namespace.
 
-        The source is registered with ``linecache`` under ``<statecharts LABEL>`` (``#n``
-        added when that name is taken), so tracebacks name the chart and show the line.
+        The code's file name names the chart (see ``source_file``), so a traceback through it
+        names the chart, and its function the state and the event; the line shows too.
         """
         source = "\n".join(self.lines) + "\n"
-        filename = f"<statecharts {self.label}>"
-        with _filenames_lock:
-            count = _filenames.get(filename, 0) + 1
-            _filenames[filename] = count
-        if count > 1:
-            filename = f"<statecharts {self.label} #{count}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        code = compile(source, filename, "exec")
+        code = compile(source, source_file(self.label, source), "exec")
         exec(code, self.namespace)
         self.source = source
         return self.namespace
 
 
+#: Where generated sources are written so tracebacks can show their lines: the environment
+#: variable names a directory; set to the empty string, nothing is written.
+SOURCE_DIR_VARIABLE = "STATECHARTS_SOURCE_DIR"
+#: At most this many pseudo-file sources are kept in ``linecache`` (when none can be written).
+MAX_KEPT_SOURCES = 512
+_UNSAFE = re.compile(r"[^\w .,()-]+")
+
+
+def source_file(label: str, source: str) -> str:
+    """The file name to compile generated code under, so every traceback shows its lines.
+
+    CPython's default traceback display (``sys.excepthook``, before 3.13) reads a line from
+    the file itself and never asks ``linecache``, so the source is written once to a real file,
+    named after the chart and a digest of the source (identical code shares one file):
+    ``<tempdir>/statecharts-<uid>/<label> <digest>.py``, or under ``$STATECHARTS_SOURCE_DIR``.
+    When no file can be written (or the variable is empty) the name is
+    ``<statecharts LABEL #n>`` and the lines go to ``linecache`` only (the ``traceback`` module,
+    pytest and logging read them there), the newest ``MAX_KEPT_SOURCES`` of them kept.
+    """
+    directory = _source_directory()
+    if directory is not None:
+        digest = hashlib.sha1(source.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        name = _UNSAFE.sub("_", label)[:120]
+        path = os.path.join(directory, f"{name} {digest}.py")
+        try:
+            if not os.path.exists(path):
+                _write_atomically(directory, path, source)
+            return path
+        except OSError:
+            pass
+    return _pseudo_file(label, source)
+
+
+def _write_atomically(directory: str, path: str, source: str) -> None:
+    """Write ``source`` to ``path`` so no reader ever sees half of it."""
+    fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as file:
+            file.write(source)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _source_directory() -> str | None:
+    """The directory generated sources go to (made on first use), or ``None``."""
+    configured = os.environ.get(SOURCE_DIR_VARIABLE)
+    if configured == "":
+        return None
+    directory = configured or os.path.join(
+        tempfile.gettempdir(), f"statecharts-{getattr(os, 'getuid', lambda: 'user')()}"
+    )
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return directory
+
+
+def _pseudo_file(label: str, source: str) -> str:
+    filename = f"<statecharts {label}>"
+    with _filenames_lock:
+        count = _filenames.get(filename, 0) + 1
+        _filenames[filename] = count
+        if count > 1:
+            filename = f"<statecharts {label} #{count}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        _kept[filename] = None
+        while len(_kept) > MAX_KEPT_SOURCES:
+            oldest = next(iter(_kept))
+            del _kept[oldest]
+            linecache.cache.pop(oldest, None)
+    return filename
+
+
 _filenames: dict[str, int] = {}
+_kept: dict[str, None] = {}
 _filenames_lock = threading.Lock()
 
 

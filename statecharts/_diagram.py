@@ -96,9 +96,13 @@ class TransitionView:
 
     @property
     def trigger(self) -> str:
-        """``events [guards]``: what makes the transition fire."""
+        """``events [guards]``: what makes the transition fire (``[guards]`` alone for an
+        eventless transition)."""
         text = ", ".join(self.events)
-        return f"{text} [{', '.join(self.guards)}]" if self.guards else text
+        if not self.guards:
+            return text
+        guards = f"[{', '.join(self.guards)}]"
+        return f"{text} {guards}" if text else guards
 
     @property
     def effect(self) -> str:

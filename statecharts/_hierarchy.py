@@ -615,7 +615,47 @@ class HBinding:
             transition = DeclaredTransition(empty, state, event="__initial__")
             transition._specs.clear()  # type: ignore[no-untyped-call]
             transitions.append(transition)
+        self._initial_transitions = transitions
         return self._write_microstep(self.initial_node, "__initial__", transitions, initial=True)
+
+    def generate_all(self) -> None:
+        """Generate code showing every transition of the chart, for ``Chart.source``: walking
+        the configurations reachable by the declared events and eventless transitions breadth
+        first (events as declared), each (configuration, event) whose candidates include a
+        transition not shown yet gets its selection function, and each choice the guards can
+        make that takes such a transition its microstep. One function per transition, not
+        per configuration: a chart of parallel regions would have thousands. At run time the
+        code of each (configuration, event) is generated lazily, on first reach, the same way.
+        """
+        events: list[str | None] = [None, *(event.id for event in self.chart.events)]
+        unshown = set(self._definitions)  # ids of the declared transitions
+        with self._lock:
+            start = self._plan_microstep(self.initial_node, self._initial_transitions, True)
+            queue = [start.new_node]
+            seen = {start.new_node.key}
+            while queue and unshown:
+                node = queue.pop(0)
+                if node.terminated:
+                    continue
+                for event in events:
+                    candidates = self._candidates(node, event)
+                    if not any(candidates):
+                        continue
+                    new = any(id(t) in unshown for ts in candidates for t in ts)
+                    if new:
+                        if event is None:
+                            self.eventless(node)
+                        elif event not in node.table:
+                            self.unmatched(node, event, strict=False)
+                    for key in _choices(self, candidates):
+                        chosen = [candidates[i][n] for i, n in enumerate(key) if n >= 0]
+                        if any(id(t) in unshown for t in chosen):
+                            self.plan(node, event, key)
+                            unshown.difference_update(id(t) for t in chosen)
+                        reached = self._plan_microstep(node, chosen, False).new_node
+                        if reached.key not in seen:
+                            seen.add(reached.key)
+                            queue.append(reached)
 
     def _write_microstep(
         self,
@@ -922,9 +962,32 @@ def _add_once(states: list[DeclaredState], state: DeclaredState) -> None:
         states.append(state)
 
 
+def _choices(
+    binding: HBinding, candidates: list[list[DeclaredTransition]]
+) -> list[tuple[int, ...]]:
+    """Every selection the guards can make: for each active atomic state, the index of the
+    transition taken (``-1``: none), up to the first one without a guard; none taken at all
+    is left out (it runs no code)."""
+    import itertools
+
+    per_state: list[list[int]] = []
+    for transitions in candidates:
+        options = [-1]
+        for number, transition in enumerate(transitions):
+            options.append(number)
+            guarded = binding._transition_group(transition, Group.COND) or (
+                binding._transition_group(transition, Group.VALIDATORS)
+            )
+            if not guarded:
+                options.remove(-1)
+                break
+        per_state.append(options)
+    return [key for key in itertools.product(*per_state) if any(n >= 0 for n in key)]
+
+
 def describe_transition(transition: TransitionDef) -> str:
     """A transition in one line, as the generated code comments it:
-    ``pending --ready [arguments_parse]--> running / keep_arguments``."""
+    ``parsing --(eventless) [arguments_parsed]--> running``."""
     events = " ".join(transition.events) or "(eventless)"
     guards = " and ".join(c.label for c in transition.guards if not c.convention)
     arrow = f"--{events} [{guards}]-->" if guards else f"--{events}-->"

@@ -105,25 +105,36 @@ class TraceStep:
         """The step an outcome of the compiled runtime describes, exactly."""
         if outcome.transition is None:
             return cls(outcome.event, ignored=True)
-        return cls(outcome.event, transition=outcome.transition.id)
+        state = None if outcome.target is None else outcome.target.id
+        return cls(outcome.event, state=state, transition=outcome.transition.id)
 
 
 @dataclass(frozen=True, slots=True)
 class PathStep:
-    """A step of a trace, resolved on the chart: the state it happened in and the transition
-    taken (``None`` when the event was ignored). ``number`` counts from 1."""
+    """A step of a trace, resolved on the chart: the state it happened in, the transition
+    taken (``None`` when the event was ignored) and the eventless transitions taken after it
+    in the same step (``then``). ``number`` counts from 1."""
 
     number: int
     event: str
     state: str
     transition: TransitionDef | None
+    then: tuple[TransitionDef, ...] = ()
+
+    @property
+    def taken(self) -> tuple[TransitionDef, ...]:
+        """Every transition of the step, in order."""
+        return () if self.transition is None else (self.transition, *self.then)
+
+    @property
+    def passed(self) -> tuple[str, ...]:
+        """The states the step entered, in order (the last is ``landed``)."""
+        return tuple(t.target for t in self.taken if t.target is not None)
 
     @property
     def landed(self) -> str:
         """The state the call is in after this step."""
-        if self.transition is None or self.transition.target is None:
-            return self.state
-        return self.transition.target
+        return _landed(self.state, self.taken)
 
 
 def read_trace(
@@ -192,30 +203,32 @@ def resolve_trace(chart: ChartDef, steps: Iterable[TraceStep]) -> list[PathStep]
     state = chart.initial.id
     for number, step in enumerate(steps, start=1):
         taken = _resolve_step(chart, state, step, number)
-        path.append(PathStep(number, step.event, state, taken))
+        first, then = (None, ()) if not taken else (taken[0], taken[1:])
+        path.append(PathStep(number, step.event, state, first, then))
         state = path[-1].landed
     return path
 
 
 def _resolve_step(
     chart: ChartDef, state: str, step: TraceStep, number: int
-) -> TransitionDef | None:
+) -> tuple[TransitionDef, ...]:
+    """The transitions the step took: the event's, then eventless ones (empty: ignored)."""
     where = f"step {number} ({step.event!r} in state {state!r})"
     if step.state is not None and step.state not in chart.states_by_id:
         raise TraceError(f"{where}: {chart.name} has no state {step.state!r}")
     possible = _possible(chart, state, step.event)
     if step.ignored or step.transition is not None:
         wanted = None if step.ignored else step.transition
-        possible = [t for t in possible if (t.id if t else None) == wanted]
+        possible = [c for c in possible if (c[0].id if c else None) == wanted]
         if not possible:
             said = "was ignored" if step.ignored else f"took {step.transition}"
             raise TraceError(f"{where}: the trace says it {said}, which the chart cannot do")
     if step.state is not None:
-        possible = [t for t in possible if _lands(t, state) == step.state]
+        possible = [c for c in possible if _landed(state, c) == step.state]
         if not possible:
             raise TraceError(f"{where}: the chart cannot reach {step.state!r} on this event")
     if len(possible) > 1:
-        options = ", ".join(t.id if t else "ignored" for t in possible)
+        options = ", ".join(" then ".join(t.id for t in c) if c else "ignored" for c in possible)
         raise TraceError(
             f"{where}: the chart alone cannot tell what happened ({options}); "
             'give the step a "state" (the state after it) or a "transition" (an id, or null)'
@@ -223,21 +236,47 @@ def _resolve_step(
     return possible[0]
 
 
-def _possible(chart: ChartDef, state: str, event: str) -> list[TransitionDef | None]:
-    """What the event may do in ``state``: matching transitions in the order they are tried,
-    up to the first one without guards (which always fires), else also "ignored" (None)."""
-    possible: list[TransitionDef | None] = []
+def _possible(chart: ChartDef, state: str, event: str) -> list[tuple[TransitionDef, ...]]:
+    """What the event may do in ``state``: for each matching transition in the order they are
+    tried (up to the first one without guards, which always fires), that transition followed
+    by each chain of eventless transitions that may follow it; else also "ignored" (``()``)."""
+    possible: list[tuple[TransitionDef, ...]] = []
     for transition in chart.transitions_from(state):
         if any(descriptor_matches(descriptor, event) for descriptor in transition.events):
-            possible.append(transition)
+            possible.extend(_then_eventless(chart, (transition,)))
             if not transition.guards:
                 return possible
-    possible.append(None)
+    possible.append(())
     return possible
 
 
-def _lands(transition: TransitionDef | None, state: str) -> str:
-    return state if transition is None or transition.target is None else transition.target
+def _then_eventless(
+    chart: ChartDef, chain: tuple[TransitionDef, ...]
+) -> list[tuple[TransitionDef, ...]]:
+    """``chain`` followed by each run of eventless transitions that may come after it in the
+    same step: in the order they are tried, up to one without guards; without such a one the
+    chain may also rest where it is. A transition back to a state the chain passed is not
+    followed (the runtime would loop there, and a trace cannot tell)."""
+    state = chain[-1].target
+    if state is None:
+        return [chain]
+    passed = {t.source for t in chain} | {state}
+    chains: list[tuple[TransitionDef, ...]] = []
+    for transition in chart.transitions_from(state):
+        if transition.events or transition.target is None or transition.target in passed:
+            continue
+        chains.extend(_then_eventless(chart, (*chain, transition)))
+        if not transition.guards:
+            return chains
+    chains.append(chain)
+    return chains
+
+
+def _landed(state: str, taken: tuple[TransitionDef, ...]) -> str:
+    for transition in reversed(taken):
+        if transition.target is not None:
+            return transition.target
+    return state
 
 
 def trace_overlay(chart: ChartDef, steps: Iterable[TraceStep]) -> Overlay:
@@ -247,19 +286,20 @@ def trace_overlay(chart: ChartDef, steps: Iterable[TraceStep]) -> Overlay:
     path = resolve_trace(chart, steps)
     numbers: dict[str, list[int]] = {}
     for step in path:
-        if step.transition is not None:
-            numbers.setdefault(step.transition.id, []).append(step.number)
+        for transition in step.taken:
+            numbers.setdefault(transition.id, []).append(step.number)
     transitions = {t.id: _step_mark(numbers.get(t.id, [])) for t in chart.transitions}
     route = [chart.initial.id]
     for step in path:
-        if step.landed != route[-1]:
-            route.append(step.landed)
+        for state in step.passed:
+            if state != route[-1]:
+                route.append(state)
     caption = f"trace of {len(path)} events: {' → '.join(route)}"
     return Overlay(caption, _trace_state_marks(chart, path), transitions)
 
 
 def _trace_state_marks(chart: ChartDef, path: list[PathStep]) -> dict[str, Mark]:
-    visited = {chart.initial.id} | {step.landed for step in path}
+    visited = {chart.initial.id} | {state for step in path for state in step.passed}
     ignored: dict[str, dict[str, list[int]]] = {}
     for step in path:
         if step.transition is None:

@@ -1648,6 +1648,12 @@ class Chart(ChartDef):
         assert runtime is not None
         if model_type is None:
             model_type = Model
+        if self.is_hierarchical:
+            # Generated lazily at run time, in the order events arrive: a fresh binding
+            # generates every reachable (configuration, event) in a fixed order instead.
+            binding: Any = runtime._bind(model_type)
+            binding.generate_all()
+            return binding.source  # type: ignore[no-any-return]
         return runtime.binding_for_type(model_type).source
 
     def __repr__(self) -> str:

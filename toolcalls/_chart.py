@@ -13,25 +13,31 @@ from typing import Any
 
 from statemachine import State, StateChart
 
-from ._record import ToolCallModel
+from ._record import UNSET, ToolCallModel
 
 
 class ToolCallChart(StateChart[ToolCallModel]):
     """One streamed tool call: pending (arguments streaming) -> running -> done, or error.
 
+    ``ready`` parses the arguments as a step of its own: it enters ``parsing``, whose entry
+    action (the model's ``parse_arguments``) parses the complete text into the call's ``args``
+    or its ``error`` (T7, T8), and the chart leaves ``parsing`` at once, in the same step, for
+    ``running`` or ``error`` by what the parse produced: ``parsing`` is never a call's status.
     Every transition T3 and T4 do not list is absent, so a delta after ready, a result while
     pending or an error after done is ignored by construction (T9).
     """
 
     pending = State(initial=True)
+    parsing = State(enter="parse_arguments")
     running = State()
     done = State(final=True)
     error = State(final=True)
 
     delta = pending.to.itself(internal=True, on="append_arguments")  # type: ignore[no-untyped-call]
-    ready = pending.to(running, cond="arguments_parse", on="keep_arguments") | pending.to(
-        error, on="reject_arguments"
-    )
+    ready = pending.to(parsing)
+    # Eventless: taken as soon as ``parsing`` is entered, within the ``ready`` step.
+    parsing.to(running, cond="arguments_parsed")
+    parsing.to(error, unless="arguments_parsed")
     result = running.to(done, on="keep_result")
     fail = pending.to(error, on="keep_error") | running.to(error, on="keep_error")
 
@@ -39,15 +45,9 @@ class ToolCallChart(StateChart[ToolCallModel]):
         """Accumulate a fragment as raw text; nothing is parsed while pending."""
         self.model.parts.append(text)
 
-    def arguments_parse(self) -> bool:
-        """Parse the complete arguments as JSON.parse would; keep the outcome for the action."""
-        return self.model.parse_arguments()
-
-    def keep_arguments(self) -> None:
-        self.model.args = self.model.parsed
-
-    def reject_arguments(self) -> None:
-        self.model.error = self.model.parse_error
+    def arguments_parsed(self) -> bool:
+        """Whether the parse produced arguments (reads the model, changes nothing)."""
+        return self.model.args is not UNSET
 
     def keep_result(self, value: Any) -> None:
         self.model.result = value

@@ -114,18 +114,31 @@ def take(
         "unreported": [
             _json(state.to_dict(), f"unreported.{index}") for index, state in enumerate(unreported)
         ],
-        "remembered": [
-            _json(state.to_dict(), f"remembered.{index}") for index, state in enumerate(remembered)
-        ],
+        "remembered": [_remembered(state, index) for index, state in enumerate(remembered)],
         "finished": finished,
         "position": _json(position, "position"),
     }
+
+
+def _remembered(state: ExecutionView, index: int) -> Any:
+    """A remembered call as JSON. Only its id, tool and arguments matter to a re-delivery, so
+    a result JSON cannot hold (the consumer already has it) is remembered as one that could
+    not be sent back, not refused."""
+    where = f"remembered.{index}"
+    try:
+        return _json(state.to_dict(), where)
+    except CheckpointError:
+        error = ToolError.result_unserializable(state.tool_name, "the result is not JSON")
+        kept = ExecutionView(state.tool_call_id, state.tool_name, state.args, "error", None, error)
+        return _json(kept.to_dict(), where)
 
 
 def _json(value: Any, where: str) -> Any:
     """``value`` as plain JSON data, or ``CheckpointError`` naming where it is."""
     try:
         return json.loads(json.dumps(value, allow_nan=False))
+    except RecursionError:
+        raise CheckpointError(where, "not representable as JSON (it nests too deeply)") from None
     except (TypeError, ValueError) as error:
         raise CheckpointError(where, f"not representable as JSON ({error})") from None
 
@@ -150,13 +163,16 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
     unreported = [_state(item, "unreported", i) for i, item in enumerate(picture.unreported)]
     in_flight: list[tuple[str, str, str]] = [(c.id, c.name, c.state) for c in picture.inFlight]
     remembered = [_state(item, "remembered", i) for i, item in enumerate(picture.remembered)]
-    for field, states in (("unreported", unreported), ("remembered", remembered)):
+    # The same call twice is damage; two calls with one id (S10 allows a new call once the
+    # id is forgotten) are not.
+    for field, items in (("unreported", picture.unreported), ("remembered", picture.remembered)):
         seen: set[str] = set()
-        for index, state in enumerate(states):
-            if state.tool_call_id in seen:
+        for index, item in enumerate(items):
+            entry = item.model_dump_json()
+            if entry in seen:
                 where = f"{field}.{index}"
-                raise CheckpointError(where, f"call {state.tool_call_id!r} is listed twice")
-            seen.add(state.tool_call_id)
+                raise CheckpointError(where, f"call {item.toolCallId!r} is listed twice")
+            seen.add(entry)
     return SessionPicture(
         picture.tracker, in_flight, unreported, picture.finished, picture.position, remembered
     )

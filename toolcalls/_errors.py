@@ -89,8 +89,8 @@ class SnapshotError(_FieldError):
 class CheckpointError(SnapshotError):
     """A session checkpoint that cannot be read or resumed; nothing was built or claimed.
 
-    A subclass of ``SnapshotError`` because a checkpoint holds the tracker's snapshot: damage in
-    that part raises ``SnapshotError`` itself, damage in the rest this."""
+    A subclass of ``SnapshotError`` because a checkpoint holds the tracker's snapshot; damage
+    there is this error too, its ``field`` starting ``tracker.``."""
 
     subject = "session checkpoint"
 

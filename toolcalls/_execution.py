@@ -266,6 +266,10 @@ def _copied(value: Any) -> Any:
         return value
 
 
+#: The name before 0.2, so views pickled under it still load (``toolcalls.ToolCallState`` warns).
+ToolCallState = ExecutionView
+
+
 class ExecutionModel:
     """The record of one call: the chart instance's model, plus what the shell attaches
     (its task, timer, abort signal and waiters). Private to the executor."""

@@ -353,6 +353,7 @@ class ToolExecutor:
         tool cannot end the host. A ``KeyboardInterrupt`` raised on the loop thread settles the
         call and goes on, so Ctrl-C still stops the program."""
         signal = call.signal = AbortSignal()
+        signal._loop = self._loop
         task = call.handle or asyncio.current_task()  # this task (eager tasks run before)
         try:
             if tool.is_async and self._local:  # the usual case, without a hop

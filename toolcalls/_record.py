@@ -12,6 +12,7 @@ import copy
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -50,7 +51,7 @@ TRUNCATED: Final = "truncated"
 class ToolCallModel:
     """One call's data; its status is the state of the chart instance that owns it."""
 
-    __slots__ = ("_outcome", "args", "error", "id", "name", "parts", "result", "seq")
+    __slots__ = ("args", "error", "id", "name", "parts", "result", "seq")
 
     def __init__(self, call_id: str, name: str, seq: int) -> None:
         self.id = call_id
@@ -60,7 +61,6 @@ class ToolCallModel:
         self.args: Any = UNSET
         self.result: Any = UNSET
         self.error: Any = UNSET
-        self._outcome: Any = UNSET
 
     @property
     def args_text(self) -> str:
@@ -76,25 +76,19 @@ class ToolCallModel:
         return text
 
     def parse_arguments(self) -> bool:
-        """Parse the arguments; keep the parsed value or the failure for ``take_parsed``."""
-        text = self.args_text
+        """The chart's parse step: parse the complete text as JSON.parse would and keep the
+        value in ``args``, or the failure in ``error``. Returns whether it parsed."""
         try:
-            self._outcome = parse_json(text)
+            self.args = parse_json(self.args_text)
         except ValueError as failure:
-            self._outcome = parse_failure(failure)
+            self.error = parse_failure(failure)
             return False
         return True
 
     @property
     def parsed(self) -> Any:
-        """The value ``parse_arguments`` produced (reading it changes nothing)."""
-        return self._outcome
-
-    @property
-    def parse_error(self) -> dict[str, Any]:
-        """The failure ``parse_arguments`` produced."""
-        value: dict[str, Any] = self.parsed
-        return value
+        """The arguments the parse step produced (``args``); reading them changes nothing."""
+        return self.args
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -153,6 +147,10 @@ class ToolCallView:
         return data
 
 
+#: The name before 0.2, so views pickled under it still load (``toolcalls.ToolCall`` warns).
+ToolCall = ToolCallView
+
+
 #: How deeply arguments may nest. JSON.parse allows more, but a deeper value could not be
 #: copied into views (Python recurses per level), so it is a parse failure here.
 MAX_DEPTH = 256
@@ -201,16 +199,33 @@ def _out_of_range(text: str) -> _Rejected:
     return _Rejected(text, f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
 
 
-_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_BRACKET = re.compile(r'[\[\]{}"\\]')
+
+
+def _outside_strings(text: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` (which also matches ``"`` and ``\\``) that lie outside
+    string literals, in one pass: linear however many escaped quotes the text holds (a
+    pattern for whole string literals backtracks over an unclosed one at every quote)."""
+    in_string, skip = False, -1
+    for match in pattern.finditer(text):
+        at, found = match.start(), match.group()
+        if at <= skip:  # the character after a backslash
+            continue
+        if in_string:
+            if found == "\\":
+                skip = at + 1
+            elif found == '"':
+                in_string = False
+        elif found == '"':
+            in_string = True
+        elif found != "\\":
+            yield match
 
 
 def _token_position(text: str, token: str) -> int:
     """Where ``token`` first appears outside a string literal (0 if it cannot be found)."""
-    pattern = re.compile(r'"(?:[^"\\]|\\.)*"|' + re.escape(token))
-    for match in pattern.finditer(text):
-        if match.group() == token:
-            return match.start()
-    return 0
+    pattern = re.compile(r'["\\]|' + re.escape(token))
+    return next((match.start() for match in _outside_strings(text, pattern)), 0)
 
 
 def _too_deep_at(text: str) -> int | None:
@@ -218,13 +233,12 @@ def _too_deep_at(text: str) -> int | None:
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return None
     depth = 0
-    for match in _STRING_OR_BRACKET.finditer(text):
-        bracket = match.group()
-        if bracket in "[{":
+    for match in _outside_strings(text, _BRACKET):
+        if match.group() in "[{":
             depth += 1
             if depth > MAX_DEPTH:
                 return match.start()
-        elif bracket in "]}":
+        else:
             depth -= 1
     return None
 

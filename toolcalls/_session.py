@@ -35,7 +35,7 @@ from types import MappingProxyType, TracebackType
 from typing import Any, Final, Self
 
 from . import _checkpoint
-from ._errors import CheckpointError, InvalidEvent, SessionClosed
+from ._errors import CheckpointError, InvalidEvent, SessionClosed, SnapshotError
 from ._execution import ExecutionView, ToolError
 from ._executor import ToolExecutor
 from ._record import TRUNCATED, UNSET, ToolCallModel
@@ -83,6 +83,9 @@ class ToolCallSession:
         self._closed = False
         self._stopped = False  # finished or closed: no more events
         self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
+        #: Calls refused because their id was taken, as (tool, arguments), the last
+        #: ``max_history``: an identical re-delivery of one is not reported again.
+        self._refused: dict[str, tuple[str, dict[str, Any]]] = {}
         #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
         self.position: Any = None
 
@@ -157,8 +160,9 @@ class ToolCallSession:
         if not (isinstance(reason, dict) and reason.get("kind") == TRUNCATED):
             return
         error = _unrunnable(record.name, str(reason.get("message", TRUNCATED)), TRUNCATED)
-        self._ready.append(ExecutionView(record.id, record.name, _NO_ARGS, "error", None, error))
-        self._wake()
+        # Through the executor, which remembers it: its re-delivery is not reported again.
+        self._running.add(record.id)
+        self._executor._reject(record.id, record.name, {}, error)
 
     def finish(self) -> None:
         """No more events will come: calls still streaming their arguments end in ``error``
@@ -168,13 +172,17 @@ class ToolCallSession:
             reason = "the stream ended before the arguments were complete"
             for record, status in self._tracker._unfinished():
                 if status == "pending":
-                    self._hand_over(record, _unrunnable(record.name, reason, "session"))
+                    error = _unrunnable(record.name, reason, "session")
+                    self._hand_over(record, error, cut_short=True)
         self._wake()
 
-    def _hand_over(self, record: ToolCallModel, error: ToolError | None = None) -> None:
+    def _hand_over(
+        self, record: ToolCallModel, error: ToolError | None = None, cut_short: bool = False
+    ) -> None:
         """Give the executor a call whose arguments ended (or, with ``error``, that cannot
-        run): it runs the tool, or settles the call in ``error`` at once. Either way the
-        settled call comes back through ``_on_settled``."""
+        run; ``cut_short``: the stream ended before they were complete): it runs the tool, or
+        settles the call in ``error`` at once. Either way the settled call comes back through
+        ``_on_settled``."""
         call_id, name, args = record.id, record.name, record.args
         if error is None:
             if args is UNSET:  # the arguments did not parse (the tracker ended the call)
@@ -186,7 +194,10 @@ class ToolCallSession:
         executor = self._executor
         known = executor.get_call(call_id)
         if known is not None:  # re-delivery of a call the executor remembers
-            self._redelivered(call_id, name, args, error, known)
+            if cut_short:  # a re-delivery the stream ended early: the call was reported
+                self._tracker._send(call_id, "error", error.to_dict())  # type: ignore[union-attr]
+            else:
+                self._redelivered(call_id, name, args, error, known)
             return
         self._running.add(call_id)
         if error is not None:
@@ -215,6 +226,14 @@ class ToolCallSession:
             if not same:
                 reason = f"id {call_id!r} is taken by an earlier call with other arguments"
                 error = _unrunnable(name, reason, "duplicate_id")
+                refused = self._refused.get(call_id)
+                if refused is not None and refused[0] == name and same_json(refused[1], args):
+                    self._tracker._send(call_id, "error", error.to_dict())  # reported before
+                    return
+                self._refused.pop(call_id, None)
+                self._refused[call_id] = (name, copy_args(args, is_flat(args)))
+                if len(self._refused) > self._executor._book.max_history:
+                    del self._refused[next(iter(self._refused))]
         if same:
             self._record(call_id, known)
             return
@@ -381,9 +400,9 @@ class ToolCallSession:
         ``rerun`` (you say running it twice is harmless), otherwise it ends in ``error``, kind
         ``interrupted``, and is reported like any settled call. Settled calls that were not yet
         reported are reported first. ``max_history`` is the checkpoint's. Call it from the event
-        loop the session will run on when calls are to run. Raises ``CheckpointError`` for a
-        damaged checkpoint, ``SnapshotError`` (its base) when the damage is in the tracker's
-        snapshot it holds; nothing is started then.
+        loop the session will run on when calls are to run. Raises ``CheckpointError`` naming
+        the field for a damaged checkpoint (``tracker.calls.0.status`` for damage in the
+        tracker's snapshot it holds); nothing is started then.
         """
         session = cls._prepare_resume(
             checkpoint, tools, rerun=rerun, max_concurrency=max_concurrency, runner=runner
@@ -405,7 +424,12 @@ class ToolCallSession:
         the calls to run kept aside (``checkpoint()`` lists them as ``executing``, so a claim
         saved now already says they run here)."""
         picture = _checkpoint.read(checkpoint)
-        tracker = ToolCallTracker.restore(picture.tracker)
+        try:
+            tracker = ToolCallTracker.restore(picture.tracker)
+        except CheckpointError:
+            raise
+        except SnapshotError as damaged:  # named where it is in the checkpoint
+            raise CheckpointError(f"tracker.{damaged.field}", damaged.reason) from None
         listed: set[str] = set()
         for index, (call_id, name, _state) in enumerate(picture.in_flight):
             restored = tracker.get(call_id)
@@ -438,8 +462,8 @@ class ToolCallSession:
                 session._deferred[call_id] = None
             else:
                 error = ToolError.interrupted(name)
-                tracker._send(call_id, "error", error.to_dict())
                 args = tracker.get(call_id).args  # type: ignore[union-attr]
+                tracker._send(call_id, "error", error.to_dict())  # may evict it: read it first
                 view = MappingProxyType(dict(args) if isinstance(args, dict) else {})
                 session._ready.append(ExecutionView(call_id, name, view, "error", None, error))
         return session
@@ -462,6 +486,7 @@ class ToolCallSession:
         self._tracker = self._new_tracker(self._tracker.max_history)
         self._running.clear()
         self._ready.clear()
+        self._refused.clear()
         self._wake()
 
     async def aclose(self) -> None:

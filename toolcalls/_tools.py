@@ -61,7 +61,7 @@ class AbortSignal:
     and ``wait_sync`` are safe from any thread.
     """
 
-    __slots__ = ("_callbacks", "_event", "_reason", "_waiters", "aborted")
+    __slots__ = ("_callbacks", "_event", "_loop", "_reason", "_waiters", "aborted")
 
     aborted: bool
 
@@ -71,6 +71,8 @@ class AbortSignal:
         self._event: threading.Event | None = None
         self._waiters: list[asyncio.Future[None]] | None = None
         self._callbacks: list[Callable[[AbortSignal], object]] | None = None
+        #: The loop of the call (the executor sets it): callbacks run on its thread.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def reason(self) -> str | None:
@@ -107,7 +109,8 @@ class AbortSignal:
         return event.wait(timeout)
 
     def add_callback(self, callback: Callable[[AbortSignal], object]) -> None:
-        """Call ``callback(signal)`` when the call is aborted (at once if it already was).
+        """Call ``callback(signal)`` when the call is aborted (at once if it already was, or,
+        added from a worker thread, soon after on the loop's thread).
 
         It runs on the event loop thread; an exception it raises is logged and dropped.
         """
@@ -117,6 +120,13 @@ class AbortSignal:
                     self._callbacks = []
                 self._callbacks.append(callback)
                 return
+        loop = self._loop
+        if loop is not None and asyncio.events._get_running_loop() is not loop:
+            try:  # added from a worker thread after the abort: run it on the loop's thread
+                loop.call_soon_threadsafe(_run_abort_callback, callback, self)
+                return
+            except RuntimeError:  # the loop is closed: nothing else will run it
+                pass
         _run_abort_callback(callback, self)
 
     def abort(self, reason: str | None = None) -> None:
@@ -161,6 +171,8 @@ class Tool:
     timeout: float | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.timeout, bool):
+            raise ValueError(f"timeout must be a number of seconds, not {self.timeout!r}")
         if self.timeout is not None and not (self.timeout > 0 and math.isfinite(self.timeout)):
             raise ValueError(f"timeout must be a positive number of seconds, not {self.timeout}")
 
@@ -195,11 +207,22 @@ class PreparedTool:
             return self.bind(args if flat else copy_args(args, flat))
         except ValidationError as exc:
             raise ArgumentsInvalid(_error_list(exc)) from None
-        except Exception as exc:  # a validator of the tool's own types raised something else
-            message = f"{type(exc).__name__}: {exc}"
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a validator of the tool's own types raised something
+            # else (even SystemExit: validation is data, it cannot end the host)
+            message = f"{type(exc).__name__}: {_text(exc)}"
             raise ArgumentsInvalid(
                 [{"loc": [], "msg": message, "type": "validator_raised"}]
             ) from exc
+
+
+def _text(exc: BaseException) -> str:
+    """``str(exc)``, or a stand-in when the exception cannot be turned into text."""
+    try:
+        return str(exc)
+    except Exception as problem:
+        return f"<{type(exc).__name__} whose str() raised {type(problem).__name__}>"
 
 
 def _error_list(exc: ValidationError) -> list[dict[str, Any]]:

@@ -34,14 +34,33 @@ from .events import (
 ApplyReason = Literal["unknown_id", "duplicate_start", "not_allowed"]
 
 _CHART = compile_chart(ToolCallChart)
-#: The pending state's node, for the tracker's hot path.
-_PENDING = _CHART.create(ToolCallModel("", "", 0))._node
-_SEND = Instance.send
-#: ``_CHART.create(record)`` without its checks per call: ``pending`` has no ``enter``
-#: callback and ``ToolCallModel`` provides every name the chart declares (checked here, once).
+_PROBE = _CHART.create(ToolCallModel("", "", 0))
+#: The pending state's node and the instances' ``send``, for the tracker's hot path.
+_PENDING = _PROBE._node
+_SEND = type(_PROBE).send
 _BINDING = _PENDING.binding
-if _BINDING.initial is not None or _BINDING.instance_names:  # pragma: no cover - by design
+
+
+def _starts_bare() -> bool:
+    """Whether starting an instance runs nothing: ``pending`` has no ``enter`` callback (none
+    declared, no conventional one defined) and no eventless transition, and ``ToolCallModel``
+    provides every name the chart declares. Then ``_NEW_INSTANCE(_PENDING, record)`` is
+    ``_CHART.create(record)`` without its checks and its empty initial step, per call."""
+    pending = _CHART.state("pending")
+    declared = [c.ref for c in pending.enter if not c.convention]
+    conventional = [c.lookup_name for c in pending.enter if c.convention]
+    eventless = [t for t in _CHART.transitions_from("pending") if not t.events]
+    return (
+        not declared
+        and not eventless
+        and not _BINDING.instance_names
+        and not any(hasattr(ToolCallChart, n) or hasattr(ToolCallModel, n) for n in conventional)
+    )
+
+
+if not _starts_bare():  # pragma: no cover - by design
     raise RuntimeError("ToolCallChart's pending state must have no enter callback")
+#: ``_CHART.create(record)`` without its checks per call (see ``_starts_bare``).
 _NEW_INSTANCE = _BINDING.cls
 
 

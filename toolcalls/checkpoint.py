@@ -159,6 +159,8 @@ class Checkpoints:
             checkpoint = json.loads(data)
         except ValueError as error:
             raise CheckpointError("checkpoint", f"not JSON ({error})") from None
+        except RecursionError:
+            raise CheckpointError("checkpoint", "nests too deeply to be read") from None
         # Everything is checked before the claim (a damaged checkpoint must not fence out its
         # live owner), and the claim already records the calls this process will run as
         # executing, so a process resuming after it never runs them too.

@@ -36,7 +36,11 @@ EQUIVALENT = ROOT / "tools" / "equivalent_mutants.txt"
 TESTS = {
     "toolcalls/_session.py": [
         "tests/toolcalls/test_session.py",
+        "tests/toolcalls/test_session_rules.py",
         "tests/toolcalls/test_checkpoint.py",
+        "tests/review/test_review_issue_8.py",
+        "tests/review/test_review_issue_8_more.py",
+        "tests/review/test_review_issue_8_r3.py",
     ],
     "toolcalls/_executor.py": [
         "tests/toolcalls/test_executor.py",

@@ -21,7 +21,7 @@ import pytest
 from statemachine import State, StateChart
 
 from statecharts import compile_chart
-from toolcalls import ToolCallChart
+from toolcalls import ToolCallChart, ToolCallTracker
 from toolcalls._tracker import ToolCallModel
 
 GOLDEN = Path(__file__).parent / "golden" / "toolcall_chart.py.txt"
@@ -43,7 +43,15 @@ class Order(StateChart):
 
 
 def test_tool_call_chart_generates_the_golden_source() -> None:
-    source = compile_chart(ToolCallChart).source(ToolCallModel)
+    """The chart's code is generated when events first reach a configuration; ``source()``
+    generates all of it, in a fixed order, whatever instances have run before."""
+    chart = compile_chart(ToolCallChart)
+    before = chart.source(ToolCallModel)
+    tracker = ToolCallTracker()
+    tracker.apply({"type": "start", "id": "a", "name": "f"})
+    tracker.apply({"type": "ready", "id": "a"})
+    source = chart.source(ToolCallModel)
+    assert source == before
     if os.environ.get("STATECHARTS_UPDATE_GOLDEN"):
         GOLDEN.write_text(source, encoding="utf-8")
     assert source == GOLDEN.read_text(encoding="utf-8"), (
@@ -55,23 +63,29 @@ def test_tool_call_chart_generates_the_golden_source() -> None:
 def test_generated_functions_are_named_after_state_and_event() -> None:
     source = compile_chart(ToolCallChart).source(ToolCallModel)
     functions = re.findall(r"^def (\w+)\(", source, flags=re.MULTILINE)
+    # a selection function per (state, event) chooses the transition, then runs its
+    # microstep, named source__event__to__target
     assert "pending__ready" in functions
+    assert "pending__ready__to__parsing" in functions
     assert "running__result" in functions
-    assert "pending__ready__positional" in functions
+    assert "parsing__eventless" in functions
+    assert "parsing__eventless__to__running" in functions
 
 
 def test_every_candidate_transition_gets_a_comment_line() -> None:
     source = compile_chart(ToolCallChart).source(ToolCallModel)
-    assert "    # pending --ready [arguments_parse]--> running / keep_arguments\n" in source
-    assert "    # pending --ready--> error / reject_arguments\n" in source
+    assert "    # pending --ready--> parsing\n" in source
+    assert "    # parsing --(eventless) [arguments_parsed]--> running\n" in source
+    assert "    # parsing --(eventless) [not arguments_parsed]--> error\n" in source
     assert "    # pending --delta--> pending (internal) / append_arguments\n" in source
 
 
 def test_constants_are_named_after_what_they_hold() -> None:
     source = compile_chart(ToolCallChart).source(ToolCallModel)
-    assert "enabled = arguments_parse(inst)" in source
+    assert "enabled = arguments_parsed(inst)" in source
+    assert "parse_arguments(m)" in source
     assert "inst._node = NODE_running" in source
-    assert "return TOOK_pending_ready_running" in source
+    assert "return TOOK_parsing_running" in source
     assert not re.search(r"\b_[a-zA-Z]+\d+\b", source), "no numbered constants like _f7"
 
 
@@ -80,11 +94,79 @@ def test_a_traceback_through_a_compiled_chart_names_chart_state_and_event() -> N
     with pytest.raises(RuntimeError) as raised:
         order.send("pay", amount=5)
     frames = traceback.extract_tb(raised.value.__traceback__)
-    generated = next(frame for frame in frames if frame.filename.startswith("<statecharts"))
-    assert generated.filename == "<statecharts Order, model Model>"
+    generated = next(frame for frame in frames if frame.name == "open__pay")
+    assert Path(generated.filename).name.startswith("Order, model Model ")
     assert generated.name == "open__pay"
     assert generated.line is not None
     assert generated.line.startswith("charge(inst, amount=")
+
+
+SCRIPT = """
+from statemachine import State, StateChart
+from statecharts import compile_chart
+
+class Order(StateChart):
+    catch_errors_as_events = False
+    open = State(initial=True)
+    paid = State(final=True)
+    pay = open.to(paid, on="charge")
+
+    def charge(self, amount):
+        raise RuntimeError("card declined")
+
+compile_chart(Order).create().send("pay", amount=5)
+"""
+
+
+@pytest.mark.parametrize("where", ["default", "configured"])
+def test_python_s_own_traceback_of_an_uncaught_error_shows_the_generated_line(
+    where: str, tmp_path: Path
+) -> None:
+    """C16: CPython's default ``sys.excepthook`` (which reads lines from files, not from
+    ``linecache``, before 3.13) prints the chart in the file name, the state and event in the
+    function name, and the generated line that called the callback."""
+    env = dict(os.environ)
+    env.pop("STATECHARTS_SOURCE_DIR", None)
+    if where == "configured":
+        env["STATECHARTS_SOURCE_DIR"] = str(tmp_path / "sources")
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env)
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    [at] = [n for n, line in enumerate(lines) if line.endswith(", in open__pay")]
+    assert "Order, model Model " in lines[at]
+    assert lines[at + 1].strip().startswith("charge(inst, amount=")
+    if where == "configured":
+        assert str(tmp_path / "sources") in lines[at]
+
+
+def test_the_line_survives_a_cleared_linecache() -> None:
+    import linecache
+
+    order = compile_chart(Order).create()
+    with pytest.raises(RuntimeError) as raised:
+        order.send("pay", amount=5)
+    linecache.clearcache()
+    text = "".join(traceback.format_exception(raised.value))
+    assert ", in open__pay\n    charge(inst, amount=" in text
+
+
+def test_without_a_source_directory_lines_stay_in_linecache_and_are_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With ``STATECHARTS_SOURCE_DIR=""`` nothing is written: the code is named
+    ``<statecharts LABEL #n>``, its lines kept in ``linecache``, the newest few hundred."""
+    import linecache
+
+    from statecharts import _codegen
+
+    monkeypatch.setenv("STATECHARTS_SOURCE_DIR", "")
+    monkeypatch.setattr(_codegen, "MAX_KEPT_SOURCES", 3)
+    names = [_codegen.source_file("Bounded", f"x = {n}\n") for n in range(5)]
+    assert all(name.startswith("<statecharts Bounded") for name in names)
+    assert len(set(names)) == 5
+    assert linecache.getline(names[-1], 1) == "x = 4\n"
+    assert names[0] not in linecache.cache
+    assert sum(name in linecache.cache for name in names) == 3
 
 
 def test_state_and_event_names_that_are_not_identifiers_still_name_the_function() -> None:
@@ -101,7 +183,7 @@ def test_state_and_event_names_that_are_not_identifiers_still_name_the_function(
 def test_chart_repr_is_one_short_line() -> None:
     chart = compile_chart(ToolCallChart)
     assert repr(chart) == (
-        "<Chart toolcalls._chart.ToolCallChart: 4 states, 4 events, 6 transitions>"
+        "<Chart toolcalls._chart.ToolCallChart: 5 states, 4 events, 7 transitions>"
     )
 
 

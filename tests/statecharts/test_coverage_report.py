@@ -86,11 +86,12 @@ def test_terminal_table_of_one_chart() -> None:
     summary = ChartSummary.of(TOOL_CALL, tool_call_coverage().chart(TOOL_CALL))
     lines = terminal_table(summary)
     assert lines[0] == (
-        "toolcalls._chart.ToolCallChart: 4/6 transitions (66.7%), 4/4 states, 1 events ignored"
+        "toolcalls._chart.ToolCallChart: 5/7 transitions (71.4%), 5/5 states, 1 events ignored"
     )
     assert "  running <- ready                1" in lines
     assert "  running                  1" in lines  # arrivals: transitions into the state
     assert "  pending (initial)        0" in lines
+    assert "  parsing                  2" in lines  # entered by every ready, never a status
     assert lines[-1] == (
         "  never exercised: transition pending:fail:error, transition running:fail:error"
     )
@@ -184,7 +185,7 @@ def test_browser_shows_the_diagram_and_a_row_per_transition(report: Path) -> Non
     page.feed(done.stdout)
     assert page.svg == 1
     assert page.edges == len(TOOL_CALL.transitions) + 1  # and the arrow into the initial state
-    assert page.rows == ["hit", "hit", "hit", "missed", "hit", "missed"]
+    assert page.rows == ["hit", "hit", "missed", "hit", "hit", "hit", "missed"]
     for link in page.links:
         if link.startswith("#"):
             assert unquote(link[1:]) in page.ids, f"{link} points at nothing on the page"

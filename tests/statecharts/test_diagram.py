@@ -580,3 +580,15 @@ def test_diagram_api_is_exported() -> None:
     }
     assert diagram_api <= set(statecharts.__all__)
     assert all(hasattr(statecharts, name) for name in diagram_api)
+
+
+def test_an_eventless_transition_is_labelled_by_its_guards_alone() -> None:
+    """D1: an eventless transition has no trigger event; its label is ``[guards]``, with no
+    leading blank where the event would be."""
+    from toolcalls import ToolCallChart
+
+    chart = compile_chart(ToolCallChart)
+    mermaid = to_mermaid(chart)
+    assert "    parsing --> running : [arguments_parsed]\n" in mermaid
+    assert "    parsing --> error : [not arguments_parsed]\n" in mermaid
+    assert 'label="[arguments_parsed]"' in to_dot(chart)

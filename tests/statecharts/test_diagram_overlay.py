@@ -440,3 +440,21 @@ def test_stateful_runs_record_coverage_that_fits_the_chart(name: str) -> None:
     with record_coverage(Coverage()) as recorded:
         coverage_machine(name).TestCase().runTest()
     assert recorded.charts[compile_chart(DIFFERENTIAL[name][0]).qualname].taken
+
+
+def test_a_trace_step_follows_the_eventless_transitions_its_event_led_to() -> None:
+    """D6: ``ready`` on the tool call chart enters ``parsing`` and leaves it in the same step;
+    the step's ``state`` says which way, and both transitions are marked with its number."""
+    from toolcalls import ToolCallChart
+
+    chart = compile_chart(ToolCallChart)
+    steps = [TraceStep("delta"), TraceStep("ready", state="error")]
+    [_, ready] = resolve_trace(chart, steps)
+    assert [t.id for t in ready.taken] == ["pending:ready:parsing", "parsing::error"]
+    assert ready.landed == "error"
+    overlay = trace_overlay(chart, steps)
+    assert overlay.transitions["parsing::error"].notes == ("step 2",)
+    assert overlay.transitions["parsing::running"].notes == ()
+    assert overlay.caption.endswith("pending → parsing → error")
+    with pytest.raises(TraceError, match="pending:ready:parsing then parsing::running"):
+        resolve_trace(chart, [TraceStep("ready")])

@@ -51,7 +51,7 @@ def test_guards_are_evaluated_for_real_so_running_needs_arguments_that_parse() -
     paths = shortest_paths(TOOL_CALL, {"delta": [{"text": "NaN"}]}, model=call_record)
     assert "running" not in paths
     exploration = explore(TOOL_CALL, {"delta": [{"text": "NaN"}]}, model=call_record)
-    assert "pending:ready:running" in exploration.untaken_transitions
+    assert "parsing::running" in exploration.untaken_transitions
 
 
 @pytest.mark.parametrize(

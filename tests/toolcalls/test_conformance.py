@@ -45,7 +45,7 @@ def conformance(*args: str, timeout: float = 120) -> subprocess.CompletedProcess
 def test_a_plain_implementation_of_the_seed_conforms() -> None:
     report = check(ObjectImplementation(Seed000), examples=EXAMPLES)
     assert report.divergence is None
-    assert report.transitions_taken == (6, 6)
+    assert report.transitions_taken == (7, 7)
     assert report.counts.sequences > EXAMPLES
 
 
@@ -64,7 +64,7 @@ def test_this_packages_tracker_conforms_through_the_command_line() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "conforms to seed 000" in done.stdout
-    assert "6/6 transitions of ToolCallChart taken" in done.stdout
+    assert "7/7 transitions of ToolCallChart taken" in done.stdout
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is installed by .ci/run")

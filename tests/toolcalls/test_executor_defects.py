@@ -168,6 +168,38 @@ def test_a_queued_call_is_not_lost_when_the_loop_ends_without_aclose(
     assert "destroyed but it is pending" not in caplog.text
 
 
+def test_a_loop_ending_without_aclose_aborts_the_signals_of_running_tools() -> None:
+    """The tools hear it too (a plain tool in its thread cannot be cancelled), reason
+    "cancelled", as the calls' errors say."""
+    signals: dict[str, AbortSignal] = {}
+
+    async def hangs(args: dict[str, Any], signal: AbortSignal) -> None:
+        signals["async"] = signal
+        await asyncio.Event().wait()
+
+    def waits(args: dict[str, Any], signal: AbortSignal) -> None:
+        signals["thread"] = signal
+        signal.wait_sync(5)
+
+    executor = ToolExecutor({"hangs": hangs, "waits": waits})
+
+    async def main() -> None:
+        executor.register_call(chunk("c1", "hangs"))
+        executor.register_call(chunk("c2", "waits"))
+        while len(signals) < 2:
+            await asyncio.sleep(0.001)
+
+    asyncio.run(main())
+    assert {name: (s.aborted, s.reason) for name, s in signals.items()} == {
+        "async": (True, "cancelled"),
+        "thread": (True, "cancelled"),
+    }
+    assert [c.error for c in executor.calls] == [
+        ToolError.aborted("hangs", "cancelled"),
+        ToolError.aborted("waits", "cancelled"),
+    ]
+
+
 # -- AbortSignal and threads -------------------------------------------------------------------
 
 

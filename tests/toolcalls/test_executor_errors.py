@@ -401,6 +401,11 @@ def test_ready_chunk_model_validates_by_alias_and_by_name() -> None:
             "must be a mapping, got NoneType",
         ),
         (["c1", "t"], "chunk", "expected a mapping or a ToolCallReadyChunk, got list"),
+        (
+            {"toolCallId": "c1", "toolName": "t", "args": {1: "x"}},
+            "args",
+            "keys must be strings, got int",
+        ),
     ],
 )
 def test_malformed_chunk_raises_invalid_tool_call_and_changes_nothing(

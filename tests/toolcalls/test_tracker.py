@@ -702,22 +702,45 @@ def test_max_history_must_be_a_positive_int(bad: Any) -> None:
 
 
 def test_tracker_declares_its_chart_once() -> None:
-    """T9, T24: the rules live in the chart (the wire's error is its fail); the tracker routes."""
+    """T7, T9, T24: the rules live in the chart (the wire's error is its fail); the tracker
+    routes. Parsing is a step the chart declares: ``ready`` enters ``parsing``, whose entry
+    action parses, and two eventless transitions leave it by what the parse produced."""
     from statecharts import compile_chart
 
     chart = compile_chart(ToolCallChart)
-    assert [s.id for s in chart.states] == ["pending", "running", "done", "error"]
+    assert [s.id for s in chart.states] == ["pending", "parsing", "running", "done", "error"]
     assert [e.id for e in chart.events] == ["delta", "ready", "result", "fail"]
     assert json.dumps([t.id for t in chart.transitions]) == json.dumps(
         [
             "pending:delta:pending",
-            "pending:ready:running",
-            "pending:ready:error",
+            "pending:ready:parsing",
             "pending:fail:error",
+            "parsing::running",
+            "parsing::error",
             "running:result:done",
             "running:fail:error",
         ]
     )
+    [parsing] = [s for s in chart.states if s.id == "parsing"]
+    assert [callback.ref for callback in parsing.enter if not callback.convention] == [
+        "parse_arguments"
+    ]
+
+
+def test_parsing_is_never_a_calls_status() -> None:
+    """T3, T7: ``parsing`` is left in the step that entered it, so no call ever rests there:
+    not after a valid ready, not after an invalid one, not in a snapshot."""
+    tracker = ToolCallTracker()
+    for call_id, text in (("ok", '{"q": 1}'), ("bad", "{")):
+        tracker.apply({"type": "start", "id": call_id, "name": "f"})
+        tracker.apply({"type": "delta", "id": call_id, "argsTextDelta": text})
+        outcome = tracker.apply({"type": "ready", "id": call_id})
+        assert outcome.applied
+        assert outcome.status in ("running", "error")
+    assert [call.status for call in tracker.list()] == ["running", "error"]
+    assert tracker.get("ok").args == {"q": 1}  # type: ignore[union-attr]
+    assert tracker.get("bad").error["type"] == "invalid_arguments"  # type: ignore[union-attr]
+    assert "parsing" not in json.dumps(tracker.snapshot())
 
 
 def test_tracker_is_sans_io_no_event_loop_no_threads() -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .._errors import InvalidChunk, InvalidEvent
+from .._errors import InvalidChunk, InvalidEvent, InvalidTool
 from .._record import ToolCallView, parse_json
 from .._session import ToolCallSession
 from .._tools import Tool, ToolFunction
@@ -180,10 +180,11 @@ def _cell(value: Any, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _json_line(call: ToolCallView) -> str:
-    """The call as one JSON line; ``ReplayInputError`` when a tool's result is not JSON."""
+def _json_line(call: ToolCallView, ascii_only: bool = False) -> str:
+    """The call as one JSON line (JSON's own escapes for every non-ASCII character when
+    ``ascii_only``); ``ReplayInputError`` when a tool's result is not JSON."""
     try:
-        return json.dumps(call.to_dict(), ensure_ascii=False, allow_nan=False)
+        return json.dumps(call.to_dict(), ensure_ascii=ascii_only, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise ReplayInputError(
             None, f"call {call.id!r}: its result cannot be written as JSON ({error})"
@@ -231,14 +232,18 @@ def run_replay(
     tools_spec: str | None,
     max_history: int | None,
     as_json: bool,
+    ascii_only: bool = False,
 ) -> tuple[ProviderReplay, list[str]]:
     """Replay a recording; return what it produced and the lines to print. Raises
     ``ReplayInputError`` for a bad line or registry, ``UnicodeDecodeError`` for a non-UTF-8
     file."""
     tools = None if tools_spec is None else load_tools(tools_spec)
-    done = replay_events(native_events(source, fmt), tools, max_history)
+    try:
+        done = replay_events(native_events(source, fmt), tools, max_history)
+    except InvalidTool as error:  # the registry holds something the executor cannot call
+        raise ReplayInputError(None, f"--tools {tools_spec!r}: {error}") from None
     if as_json:
-        return done, [_json_line(call) for call in done.calls]
+        return done, [_json_line(call, ascii_only) for call in done.calls]
     lines = [table(done), "", summary(done.calls)]
     if done.ignored:
         count = len(done.ignored)
@@ -261,7 +266,12 @@ def run_cli(args: Any, out: IO[str], err: IO[str]) -> int:
         return 2
     try:
         with source:
-            _, lines = run_replay(source, args.format, args.tools, args.max_history, args.json)
+            # Characters the output's encoding cannot hold would be written as Python
+            # escapes, which are not JSON: write JSON's own escapes then.
+            encoding = (getattr(out, "encoding", None) or "").lower().replace("-", "")
+            _, lines = run_replay(
+                source, args.format, args.tools, args.max_history, args.json, encoding != "utf8"
+            )
     except ReplayInputError as error:
         where = "" if error.line is None else f"{args.file}: "
         print(f"toolcalls replay: {where}{error}", file=err)

@@ -12,12 +12,13 @@ error where the provider has a flag.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from pydantic_core import to_jsonable_python
 
 from .._execution import ExecutionView
-from .._record import ToolCallView
+from .._record import UNSET, ToolCallView
 
 Settled = ExecutionView | ToolCallView
 
@@ -41,8 +42,28 @@ def _outcome(call: Settled) -> tuple[str, str, bool, Any]:
 
 def _jsonable(value: Any) -> Any:
     """``value`` as JSON data: what JSON cannot hold as it is (a datetime, a set, a dataclass,
-    a pydantic model) the way pydantic writes it, anything else as its ``str``."""
-    return to_jsonable_python(value, fallback=str)
+    a pydantic model) the way pydantic writes it, anything else as its ``str``; a number JSON
+    cannot write (NaN, an infinity, an integer beyond a double's range) as ``null``, as
+    ``JSON.stringify`` does. A finished call without a value (``UNSET``) has ``null``."""
+    if value is UNSET:
+        return None
+    return _finite(to_jsonable_python(value, fallback=str))
+
+
+def _finite(value: Any) -> Any:
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if type(value) is int:
+        try:
+            float(value)
+        except OverflowError:
+            return None
+        return value
+    if type(value) is list:
+        return [_finite(item) for item in value]
+    if type(value) is dict:
+        return {key: _finite(item) for key, item in value.items()}
+    return value
 
 
 def _text(value: Any) -> str:

@@ -1,0 +1,385 @@
+"""Session rules the mutation run of ``toolcalls/_session.py`` found unchecked: what a refused
+event, a truncated call and a re-delivered call that cannot run report (S2, S3, S10), how
+``run()`` shares the loop with tools (S6), and what a resume keeps (R2, R6)."""
+
+# Rules checked here (docs/spec.md): S2, S3, S6, S10, R2, R6.
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from toolcalls import ExecutionView, SessionClosed, SnapshotError, ToolCallSession
+from toolcalls._runner import LocalRunner
+from toolcalls._session import BATCH
+
+from .executor_support import Gates, run_async, settle
+from .test_checkpoint import drain, interrupted_session
+from .test_tracker import delta, ready, start
+
+
+def whole_call(call_id: str, text: str, name: str = "echo") -> list[dict[str, Any]]:
+    return [start(call_id, name), delta(call_id, text), ready(call_id)]
+
+
+async def echo(x: Any) -> Any:
+    return x
+
+
+def truncated(call_id: str, message: str | None) -> dict[str, Any]:
+    error: dict[str, Any] = {"kind": "truncated"}
+    if message is not None:
+        error["message"] = message
+    return {"type": "error", "id": call_id, "error": error}
+
+
+# -- S2, S3: what is reported, and what is refused ------------------------------------------
+
+
+@run_async
+async def test_events_after_finish_are_refused_saying_why() -> None:
+    async with ToolCallSession({"echo": echo}) as session:
+        session.finish()
+        with pytest.raises(SessionClosed) as raised:
+            session.apply(start("late", "echo"))
+    assert str(raised.value) == "the session takes no more events (finish() or aclose() ran)"
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [("cut off after 12 bytes", "cut off after 12 bytes"), (None, "truncated")],
+)
+@run_async
+async def test_a_truncated_call_is_reported_with_the_adapters_reason_and_no_arguments(
+    message: str | None, reason: str
+) -> None:
+    async with ToolCallSession({"echo": echo}) as session:
+        session.apply(start("cut", "echo"))
+        session.apply(delta("cut", '{"x": 1'))
+        session.apply(truncated("cut", message))
+        [state] = await drain(session)
+    assert state.to_dict() == {
+        "toolCallId": "cut",
+        "toolName": "echo",
+        "args": {},
+        "status": "error",
+        "error": {
+            "kind": "invalid_arguments",
+            "message": f"cannot run tool 'echo': {reason}",
+            "details": {
+                "toolName": "echo",
+                "errors": [{"loc": [], "msg": reason, "type": "truncated"}],
+            },
+        },
+    }
+
+
+@run_async
+async def test_a_truncated_redelivery_of_a_remembered_call_is_not_reported_again() -> None:
+    async with ToolCallSession({"echo": echo}, max_history=1) as session:
+        for event in whole_call("a", '{"x": 1}'):
+            session.apply(event)
+        first = await anext(session.settled())
+        session.apply(start("b", "echo"))  # 'a' leaves the tracker, the executor remembers it
+        session.apply(start("a", "echo"))
+        session.apply(delta("a", '{"x"'))
+        session.apply(truncated("a", "cut"))
+        rest = await drain(session)
+    assert (first.tool_call_id, first.status) == ("a", "success")
+    assert [(s.tool_call_id, s.status) for s in rest] == [("b", "error")]
+
+
+@run_async
+async def test_a_redelivered_call_that_cannot_run_as_before_is_not_reported_again() -> None:
+    async with ToolCallSession({"echo": echo}, max_history=1) as session:
+        for event in whole_call("a", '{"x": '):
+            session.apply(event)
+        first = await anext(session.settled())
+        session.apply(start("b", "echo"))  # 'a' leaves the tracker
+        for event in whole_call("a", '{"x": '):  # the same broken call again
+            session.apply(event)
+        await settle()
+        session.apply(delta("b", '{"x": 2}'))
+        session.apply(ready("b"))
+        rest = await drain(session)
+    assert (first.tool_call_id, first.status) == ("a", "error")
+    assert [(s.tool_call_id, s.status) for s in rest] == [("b", "success")]
+
+
+@run_async
+async def test_a_call_whose_arguments_do_not_parse_reusing_a_remembered_id_says_so() -> None:
+    async with ToolCallSession({"echo": echo}, max_history=1) as session:
+        for event in whole_call("a", '{"x": 1}'):
+            session.apply(event)
+        await anext(session.settled())
+        session.apply(start("b", "echo"))  # 'a' leaves the tracker
+        for event in whole_call("a", '{"x": '):  # the id again, arguments that do not parse
+            session.apply(event)
+        await settle()
+        [state] = [s for s in await drain(session) if s.tool_call_id == "a"]
+    assert state.error is not None
+    assert state.error.details["errors"][0]["type"] == "json_invalid"
+
+
+@run_async
+async def test_a_call_of_another_tool_reusing_a_remembered_id_is_reported_as_itself() -> None:
+    async def other(y: Any) -> Any:
+        return y
+
+    async with ToolCallSession({"echo": echo, "other": other}, max_history=1) as session:
+        for event in whole_call("a", '{"x": '):  # could not run
+            session.apply(event)
+        await anext(session.settled())
+        session.apply(start("b", "echo"))  # 'a' leaves the tracker
+        for event in whole_call("a", '{"y": [1]}', "other"):  # the id again, another tool
+            session.apply(event)
+        await settle()
+        [state] = [s for s in await drain(session) if s.tool_call_id == "a"]
+    assert (state.tool_name, dict(state.args), state.status) == ("other", {"y": [1]}, "error")
+    assert state.error is not None
+    assert state.error.details["errors"][0]["type"] == "duplicate_id"
+
+
+# -- S6: run() and the loop ------------------------------------------------------------------
+
+
+def _batches() -> tuple[list[dict[str, Any]], int]:
+    """Call ``a`` first, then ``b`` streaming one character per event, with call ``c`` whole
+    in the middle of the second batch; returns the events and where ``c`` is ready."""
+    events = [*whole_call("a", '{"x": "a"}'), start("b", "echo")]
+    while len(events) < BATCH + 40:
+        events.append(delta("b", " "))
+    events += whole_call("c", '{"x": "c"}')
+    c_ready = len(events)
+    while len(events) < 3 * BATCH:
+        events.append(delta("b", " "))
+    return events, c_ready
+
+
+@pytest.mark.parametrize("source", ["list", "async generator"])
+@run_async
+async def test_run_lets_tools_run_after_each_batch_of_events_not_each_event(source: str) -> None:
+    events, c_ready = _batches()
+    consumed: dict[str, int] = {}
+    read = 0
+
+    async def counting() -> AsyncIterator[dict[str, Any]]:
+        nonlocal read
+        for event in events:
+            read += 1
+            yield event
+
+    async def watch(x: str) -> str:
+        fragments = len(session.tracker.get("b").args_text)  # type: ignore[union-attr]
+        consumed[x] = fragments + 4 + (3 if x == "c" else 0)  # events applied so far
+        return x
+
+    session = ToolCallSession({"echo": watch}, max_history=10)
+    async with session:
+        feed = events if source == "list" else counting()
+        async with contextlib.aclosing(session.run(feed)) as settled:
+            reported = [s.tool_call_id async for s in settled if s.status == "success"]
+    assert reported == ["a", "c"]
+    assert c_ready < 2 * BATCH
+    assert consumed == {"a": BATCH, "c": 2 * BATCH}  # one loop turn per BATCH events
+
+
+@run_async
+async def test_finish_called_while_run_reads_the_events_stops_run_with_session_closed() -> None:
+    async def events() -> AsyncIterator[dict[str, Any]]:
+        for event in whole_call("a", '{"x": 1}'):
+            yield event
+        session.finish()  # someone ends the stream while run() still reads it
+        yield start("late", "echo")
+
+    session = ToolCallSession({"echo": echo})
+    async with session:
+        with pytest.raises(SessionClosed):
+            async for _ in session.run(events()):
+                pass
+
+
+@run_async
+async def test_stopping_run_early_returns_once_the_feeder_has_stopped() -> None:
+    closed = False
+
+    async def endless() -> AsyncIterator[dict[str, Any]]:
+        nonlocal closed
+        try:
+            n = 0
+            while True:
+                for event in whole_call(f"c{n}", '{"x": 1}'):
+                    yield event
+                n += 1
+                await asyncio.sleep(0.001)
+        finally:
+            closed = True
+
+    async with ToolCallSession({"echo": echo}) as session:
+        async with contextlib.aclosing(session.run(endless())) as settled:
+            async for _ in settled:
+                break
+        assert closed  # the events were closed before run() returned
+
+
+# -- R2, R6: resuming ------------------------------------------------------------------------
+
+
+@run_async
+async def test_a_checkpoint_taken_before_resumed_calls_start_lists_them_as_executing() -> None:
+    checkpoint = await interrupted_session(Gates())
+    gates = Gates()
+    prepared = ToolCallSession._prepare_resume(
+        checkpoint,
+        {"gate": gates.tool, "safe": gates.tool},
+        rerun={"safe"},
+        max_concurrency=None,
+        runner=None,
+    )
+    assert prepared.checkpoint()["inFlight"] == [
+        {"id": "c4", "name": "safe", "state": "executing"},
+        {"id": "c5", "name": "gate", "state": "executing"},
+    ]
+    assert gates.started == []
+
+
+@run_async
+async def test_resume_uses_the_concurrency_limit_and_the_runner_it_is_given() -> None:
+    checkpoint = await interrupted_session(Gates())
+    gates = Gates()
+    runner = LocalRunner()
+    session = ToolCallSession.resume(
+        checkpoint,
+        {"gate": gates.tool, "safe": gates.tool},
+        rerun={"gate", "safe"},
+        max_concurrency=1,
+        runner=runner,
+    )
+    async with session:
+        await settle()
+        assert session.executor.runner is runner
+        assert gates.started == ["k3"]  # c4 and c5 wait for the one slot
+        assert session.in_flight == 3
+
+
+@pytest.mark.parametrize(
+    ("damage", "field", "message"),
+    [
+        (
+            lambda c: c["inFlight"].append(dict(c["inFlight"][0])),
+            "inFlight.3",
+            "call 'c3' is listed twice",
+        ),
+        (
+            lambda c: c["inFlight"].append({"id": "c1", "name": "gate", "state": "executing"}),
+            "inFlight.3",
+            "call 'c1' is not running",
+        ),
+        (
+            lambda c: c["inFlight"][0].update(name="safe"),
+            "inFlight.0",
+            "names 'safe', the tracker 'gate'",
+        ),
+        (lambda c: c["inFlight"].pop(0), "tracker.calls.2", "call 'c3' is running but not in"),
+    ],
+)
+@run_async
+async def test_a_damaged_in_flight_list_is_refused_naming_the_field_and_the_call(
+    damage: Any, field: str, message: str
+) -> None:
+    checkpoint = await interrupted_session(Gates())
+    damage(checkpoint)
+    with pytest.raises(SnapshotError) as raised:
+        ToolCallSession.resume(checkpoint, {"gate": Gates().tool, "safe": Gates().tool})
+    assert raised.value.field == field
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(("kept", "expected"), [(None, 50), (8, 8)])
+@run_async
+async def test_a_resumed_session_keeps_the_checkpoints_max_history(
+    kept: int | None, expected: int
+) -> None:
+    checkpoint = await interrupted_session(Gates())
+    checkpoint["tracker"]["maxHistory"] = kept
+    session = ToolCallSession.resume(
+        checkpoint, {"gate": Gates().tool, "safe": Gates().tool}, rerun={"gate", "safe"}
+    )
+    async with session:
+        assert session.tracker.max_history == kept
+        assert session.executor._book.max_history == expected
+
+
+@run_async
+async def test_a_resumed_finished_session_takes_no_more_events() -> None:
+    async with ToolCallSession({"echo": echo}) as session:
+        for event in whole_call("a", '{"x": 1}'):
+            session.apply(event)
+        session.finish()
+        await settle()
+        checkpoint = json.loads(json.dumps(session.checkpoint()))
+    resumed = ToolCallSession.resume(checkpoint, {"echo": echo})
+    async with resumed:
+        with pytest.raises(SessionClosed):
+            resumed.apply(start("b", "echo"))
+        reported = [s.tool_call_id async for s in resumed.settled()]
+    assert reported == ["a"]
+
+
+@run_async
+async def test_an_interrupted_call_is_reported_with_its_tool_arguments_and_error() -> None:
+    checkpoint = await interrupted_session(Gates())
+    gates = Gates()
+    session = ToolCallSession.resume(checkpoint, {"gate": gates.tool, "safe": gates.tool})
+    async with session:
+        reported: dict[str, ExecutionView] = {}
+        async for state in session.settled():
+            reported[state.tool_call_id] = state
+            if "c4" in reported:
+                break
+    for call_id, name, key in (("c3", "gate", "k3"), ("c4", "safe", "k4")):
+        state = reported[call_id]
+        assert (state.tool_name, dict(state.args), state.status) == (name, {"key": key}, "error")
+        assert state.error is not None
+        assert state.error.to_dict() == {
+            "kind": "interrupted",
+            "message": f"tool {name!r} was executing when its process stopped; "
+            "it was not run again",
+            "details": {"toolName": name},
+        }
+        assert session.tracker.get(call_id).error == state.error.to_dict()  # type: ignore[union-attr]
+
+
+@run_async
+async def test_a_resumed_pending_call_runs_with_its_nested_arguments() -> None:
+    gates = Gates()
+    nested = {"key": "k2", "deep": [1, {"x": [2, 3]}]}
+    async with ToolCallSession({"gate": gates.tool}, max_concurrency=1) as session:
+        for event in whole_call("a", '{"key": "k1"}', "gate"):
+            session.apply(event)
+        for event in whole_call("b", json.dumps(nested), "gate"):
+            session.apply(event)
+        await settle()
+        checkpoint = json.loads(json.dumps(session.checkpoint()))
+    seen: list[Any] = []
+
+    async def records(args: dict[str, Any]) -> str:
+        seen.append(args)
+        args["deep"].append("changed by the tool")
+        return "ok"
+
+    resumed = ToolCallSession.resume(checkpoint, {"gate": records})
+    async with resumed:
+        await settle()
+        resumed.finish()
+        reported = {s.tool_call_id: s.status async for s in resumed.settled()}
+        assert reported == {"a": "error", "b": "success"}
+        assert seen[0]["deep"][:2] == nested["deep"]
+        [view] = [c for c in resumed.executor.calls if c.tool_call_id == "b"]
+        view.args["deep"].append("changed by a reader")  # its own copy: nothing tracked changes
+        assert resumed.tracker.get("b").args == nested  # type: ignore[union-attr]
