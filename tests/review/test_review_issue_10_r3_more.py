@@ -28,11 +28,6 @@ _OPEN_1 = (
     "regions of a parallel state (python-statemachine's start_value enters them); not fixed "
     "this session"
 )
-_OPEN_2 = (
-    "open: a statechart's code is generated per configuration on first reach, so source() "
-    "shows only what ran; generating every (configuration, event) function up front is not "
-    "done this session"
-)
 _OPEN_3 = (
     "open: the IR keeps no event delay and the diagrams draw none (the diagrams belong to the "
     "other issue-10 branch); not fixed this session"
@@ -156,7 +151,6 @@ class Toggle(StateChart[Model]):
         go = a.to(b) | b.to(a)
 
 
-@pytest.mark.xfail(strict=True, reason=_OPEN_2)
 def test_C16_source_of_a_statechart_shows_its_state_event_functions() -> None:
     """`statecharts source MODULE:CLASS` (`Chart.source()`) on a fresh process prints, for a
     chart with a compound state, only `enter_a`: the `a__go` functions C16 promises appear only
