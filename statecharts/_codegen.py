@@ -216,6 +216,9 @@ class Phase:
     """The injected values of one callback group, as Python expressions of the generated code."""
 
     values: Mapping[str, str]
+    #: which of python-statemachine's argument sets the group shares (a chart with a
+    #: ``prepare_event`` prepares each once per microstep): the generated constant's name
+    key: str = "None"
 
     def injected_dict(self) -> str:
         items = ", ".join(f"{name!r}: {expr}" for name, expr in self.values.items())
@@ -441,6 +444,7 @@ class FunctionWriter:
         target: str,
         new_state: str | None = None,
         configurations: tuple[str, str] | None = None,
+        key: str = "None",
     ) -> Phase:
         """Injected values for a group; ``new_state`` (flat charts) or ``configurations``
         (the constant tuples before and after, in a statechart) mark the ``on`` group."""
@@ -463,12 +467,12 @@ class FunctionWriter:
         elif new_state is not None:
             values["previous_configuration"] = f"_oset({source})"
             values["new_configuration"] = f"_oset({new_state})"
-        return Phase(values)
+        return Phase(values, key)
 
     def prepared(self, phase: Phase) -> str:
         """The expression of the keyword arguments a callback gets in a chart with a
         ``prepare_event``."""
-        return f"_prep(inst, args, kw, {phase.injected_dict()})"
+        return f"_prep(inst, args, kw, {phase.injected_dict()}, {phase.key})"
 
     def leaf(self, leaf: Leaf, phase: Phase) -> str:
         owner = {"chart": "inst", "model": "m"}.get(leaf.owner, "")

@@ -38,7 +38,6 @@ RUNTIME_NAMES = frozenset(
         "raise_",
         "cancel_event",
         "_send_with_options",
-        "_next_external",
         "_queues",
         "_send_busy",
         "_send_after_leftovers",
@@ -50,8 +49,16 @@ RUNTIME_NAMES = frozenset(
         "_enqueue",
         "_drain",
         "_settle",
+        "_next_item",
+        "_eventless",
+        "_loop",
+        "_macrostep",
+        "_processing_loop",
+        "_terminated",
         "_send_plain",
         "_put_nonblocking",
+        "_prepared",
+        "_engine",
         "configuration",
         "snapshot",
         "activate_initial_state",
@@ -253,13 +260,15 @@ class _Reader:
             )
 
     def _machine_api_used(self, function: Any) -> set[str]:
-        """Attributes read on ``self`` in a chart method that only python-statemachine's
-        machine has (``current_state_value``, a state such as ``self.b`` ...): the compiled
-        instance would raise ``AttributeError`` there, which errors-as-events would swallow."""
+        """Attributes a chart method reads on the machine that only python-statemachine's
+        machine has (``current_state_value``, a state such as ``self.b`` ...): read on
+        ``self``, on a ``machine`` parameter or ``event_data.machine``, in a nested function,
+        or by ``getattr(self, name)`` with a name not known here. The compiled instance would
+        raise ``AttributeError`` there, which errors-as-events would swallow."""
         code = function.__code__
-        if not code.co_varnames or code.co_argcount == 0:
-            return set()
-        owner = code.co_varnames[0]
+        owners = {"machine"}
+        if code.co_varnames and code.co_argcount:
+            owners.add(code.co_varnames[0])
         provided = set(RUNTIME_NAMES) | set(self.attributes) | _INSTANCE_API
         init = custom_init(self.cls)
         if init is not None:
@@ -271,18 +280,7 @@ class _Reader:
             if type(value).__name__ == "Event"
         }
         found: set[str] = set()
-        previous = None
-        for instruction in dis.get_instructions(code):
-            if (
-                previous is not None
-                and previous.opname == "LOAD_FAST"
-                and previous.argval == owner
-                and instruction.opname in {"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR"}
-                and instruction.argval not in provided
-                and not instruction.argval.startswith("__")
-            ):
-                found.add(str(instruction.argval))
-            previous = instruction
+        _scan_machine_reads(code, owners, provided, found)
         return found
 
     def _state(self, state: DeclaredState, order: int) -> StateDef:
@@ -292,7 +290,9 @@ class _Reader:
             spec for spec in state.invoke if spec.is_convention and spec.func in self.attributes
         ]
         if invoke or conventional_invoke:
-            raise self.refuse("invoke", where)
+            raise self.refuse(
+                "invoke", where, "the compiled runtime runs no child sessions (SCXML <invoke>)"
+            )
         return StateDef(
             id=state.id,
             name=str(state.name),
@@ -441,6 +441,45 @@ def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
         and node.value.id == owner
         and (not before_super or node.lineno < handover)
     )
+
+
+_LOADS = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE"})
+_READS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR"})
+
+
+def _scan_machine_reads(code: Any, owners: set[str], provided: set[str], found: set[str]) -> None:
+    """Collect into ``found`` the attributes ``code`` (and the functions nested in it) reads
+    on one of ``owners`` (or ``event_data.machine``) that are not ``provided``; a
+    ``getattr(owner, name)`` whose name is not a provided constant counts as ``getattr``."""
+    instructions = list(dis.get_instructions(code))
+    for index, instruction in enumerate(instructions[:-1]):
+        following = instructions[index + 1]
+        is_owner = instruction.opname in _LOADS and instruction.argval in owners
+        if instruction.opname in _READS and instruction.argval == "machine" and index:
+            before = instructions[index - 1]
+            is_owner = before.opname in _LOADS and before.argval == "event_data"
+        if not is_owner:
+            continue
+        if following.opname in _READS:
+            name = str(following.argval)
+            if name not in provided and not name.startswith("__"):
+                found.add(name)
+        elif (
+            index
+            and _is_getattr_call(instructions[index - 1])
+            and not (following.opname == "LOAD_CONST" and following.argval in provided)
+        ):
+            found.add("getattr")
+    for constant in code.co_consts:
+        if hasattr(constant, "co_code"):
+            _scan_machine_reads(constant, owners, provided, found)
+
+
+def _is_getattr_call(instruction: Any) -> bool:
+    return instruction.opname in {"LOAD_GLOBAL", "LOAD_NAME"} and instruction.argval in {
+        "getattr",
+        "NULL + getattr",
+    }
 
 
 def declared_states(cls: type[StateChart[Any]]) -> list[DeclaredState]:

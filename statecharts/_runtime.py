@@ -214,6 +214,11 @@ class _Queues:
         self.trigger: tuple[bool, Any] | None = None
         self.woken: float | None = None
 
+    @property
+    def delayed(self) -> list[Timed]:
+        """The timed events (the name code written before ``timed`` reads)."""
+        return self.timed
+
     def now(self) -> float:
         clock = self.clock
         return time.monotonic() if clock is None else clock.now()
@@ -298,10 +303,11 @@ class Instance:
         return self._node.state
 
     @property
-    def configuration(self) -> tuple[StateDef, ...]:
-        """The active states, ancestors included, in document order (python-statemachine's
-        ``configuration``)."""
-        return self._node.configuration
+    def configuration(self) -> Configuration:
+        """The active states, ancestors included, as python-statemachine's ``configuration``
+        holds them: its declared ``State`` objects (``id``, ``parent``, ``is_atomic`` ...), in
+        its order. It compares equal to a tuple of the same states as ``StateDef``s."""
+        return Configuration(self._node.declared_configuration)
 
     @property
     def chart(self) -> Chart:
@@ -354,7 +360,9 @@ class Instance:
     def raise_(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
         """Raise an internal event from a callback: it runs within the current macrostep,
         before events sent with ``send``. Outside a callback it is the same as ``send``."""
-        if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
+        if (
+            kwargs and not _SEND_OPTIONS.isdisjoint(kwargs)
+        ) or event in self._node.binding.runtime.optioned:
             return self._send_with_options(event, args, {**kwargs, "internal": True})
         pending = self._pending
         if pending is None or (pending is not _BUSY and not pending.busy):
@@ -425,7 +433,10 @@ class Instance:
         of its own (what a clock calls when it wakes the instance). From a callback, or when
         nothing is due, it does nothing."""
         pending = self._pending
-        if not isinstance(pending, _Queues) or pending.busy or not pending.pending_external():
+        if not isinstance(pending, _Queues):
+            return
+        pending.woken = None  # this wake-up is spent: settling asks for the next one
+        if pending.busy:  # woken from one of its own callbacks: it settles later
             return
         pending.busy = True
         self._drain(pending)
@@ -481,7 +492,8 @@ class Instance:
         pending = self._pending
         busy = pending is _BUSY or (isinstance(pending, _Queues) and pending.busy)
         if busy and internal:
-            return self.raise_(event, *args, **kwargs)
+            self._queues().internal.append((event, args, kwargs))
+            return Outcome(False, event, self._node.state, None, None, "queued")
         if not busy and not delay and send_id is None:
             return self._send_plain(event, *args, **kwargs)
         item = (event, args, kwargs)
@@ -495,17 +507,15 @@ class Instance:
             pending = self._pending = _Queues()
         if pending.clock is None and delay:
             # python-statemachine's synchronous engine waits until the event is due
-            time.sleep(delay / 1000)
+            if delay > 0:
+                time.sleep(delay / 1000)
             delay = 0
         pending.busy = True
         pending.put(item, delay, send_id)
-        return self._drain(pending, item) or Outcome(
-            False, event, self._node.state, None, None, "queued"
-        )
-
-    def _next_external(self, queues: _Queues) -> Item | None:
-        """The next queued external event that is due (``None``: none is)."""
-        return queues.take()
+        result = self._drain(pending, item)
+        if result is None:  # not due yet
+            result = Outcome(False, event, self._node.state, None, None, "queued")
+        return result
 
     def _queues(self) -> _Queues:
         pending = self._pending
@@ -595,10 +605,11 @@ class Instance:
         queues.trigger = None
         clock = queues.clock
         if clock is not None and queues.timed:
-            due = queues.timed[0][0]
-            if due != queues.woken:
+            due, order = queues.timed[0][:2]
+            woken = queues.woken
+            if woken is None or due < woken:  # a later one waits for the wake-up asked for
                 queues.woken = due
-                clock.wake(self, due)
+                clock.wake(self, due, order)
 
     def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
         """Run one external event (a microstep, or an ignored outcome)."""
@@ -798,22 +809,10 @@ class StatechartInstance(Instance):
         return None
 
     def _run_queues(self, outcome: Outcome) -> Outcome:
-        """After entering the initial configuration: macrosteps until one takes nothing."""
-        queues = self._pending
+        """After entering the initial configuration: python-statemachine's processing loop
+        (a macrostep, then the next queued event, until neither takes anything)."""
         try:
-            while self._macrostep([]) and not self._node.terminated:
-                pass
-            pending = self._pending
-            while isinstance(pending, _Queues) and pending.pending_external():
-                if self._node.terminated:
-                    pending.drop_external()
-                    break
-                item = pending.take()
-                if item is None:
-                    break
-                self._take(*item)
-                while self._macrostep([]) and not self._node.terminated:
-                    pass
+            self._processing_loop(None, None, queued=True)
         except BaseException:
             self._settle_failure()
             raise
@@ -822,7 +821,6 @@ class StatechartInstance(Instance):
             self._settle(pending)
         else:
             self._pending = None
-        del queues
         return outcome
 
     def _macrostep(self, taken: list[TransitionDef]) -> bool:
@@ -855,7 +853,7 @@ class StatechartInstance(Instance):
                 pending.in_internal = False
             if _observers:
                 _notify(self, outcome)
-            if outcome.applied:
+            if outcome.applied or outcome.reason == "failed":
                 took = True
             taken.extend(outcome.transitions)
 
@@ -873,12 +871,12 @@ class StatechartInstance(Instance):
         finally:
             if isinstance(pending, _Queues):
                 pending.in_internal = False
-        if not outcome.applied:
+        if not outcome.applied and outcome.reason != "failed":
             return False
         if _observers:
             _notify(self, outcome)
         taken.extend(outcome.transitions)
-        return True
+        return True  # a microstep that failed was taken too, as python-statemachine counts
 
     def _terminated(self, node: Any, event: str) -> Outcome:
         outcome: Outcome = node.binding.terminated(node, event)
@@ -897,12 +895,26 @@ class _MachineInstance(StatechartInstance):
     the machine it receives (``name``, ``catch_errors_as_events``, ``_put_nonblocking``), and
     its callbacks get the keyword arguments ``prepare_event`` adds."""
 
-    __slots__ = ()
+    __slots__ = ("_prepared",)
+
+    #: The keyword arguments prepared in the current microstep, by (transition, state
+    #: entered, state exited): python-statemachine prepares each set once.
+    _prepared: dict[Any, dict[str, Any]]
+
+    def __init__(self, node: Any, model: Any) -> None:
+        super().__init__(node, model)
+        self._prepared = {}
 
     @property
     def catch_errors_as_events(self) -> bool:
         """The chart's ``catch_errors_as_events`` flag."""
         return self._node.binding.chart.flags.catch_errors_as_events
+
+    @property
+    def _engine(self) -> Any:
+        """What executable content reaches for on python-statemachine's engine: its invoke
+        manager, which here never has a child session to send to (invoke is refused)."""
+        return _NO_SESSIONS
 
     def _put_nonblocking(self, trigger_data: Any, internal: bool = False) -> None:
         """Queue a python-statemachine ``TriggerData`` (what ``Event.put`` does): its
@@ -915,17 +927,45 @@ class _MachineInstance(StatechartInstance):
         self._send_with_options(str(event.id), tuple(trigger_data.args), kwargs)
 
 
+class _NoSessions:
+    """An engine stand-in whose invoke manager has no child sessions (``<send
+    target="#_id">`` then raises ``error.communication``, as for an unreachable one)."""
+
+    __slots__ = ()
+
+    @property
+    def _invoke_manager(self) -> _NoSessions:
+        return self
+
+    def send_to_child(self, invokeid: str, event: str, **kwargs: Any) -> bool:
+        return False
+
+
+_NO_SESSIONS = _NoSessions()
 _flagged_events: dict[tuple[str, bool], DeclaredEvent] = {}
 
 
 def _prep(
-    inst: Instance, args: tuple[Any, ...], kw: dict[str, Any], injected: dict[str, Any]
+    inst: Any,
+    args: tuple[Any, ...],
+    kw: dict[str, Any],
+    injected: dict[str, Any],
+    key: Any,
 ) -> dict[str, Any]:
     """The keyword arguments a callback of a chart with ``prepare_event`` receives: the
     payload and the injected values, with the event as it was queued (internal or not, its
     ``send_id``), updated with what each ``prepare_event`` returns (the chart's, then the
-    model's), as python-statemachine builds them."""
-    kwall = _kwall(kw, injected)
+    model's), as python-statemachine builds them: once per microstep and ``key`` (the
+    transition, the state entered, the state exited); the ``on`` group adds the
+    configurations to the set it shares."""
+    cache = inst._prepared
+    kwall = cache.get(key)
+    if kwall is not None:
+        if "previous_configuration" in injected:
+            kwall["previous_configuration"] = injected["previous_configuration"]
+            kwall["new_configuration"] = injected["new_configuration"]
+        return kwall  # type: ignore[no-any-return]
+    kwall = cache[key] = _kwall(kw, injected)
     event = kwall.get("event")
     if event is not None:
         pending = inst._pending
@@ -936,7 +976,8 @@ def _prep(
             flagged = _flagged_events.get(key)
             if flagged is None:
                 flagged = DeclaredEvent(id=str(event), name=event.name, internal=internal)
-                _flagged_events[key] = flagged
+                if len(_flagged_events) < _IGNORED_CACHE_SIZE:
+                    _flagged_events[key] = flagged
             event = kwall["event"] = flagged
         data = kwall.get("event_data")
         if data is not None:
@@ -1998,21 +2039,17 @@ def _check_clock(clock: Any) -> Clock:
     if not (callable(getattr(clock, "now", None)) and callable(getattr(clock, "wake", None))):
         raise TypeError(
             f"clock must be a VirtualClock, an AsyncioClock or another object with now() and "
-            f"wake(instance, due), got {clock!r}"
+            f"wake(instance, due, order), got {clock!r}"
         )
     return clock  # type: ignore[no-any-return]
 
 
 def _delay_ms(event: str, delay: Any) -> float:
-    """A ``delay`` option checked: a finite number of milliseconds, at least 0."""
-    if (
-        isinstance(delay, bool)
-        or not isinstance(delay, int | float)
-        or not math.isfinite(delay)
-        or delay < 0
-    ):
+    """A ``delay`` option checked: a finite number of milliseconds (a negative one is due in
+    the past, so it runs at once, ahead of events due later, as in python-statemachine)."""
+    if isinstance(delay, bool) or not isinstance(delay, int | float) or not math.isfinite(delay):
         raise ValueError(
-            f"delay of event {event!r} must be a finite number of milliseconds >= 0, got {delay!r}"
+            f"delay of event {event!r} must be a finite number of milliseconds, got {delay!r}"
         )
     return float(delay)
 

@@ -590,8 +590,60 @@ DIFFERENTIAL = {
     "tally-caught": (caught(Tally), Recorder, ["add", "check", "close", "unfreeze"]),
 }
 
+
 #: Statecharts (compound, parallel and history states, eventless transitions) the
 #: differential test runs too; diagrams do not draw hierarchy yet, so they are kept apart.
+class Oven(Logging, StateChart[Recorder]):
+    """Delayed events: entering a state schedules the next steps (cancellable by their
+    send_id, one declared with a delay on the event); baking cancels the smoke when the model
+    is ready, smoke cancels the rest, and a compound's final state leads back through
+    done.state."""
+
+    class cooking(State.Compound):
+        heating = State(initial=True)
+        baking = State()
+        ready = State(final=True)
+        warm = heating.to(baking)
+        ding = baking.to(ready)
+        poke = heating.to.itself(on="prod") | baking.to.itself(on="prod")
+
+    off = State(initial=True)
+    served = State(final=True)
+    start = off.to(cooking)
+    smoke = cooking.to(off, on="halt")
+    stop = cooking.to(off, on="halt")
+    done_state_cooking = cooking.to(off)
+    serve = off.to(served)
+    later = Event(off.to(cooking), delay=300)
+
+    def on_enter_heating(self, **kw: Any) -> None:
+        note(self.model, "on_enter_heating", kwargs=kw)
+        self.send("warm", delay=100, send_id="warm")
+        self.send("smoke", delay=250, send_id="smoke")
+
+    def on_enter_baking(self, **kw: Any) -> None:
+        note(self.model, "on_enter_baking", kwargs=kw)
+        if self.model.ready:
+            self.cancel_event("smoke")
+        self.send("ding", delay=200, send_id="ding")
+
+    def prod(self, **kw: Any) -> None:
+        note(self.model, "prod", kwargs=kw)
+        if "marker" not in kw:
+            self.send("poke", delay=50, marker="again")
+
+    def halt(self, **kw: Any) -> None:
+        note(self.model, "halt", kwargs=kw)
+        self.cancel_event("warm")
+        self.cancel_event("ding")
+
+
+#: Charts with delayed events, run on a virtual clock (python-statemachine on a fake one).
+TIMED = {
+    "oven": (Oven, Recorder, ["start", "stop", "poke", "later", "warm", "serve"]),
+}
+
+
 HIERARCHICAL = {
     "order": (Order, Recorder, ["add", "clear", "proceed", "pay", "ping", "cancel"]),
     "order-caught": (caught(Order), Recorder, ["add", "clear", "proceed", "pay", "ping"]),
