@@ -605,8 +605,6 @@ DIFFERENTIAL = {
         ["add", "checkout", "pay", "back", "ping", "promo.code"],
     ),
     "relay-caught": (RelayCaught, Recorder, ["go", "hop"]),
-    "assembly": (Assembly, Recorder, ["load", "nudge", "back"]),
-    "assembly-caught": (caught(Assembly), Recorder, ["load", "nudge", "back"]),
 }
 
 #: Statecharts (compound, parallel and history states, eventless transitions) the
@@ -617,4 +615,7 @@ HIERARCHICAL = {
     "player": (Player, Recorder, ["play", "toggle", "fade", "eject"]),
     "wizard": (Wizard, Recorder, ["start", "next_field", "forward", "pause", "resume", "restore"]),
     "pipeline": (Pipeline, Recorder, ["kick", "retry", "reset"]),
+    # flat, but the diagram tests compare only charts without eventless transitions
+    "assembly": (Assembly, Recorder, ["load", "nudge", "back"]),
+    "assembly-caught": (caught(Assembly), Recorder, ["load", "nudge", "back"]),
 }
