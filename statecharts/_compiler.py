@@ -7,8 +7,10 @@ metaclass); it never instantiates the chart, so no callback runs at compile time
 
 from __future__ import annotations
 
+import ast
 import dis
 import inspect
+import textwrap
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -51,6 +53,8 @@ RUNTIME_NAMES = frozenset(
         "_send_plain",
         "_put_nonblocking",
         "configuration",
+        "snapshot",
+        "activate_initial_state",
         "clock",
         "next_due",
         "run_due",
@@ -71,6 +75,7 @@ _INSTANCE_API = frozenset(
         "model",
         "is_terminated",
         "chart",
+        "snapshot",
         "clock",
         "next_due",
     }
@@ -134,8 +139,23 @@ class _Reader:
         states = tuple(
             self._state(state, order) for order, state in enumerate(declared_states(self.cls))
         )
+        seen: set[str] = set()
+        pending = [s for s in declared_states(self.cls) if s.parent is None]
+        while pending:  # every declared state, nested ones included, before ids merge them
+            state = pending.pop(0)
+            if state.id in seen:  # the runtime keys states by id: two would be one
+                raise self.refuse(
+                    "two states with one id",
+                    f"state {state.id!r}",
+                    "give the states of each region their own names",
+                )
+            seen.add(state.id)
+            pending.extend(getattr(state, "states", ()))
         transitions = self._transitions()
-        events = tuple(EventDef(id=str(e.id), name=str(e.name)) for e in self.cls._events)
+        events = tuple(
+            EventDef(id=str(e.id), name=str(e.name), delay=float(e.delay or 0))
+            for e in self.cls._events
+        )
         flags = Flags(
             allow_event_without_transition=bool(self.cls.allow_event_without_transition),
             enable_self_transition_entries=bool(self.cls.enable_self_transition_entries),
@@ -160,15 +180,52 @@ class _Reader:
         if cls._class_listeners:
             hint = "resolve callbacks on the chart or the model"
             raise self.refuse("a class-level listener", "listeners", hint)
-        for klass in cls.__mro__:
-            if _is_user_chart_class(klass) and "__init__" in vars(klass):
-                raise self.refuse(
-                    "a custom __init__",
-                    f"{klass.__name__}.__init__",
-                    "keep per-instance data on the model; the chart only declares behaviour",
-                )
+        self._check_init()
         for name, value in self.attributes.items():
             self._check_attribute(name, value)
+
+    def _check_init(self) -> None:
+        """A custom ``__init__`` runs, keeping its fields on the instance, when it is the only
+        one and hands over to python-statemachine's with ``super().__init__(...)``."""
+        found = custom_init(self.cls)
+        if found is None:
+            return
+        owner, function = found
+        where = f"{owner.__name__}.__init__"
+        if (
+            len([k for k in self.cls.__mro__ if _is_user_chart_class(k) and "__init__" in vars(k)])
+            > 1
+        ):
+            raise self.refuse(
+                "several custom __init__ methods", where, "keep one, on the chart or one base"
+            )
+        if inspect.iscoroutinefunction(function) or not inspect.isfunction(function):
+            raise self.refuse("a custom __init__ that is not a plain function", where)
+        if super_with_arguments(function):
+            raise self.refuse(
+                "a custom __init__ handing over with super(Class, self)",
+                where,
+                "write super().__init__(...): the compiled instance is not an instance of the "
+                "chart class, so only the zero-argument form can reach its hand-over",
+            )
+        if "__class__" not in function.__code__.co_freevars:
+            raise self.refuse(
+                "a custom __init__ that does not call super().__init__(...)",
+                where,
+                "python-statemachine's own __init__ must run to enter the initial state",
+            )
+        for field in sorted(init_fields(function)):
+            if field in RUNTIME_NAMES or field in _INSTANCE_API or field in self.attributes:
+                raise self.refuse(
+                    "an __init__ field named like the runtime's or the chart's own attribute",
+                    f"{where} sets self.{field}",
+                )
+        unsupported = sorted(self._machine_api_used(function))
+        if unsupported:
+            raise self.refuse(
+                "a chart method using python-statemachine's machine API",
+                f"{where} reads self.{unsupported[0]}",
+            )
 
     def _check_attribute(self, name: str, value: Any) -> None:
         if name in RUNTIME_NAMES:
@@ -178,8 +235,8 @@ class _Reader:
         function = _function_of(value)
         if function is None:
             return
-        if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
-            raise self.refuse("an async callback", f"{self.name}.{name}")
+        if inspect.isasyncgenfunction(function):
+            raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
         unsupported = sorted(self._machine_api_used(function))
         if unsupported:
             raise self.refuse(
@@ -204,6 +261,9 @@ class _Reader:
             return set()
         owner = code.co_varnames[0]
         provided = set(RUNTIME_NAMES) | set(self.attributes) | _INSTANCE_API
+        init = custom_init(self.cls)
+        if init is not None:
+            provided |= init_fields(init[1])
         provided |= {
             name
             for klass in self.cls.__mro__
@@ -305,9 +365,6 @@ class _Reader:
             )
         function = spec.func
         kind = RefKind.PROPERTY if spec.reference is SpecReference.PROPERTY else RefKind.CALLABLE
-        target = function.fget if isinstance(function, property) else function
-        if inspect.iscoroutinefunction(target):
-            raise self.refuse("an async callback", f"{group.value} {spec.attr_name!r}")
         return CallbackDef(
             group=group,
             kind=kind,
@@ -319,6 +376,71 @@ class _Reader:
             func=function,
             lookup_name=str(spec.lookup_name),
         )
+
+
+def custom_init(cls: type[StateChart[Any]]) -> tuple[type, Any] | None:
+    """The chart's own ``__init__`` (the class defining it, and the function), if any."""
+    for klass in cls.__mro__:
+        if _is_user_chart_class(klass) and "__init__" in vars(klass):
+            return klass, vars(klass)["__init__"]
+    return None
+
+
+def super_with_arguments(function: Any) -> bool:
+    """Whether ``function`` calls ``super(...)`` with arguments (``super(Chart, self)``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return False  # without its source: a wrong hand-over fails at create() instead
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+        and bool(node.args or node.keywords)
+        for node in ast.walk(tree)
+    )
+
+
+def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
+    """The attributes a custom ``__init__`` sets on ``self`` (its per-instance fields): read
+    from its source (``self.x = ...``, ``self.x += ...``), or its bytecode without one. With
+    ``before_super``, only those set on lines before ``super().__init__(...)``: the ones
+    python-statemachine can resolve callback names to, as it resolves them in its own
+    ``__init__``."""
+    code = function.__code__
+    if not code.co_varnames or code.co_argcount == 0:
+        return frozenset()
+    owner = code.co_varnames[0]
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset(
+            str(instruction.argval)
+            for instruction in dis.get_instructions(code)
+            if instruction.opname == "STORE_ATTR"
+        )
+    handover = min(
+        (
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "__init__"
+            and isinstance(node.func.value, ast.Call)
+            and isinstance(node.func.value.func, ast.Name)
+            and node.func.value.func.id == "super"
+        ),
+        default=0,
+    )
+    return frozenset(
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == owner
+        and (not before_super or node.lineno < handover)
+    )
 
 
 def declared_states(cls: type[StateChart[Any]]) -> list[DeclaredState]:

@@ -235,9 +235,9 @@ class HBinding:
             raise
         instance._run_queues(outcome)
 
-    def resume(self, state_id: str, model: Any) -> Any:
-        """An instance whose configuration is ``state_id`` and its ancestors (an atomic state),
-        without running any callback; ``InvalidStateValue`` for another id."""
+    def resume_node(self, state_id: str) -> HNode:
+        """The node whose configuration is ``state_id`` and its ancestors (an atomic state);
+        ``InvalidStateValue`` for another id."""
         from statemachine.exceptions import InvalidStateValue
 
         state = self.runtime.declared_states.get(state_id)
@@ -248,7 +248,7 @@ class HBinding:
                 f"{state_id!r} is not an atomic state of {self.chart.name} (states: {atomic})",
             )
         chain = [*reversed(list(state.ancestors())), state]
-        return self.cls(self.node(tuple(chain), {}), model)
+        return self.node(tuple(chain), {})
 
     def check_instance(self, model: Any) -> None:
         """Raise python-statemachine's error if the model lacks a name the class lacks too."""
@@ -257,6 +257,15 @@ class HBinding:
         for name, where in self.instance_names:
             if not hasattr(model, name):
                 raise not_found(where, [name])
+
+    def resolve_all(self) -> None:
+        """Resolve every callback of the chart now (generation resolves them lazily)."""
+        for state in self.runtime.declared_states.values():
+            self._state_group(state, Group.ENTER)
+            self._state_group(state, Group.EXIT)
+        for transition in self.runtime.declared_transition_list:
+            for group in (Group.VALIDATORS, Group.COND, Group.BEFORE, Group.ON, Group.AFTER):
+                self._transition_group(transition, group)
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -382,7 +391,7 @@ class HBinding:
         return self._resolved(f"state:{state.id}", group, callbacks)
 
     def _module(self) -> Module:
-        module = Module(self._label)
+        module = Module(self._label, self.resolver.awaited)
         module.namespace.update(self.support.helpers)
         module.namespace.update(_plan=_plan, _done=_done)
         return module
@@ -447,7 +456,7 @@ class HBinding:
                 body,
                 event_expr,
                 event,
-                positional_variant=False,
+                positional_variant=True,
                 catch=self.catch,
                 handling_error=handling_error,
                 prepare=self.prepare,
@@ -621,7 +630,7 @@ class HBinding:
             body,
             event_expr,
             event if not initial else "__initial__",
-            positional_variant=False,
+            positional_variant=True,
             catch=self.catch,
             handling_error=names.handling_error,
             prepare=self.prepare,
@@ -830,8 +839,8 @@ class HBinding:
                 writer.block(indent, lines, fail if self.catch else None)
             else:
                 writer.isolated(indent, lines)
-        if not self.catch:
-            writer.emit(0, "except BaseException:")
+        if not self.catch:  # a BaseException leaves it where it got, as python-statemachine
+            writer.emit(0, "except Exception:")
             writer.emit(1, f"inst._node = {restore_name}")
             writer.emit(1, "raise")
 

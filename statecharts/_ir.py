@@ -168,10 +168,12 @@ class TransitionDef:
 
 @dataclass(frozen=True, slots=True)
 class EventDef:
-    """A declared event: the id sent on the wire and its display name."""
+    """A declared event: the id sent on the wire, its display name and the delay (in
+    milliseconds, ``0``: none) its declaration gives it."""
 
     id: str
     name: str
+    delay: float = 0
 
 
 @dataclass(frozen=True, slots=True)

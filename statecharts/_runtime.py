@@ -12,6 +12,7 @@ import itertools
 import math
 import threading
 import time
+import types
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,17 +28,20 @@ from statemachine.orderedset import OrderedSet
 from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
+from . import _async, _snapshot
 from ._clock import Clock, VirtualClock
 from ._codegen import FunctionWriter, Module, Step, _dyn, _kwall, write_function
 from ._compiler import (
     RUNTIME_NAMES,
     chart_attributes,
+    custom_init,
     declared_states,
     descriptor_matches,
+    init_fields,
     read_chart,
 )
 from ._compiler import declared_transitions as all_declared_transitions
-from ._errors import UnsupportedChart
+from ._errors import InstanceSnapshotError, UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Configuration, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
@@ -358,6 +362,41 @@ class Instance:
         queues = self._queues()
         queues.internal.append((event, args, kwargs))
         return Outcome(False, event, self._node.state, None, None, "queued")
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-able picture of where this instance is: its configuration, history values,
+        events an earlier failure left queued, and the fields a custom ``__init__`` set; the
+        model is not in it. ``Chart.restore`` continues from it exactly as this instance
+        would. Raises ``InstanceSnapshotError`` from inside a callback or for a payload JSON cannot
+        keep."""
+        pending = self._pending
+        if isinstance(pending, _Unstarted):
+            raise InstanceSnapshotError(
+                "instance",
+                "its initial state is not entered yet: send an event or await "
+                "activate_initial_state() first",
+            )
+        if pending is _BUSY or (pending is not None and pending.busy):
+            raise InstanceSnapshotError(
+                "instance",
+                "it is running an event (taken from a callback); take snapshots between events",
+            )
+        node: Any = self._node
+        runtime = node.binding.runtime
+        return _snapshot.take(
+            runtime.chart,
+            [state.id for state in node.declared_configuration],
+            [
+                (name, [state.id for state in states])
+                for name, states in getattr(node, "history", ())
+            ],
+            {}
+            if pending is None
+            else {"internal": pending.internal, "external": pending.external},
+            [] if pending is None else pending.timed,
+            vars(self) if runtime.custom_init else {},
+            runtime.instance_fields,
+        )
 
     def cancel_event(self, send_id: str) -> None:
         """Cancel the events sent with this ``send_id`` that have not run yet (delayed ones,
@@ -1079,6 +1118,7 @@ class Binding:
         "initial",
         "initial_node",
         "instance_names",
+        "is_async",
         "nodes",
         "resolver",
         "runtime",
@@ -1108,12 +1148,13 @@ class Binding:
         self._label = chart.name
         if model_type is not None:
             self._label = f"{chart.name}, model {model_type.__name__}"
-        self._module = Module(self._label)
+        self._module = Module(self._label, resolver.awaited)
         self._generate()
         #: The generated source of the per-(state, event) functions.
         self.source = self._module.source
         #: Declared names the model's class lacks: each instance must provide them.
         self.instance_names = tuple(resolver.instance_names.items())
+        self.is_async = False
 
     def gap(self, source: StateDef) -> StateNode:
         """The node of the empty configuration between leaving ``source`` and entering the
@@ -1404,7 +1445,7 @@ class Binding:
         with self._lock:
             found = self._dynamic.get(key)
             if found is None:
-                self._module = Module(self._label)
+                self._module = Module(self._label, self.resolver.awaited)
                 transitions = [self.chart.transitions[i] for i in candidates]
                 name = self._module.unique(f"{node.state.id}__any_event")
                 self._write_fire(name, node.state, transitions, None, handling_error)
@@ -1526,22 +1567,38 @@ class Runtime:
         )
         if self.optioned:
             extra["send"] = _optioned_send(base, self.optioned)
+        namespace: dict[str, Any] = {
+            **_event_methods(declared),
+            **{k: v for k, v in self.attributes.items()},
+            **extra,
+            "__module__": declared.__module__,
+            "__doc__": declared.__doc__,
+        }
+        init = custom_init(declared)
+        #: The per-instance fields a custom ``__init__`` sets (kept in snapshots).
+        self.instance_fields: frozenset[str] = frozenset()
+        self.resolvable_fields: frozenset[str] = frozenset()
+        if init is None:
+            namespace["__slots__"] = ()
+            bases: tuple[type, ...] = (base,)
+        else:  # instances get a __dict__ for the fields, and the chart's __init__
+            self.instance_fields = init_fields(init[1])
+            self.resolvable_fields = init_fields(init[1], before_super=True)
+            bases = (_Constructed, base)
         self.instance_class: type[Instance] = type(
-            f"{declared.__name__}Instance",
-            (base,),
-            {
-                **_event_methods(declared),
-                **{k: v for k, v in self.attributes.items()},
-                **extra,
-                "__slots__": (),
-                "__module__": declared.__module__,
-                "__doc__": declared.__doc__,
-            },
+            f"{declared.__name__}Instance", bases, namespace
         )
+        self.custom_init = init is not None
+        if init is not None:
+            setattr(self.instance_class, "__init__", _rebound(init[1], self.instance_class))  # noqa: B010
+            setattr(self.instance_class, "__chart_runtime__", self)  # noqa: B010
         self.callback_names = _callback_names(chart)
-        self.chart_only = Resolver(chart.name, declared, self.attributes, self.event_ids, None)
+        self.chart_only = Resolver(
+            chart.name, declared, self.attributes, self.event_ids, None, self.resolvable_fields
+        )
         self.by_type: dict[type, Binding] = {}
         self._lock = threading.RLock()
+        self._awaited: type[Instance] | None = None
 
     def event_object(self, name: str) -> DeclaredEvent:
         """The declared event called ``name``, or an event object for an undeclared name."""
@@ -1562,6 +1619,13 @@ class Runtime:
                     self.by_type[model_type] = binding
         return binding
 
+    def awaited_class(self) -> type[Instance]:
+        """The instance class for models that make the chart's callbacks async (one)."""
+        with self._lock:
+            if self._awaited is None:
+                self._awaited = _awaited_class(self.instance_class)
+            return self._awaited
+
     def _bind(self, model_type: type) -> Binding:
         if hasattr(model_type, "prepare_event") and self.prepare is None:
             raise UnsupportedChart(
@@ -1580,11 +1644,218 @@ class Runtime:
             self.attributes,
             self.event_ids,
             None if model_type is type(None) else model_type,
+            self.resolvable_fields,
         )
+        binding = self._binding_of(resolver)
+        if resolver.is_async:  # again, every callback's awaitable result awaited
+            resolver = Resolver(
+                self.chart.name,
+                self.declared,
+                self.attributes,
+                self.event_ids,
+                None if model_type is type(None) else model_type,
+                self.resolvable_fields,
+                awaited=True,
+            )
+            binding = self._binding_of(resolver)
+            binding.is_async = True
+            binding.cls = self.awaited_class()
+        return binding  # type: ignore[no-any-return]
+
+    def _binding_of(self, resolver: Resolver) -> Any:
+        binding: Any
         if self.hierarchical:
             support = Support(Outcome, _BUSY, _FIRE_HELPERS, _not_allowed, _reject)
-            return HBinding(self, resolver, support)  # type: ignore[return-value]
-        return Binding(self, resolver)
+            binding = HBinding(self, resolver, support)
+            binding.resolve_all()  # generation is lazy; asyncness must be known now
+        else:
+            binding = Binding(self, resolver)
+        binding.is_async = False
+        return binding
+
+
+class _Unstarted:
+    """The ``_pending`` of an async instance not activated yet: its initial state is entered
+    by the first event, or ``activate_initial_state()``, as python-statemachine's async
+    engine defers it (``kwargs`` go to the initial ``enter`` callbacks)."""
+
+    __slots__ = ("kwargs",)
+
+    def __init__(self, kwargs: dict[str, Any]) -> None:
+        self.kwargs = kwargs
+
+
+def _unstarted(instance: Instance, binding: Any, kwargs: dict[str, Any]) -> None:
+    """An async instance waits for its first event to enter its initial state, with no
+    active state until then, as python-statemachine's async engine defers it."""
+    instance._pending = _Unstarted(kwargs)  # type: ignore[assignment]
+    if not binding.chart.is_hierarchical and isinstance(binding, Binding):
+        instance._node = binding.gap(binding.chart.initial)  # the empty configuration
+
+
+def _awaited_class(base: type[Instance]) -> type[Instance]:
+    """The instance class of a chart with async callbacks: python-statemachine's awaitable
+    send path, over ``base`` (a subclass with no new slots, so a custom ``__init__``'s
+    instance can switch to it once its model is known).
+
+    ``send`` (and ``raise_``, and the event methods) return a coroutine to await when an event
+    loop runs in this thread, and run to completion otherwise, as python-statemachine's
+    ``send`` does with its async engine; from inside a callback they queue the event and
+    return an awaitable outcome (``await self.send(...)`` works, and so does not awaiting it).
+    The initial state is entered by the first event or ``await activate_initial_state()``.
+    An event another task sends while one runs joins its queue, as python-statemachine's
+    async engine queues it; that task's ``send`` returns (outcome ``queued``) once the run
+    took it.
+    """
+    base_send, base_raise = base.send, base.raise_
+
+    def send(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Send ``event``: awaitable in a running event loop, as python-statemachine's."""
+        if _async.running(self):
+            return _async.Done(base_send(self, event, *args, **kwargs))
+        return _async.complete(_driven(self, base_send, base_send, event, args, kwargs))
+
+    def raise_(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Raise an internal event (from a callback), else send it: awaitable, as ``send``."""
+        if _async.running(self):
+            return _async.Done(base_raise(self, event, *args, **kwargs))
+        return _async.complete(_driven(self, base_raise, base_send, event, args, kwargs))
+
+    def activate_initial_state(self: Instance) -> Any:
+        """Enter the initial state now, if no event did yet (an awaitable, as ``send``)."""
+        return _async.complete(_driven(self, None, base_send, "", (), {}))
+
+    return type(
+        base.__name__,
+        (base,),
+        {
+            "__slots__": (),
+            "__module__": base.__module__,
+            "__doc__": base.__doc__,
+            "send": send,
+            "raise_": raise_,
+            "activate_initial_state": activate_initial_state,
+        },
+    )
+
+
+async def _driven(
+    instance: Instance,
+    send: Callable[..., Outcome] | None,
+    queue: Callable[..., Outcome],
+    event: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """Run one event of an async instance (entering its initial state first if no event did
+    yet), awaiting its async callbacks on this event loop."""
+    pending = instance._pending
+    if _async.driven(instance):
+        # another task's event runs: this one joins its queue, as python-statemachine's async
+        # engine queues it, and returns (``queued``) once that run has taken it
+        outcome = queue(instance, event, *args, **kwargs) if send is not None else None
+        await _async.finished(instance)
+        return outcome
+    if isinstance(pending, _Unstarted):
+        instance._pending = None
+        binding: Any = instance._node.binding
+        instance._node = binding.initial_node
+        if binding.initial is not None:
+            await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
+    elif pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
+        raise RuntimeError(
+            f"{event!r} was sent to an async instance of {instance.chart.name} while it "
+            "runs an event outside any event loop task"
+        )
+    if send is None:
+        return None
+    return await _async.drive(instance, send, instance, event, *args, **kwargs)
+
+
+class _Constructed(Instance):
+    """The base of instances of a chart with a custom ``__init__``: the chart's ``__init__``
+    runs first and hands over here with ``super().__init__(...)``, as it hands over to
+    python-statemachine's, which enters the initial state with the keyword arguments."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        model: Any = None,
+        state_field: str = "state",
+        start_value: Any = None,
+        listeners: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if state_field != "state" or start_value is not None or listeners:
+            raise TypeError(
+                "the compiled runtime does not take python-statemachine's state_field, "
+                "start_value or listeners options (Chart.restore starts elsewhere; "
+                "observe_outcomes() watches events)"
+            )
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
+        runtime: Runtime = getattr(type(self), "__chart_runtime__")  # noqa: B009
+        binding = runtime.binding(model)
+        if binding.instance_names:
+            binding.check_instance(model)
+        queues = getattr(self, "_pending", None)  # holding the clock create() was given
+        Instance.__init__(self, binding.initial_node, model)
+        if binding.cls is not type(self):  # the model's callbacks are async
+            self.__class__ = binding.cls  # type: ignore[assignment]
+        self._pending = queues
+        if binding.is_async:
+            if queues is not None:
+                raise TypeError("a chart with async callbacks takes no clock")
+            _unstarted(self, binding, kwargs)
+        elif binding.initial is not None:
+            binding.enter_initial(self, kwargs)
+        elif queues is not None:
+            self._settle(queues)
+
+
+def _rebound(function: Any, cls: type) -> Any:
+    """The chart's ``__init__`` with its zero-argument ``super()`` meaning ``cls``'s base (a
+    copy: the declared class keeps its own)."""
+    cells = tuple(
+        types.CellType(cls) if name == "__class__" else cell
+        for name, cell in zip(
+            function.__code__.co_freevars, function.__closure__ or (), strict=True
+        )
+    )
+    rebound = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__, cells
+    )
+    rebound.__kwdefaults__ = function.__kwdefaults__
+    rebound.__qualname__ = function.__qualname__
+    rebound.__doc__ = function.__doc__
+    return rebound
+
+
+def _construct(
+    cls: type[Instance], args: tuple[Any, ...], kwargs: dict[str, Any], clock: Clock | None
+) -> Instance:
+    """Run a chart's custom ``__init__`` on a new instance; it must hand over to
+    ``super().__init__(...)``, which enters the initial state (with ``clock``, if given)."""
+    instance = Instance.__new__(cls)
+    if clock is not None:
+        instance._pending = _Queues(_check_clock(clock))
+    instance.__init__(*args, **kwargs)  # type: ignore[misc]
+    try:
+        instance._node  # noqa: B018 - set by the hand-over
+    except AttributeError:
+        raise TypeError(
+            f"{cls.__name__.removesuffix('Instance')}.__init__ returned without calling "
+            "super().__init__(...), so no state was entered"
+        ) from None
+    return instance
+
+
+def _new_instance(cls: type[Instance], node: Any, model: Any) -> Instance:
+    """An instance of ``cls`` in ``node`` without running a chart's custom ``__init__``."""
+    instance = Instance.__new__(cls)
+    Instance.__init__(instance, node, model)
+    return instance
 
 
 def _optioned_send(base: type[Instance], optioned: frozenset[str]) -> Callable[..., Outcome]:
@@ -1657,6 +1928,10 @@ def _collect(names: set[str], name: str) -> Any:
     return Const(True)
 
 
+#: ``create()`` called without a model (a chart's own ``__init__`` then gets no argument).
+_NO_MODEL: Any = object()
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Chart(ChartDef):
     """A compiled chart: the immutable description (see ``ChartDef``) plus the means to run it.
@@ -1669,13 +1944,24 @@ class Chart(ChartDef):
     declared: type[StateChart[Any]] | None = field(default=None, repr=False)
     _runtime: Runtime | None = field(default=None, repr=False)
     _by_type: dict[type, Binding] = field(default_factory=dict, repr=False)
+    #: The instance class running a chart's own ``__init__`` (``None``: the chart has none).
+    _custom_init: type[Instance] | None = field(default=None, repr=False)
 
     _registry: ClassVar[dict[type, Chart]] = {}
 
     def create(
-        self, model: Any = None, /, *, clock: Clock | None = None, **kwargs: Any
+        self,
+        model: Any = _NO_MODEL,
+        /,
+        *args: Any,
+        clock: Clock | None = None,
+        **kwargs: Any,
     ) -> Instance:
-        """A new instance in the initial state; ``kwargs`` go to the initial ``enter`` callbacks.
+        """A new instance in the initial state: ``create(model=None, /, **kwargs)``, ``kwargs``
+        going to the initial ``enter`` callbacks. For a chart with a custom ``__init__``, the
+        arguments are that ``__init__``'s, as constructing the python-statemachine chart takes
+        them: it runs, sets its fields on the instance, and enters the initial state through
+        ``super().__init__(...)``.
 
         Callback names are resolved on the chart and on the model's class, once per class (see
         ``statecharts._resolve`` for how that differs from python-statemachine). The instance
@@ -1690,13 +1976,20 @@ class Chart(ChartDef):
         synchronous engine), a ``VirtualClock`` (deterministic: see ``run_until_idle``) or an
         ``AsyncioClock`` (real time on an event loop).
         """
+        if self._custom_init is not None:
+            given = args if model is _NO_MODEL else (model, *args)
+            return _construct(self._custom_init, given, kwargs, clock)
+        if args:
+            raise TypeError(
+                f"create() takes one positional argument (a model), got {1 + len(args)}"
+            )
         if kwargs and not _CONSTRUCTOR_OPTIONS.isdisjoint(kwargs):
             option = sorted(_CONSTRUCTOR_OPTIONS.intersection(kwargs))[0]
             raise TypeError(
                 f"create() does not take python-statemachine's {option!r} option "
                 "(use resume() to start in a given state; observe_outcomes() to watch events)"
             )
-        if model is None:
+        if model is _NO_MODEL or model is None:
             model = Model()  # type: ignore[no-untyped-call]
         binding = self._by_type.get(type(model))
         if binding is None:
@@ -1707,7 +2000,11 @@ class Chart(ChartDef):
         queues = None
         if clock is not None:
             queues = instance._pending = _Queues(_check_clock(clock))
-        if binding.initial is not None:
+        if binding.is_async:
+            if queues is not None:
+                raise TypeError("a chart with async callbacks takes no clock")
+            _unstarted(instance, binding, kwargs)
+        elif binding.initial is not None:
             binding.enter_initial(instance, kwargs)
         elif queues is not None:
             instance._settle(queues)
@@ -1764,7 +2061,7 @@ class Chart(ChartDef):
         if binding.instance_names:
             binding.check_instance(model)
         if isinstance(binding, HBinding):
-            return binding.resume(state, model)
+            return _new_instance(binding.cls, binding.resume_node(state), model)
         node = binding.nodes.get(state)
         if node is None:
             raise InvalidStateValue(  # type: ignore[no-untyped-call]
@@ -1773,7 +2070,45 @@ class Chart(ChartDef):
                 + ", ".join(s.id for s in self.states)
                 + ")",
             )
-        return binding.cls(node, model)
+        return _new_instance(binding.cls, node, model)
+
+    def restore(self, snapshot: Any, model: Any = None, *, clock: Clock | None = None) -> Instance:
+        """An instance where ``snapshot`` (from ``Instance.snapshot``, perhaps through JSON)
+        says, with ``model`` (a fresh ``Model()`` by default) and ``clock`` (as ``create``
+        takes it), without running any callback.
+
+        Raises ``InstanceSnapshotError``, naming the field and what is wrong, for a snapshot
+        that is damaged, of another format, version or chart, or names a configuration or
+        history value the chart cannot be in; nothing is built then.
+        """
+        runtime = self._runtime
+        assert runtime is not None
+        checked = _snapshot.check(self, snapshot, runtime.instance_fields)
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
+        binding: Any = runtime.binding(model)
+        if binding.instance_names:
+            binding.check_instance(model)
+        declared = runtime.declared_states
+        if isinstance(binding, HBinding):
+            history = {
+                name: [declared[state_id] for state_id in ids]
+                for name, ids in checked.history.items()
+            }
+            node = binding.node(tuple(declared[i] for i in checked.configuration), history)
+        else:
+            node = binding.nodes[checked.configuration[0]]
+        instance = _new_instance(binding.cls, node, model)
+        for name, value in checked.fields.items():
+            object.__setattr__(instance, name, value)
+        if checked.internal or checked.external or checked.timers or clock is not None:
+            queues = _Queues(None if clock is None else _check_clock(clock))
+            queues.internal.extend(checked.internal)
+            queues.external.extend(checked.external)
+            _snapshot.restore_timers(queues.timed, checked.timers)
+            instance._pending = queues
+            instance._settle(queues)  # idle: queued events run before the next event
+        return instance
 
 
 def _check_clock(clock: Any) -> Clock:
@@ -1835,6 +2170,8 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
             runtime.chart_only.chart_leaf(name)  # refusals that need no model surface now
         object.__setattr__(chart, "_runtime", runtime)
         object.__setattr__(chart, "_by_type", runtime.by_type)
+        if runtime.custom_init:
+            object.__setattr__(chart, "_custom_init", runtime.instance_class)
         Chart._registry[cls] = chart
         return chart
 

@@ -575,6 +575,47 @@ class Assembly(Logging, StateChart[Recorder]):
         note(self.model, "record_error", kwargs={"error": error, **kw})
 
 
+class Tally(Logging, StateChart[Recorder]):
+    """A custom ``__init__`` keeping per-instance fields on the machine, as python-statemachine
+    users write it: fields read by guards (by name and in an expression) and changed by
+    actions, and one set after ``super().__init__`` (read by methods only)."""
+
+    catch_errors_as_events = False
+
+    counting = State(initial=True, enter="opened")
+    full = State()
+    closed = State(final=True)
+
+    add = counting.to.itself(internal=True, on="put") | full.to.itself(internal=True)
+    check = counting.to(full, cond="enough") | full.to(counting, cond="not enough")
+    close = counting.to(closed, cond="open_for_business and not frozen") | full.to(closed)
+    unfreeze = counting.to.itself(internal=True, on="thaw")
+
+    def __init__(self, model: Any = None, *args: Any, limit: int = 2, **kwargs: Any) -> None:
+        self.limit = limit
+        self.items: list[int] = []
+        self.open_for_business = True
+        self.frozen = False
+        super().__init__(model, *args, **kwargs)
+        self.opened_at = len(self.model.log)
+
+    def opened(self, **kw: Any) -> None:
+        note(self.model, "opened", kwargs={"items": len(self.items), **kw})
+
+    def put(self, amount: int = 1, **kw: Any) -> None:
+        self.items.append(amount)
+        self.frozen = len(self.items) > 3
+        note(self.model, "put", kwargs={"items": list(self.items), **kw})
+
+    def enough(self, **kw: Any) -> bool:
+        note(self.model, "enough", kwargs=kw)
+        return len(self.items) >= self.limit
+
+    def thaw(self, **kw: Any) -> None:
+        self.frozen = False
+        note(self.model, "thaw", kwargs={"opened_at": self.opened_at, **kw})
+
+
 def caught(chart: type[StateChart[Any]]) -> type[StateChart[Any]]:
     """The same chart with python-statemachine's default ``catch_errors_as_events = True``."""
     return type(f"{chart.__name__}Caught", (chart,), {"catch_errors_as_events": True})
@@ -605,6 +646,8 @@ DIFFERENTIAL = {
         ["add", "checkout", "pay", "back", "ping", "promo.code"],
     ),
     "relay-caught": (RelayCaught, Recorder, ["go", "hop"]),
+    "tally": (Tally, Recorder, ["add", "check", "close", "unfreeze"]),
+    "tally-caught": (caught(Tally), Recorder, ["add", "check", "close", "unfreeze"]),
 }
 
 #: Statecharts (compound, parallel and history states, eventless transitions) the
