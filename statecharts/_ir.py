@@ -238,14 +238,19 @@ class ChartDef:
     @property
     def is_hierarchical(self) -> bool:
         """Whether the chart has compound, parallel or history states, or eventless
-        transitions (it then runs on the statechart interpreter, not the flat fast path)."""
+        transitions (it then runs python-statemachine's statechart processing loop)."""
+        return self.is_structured or any(t.is_eventless for t in self.transitions)
+
+    @property
+    def is_structured(self) -> bool:
+        """Whether the chart has compound, parallel or history states or transitions with
+        several targets (it then runs on the statechart interpreter; a flat chart, eventless
+        transitions or not, runs on flat generated code)."""
         if self.start_configuration:
             return True
         return any(
             state.parent is not None or state.kind != "atomic" for state in self.states
-        ) or any(
-            transition.is_eventless or transition.extra_targets for transition in self.transitions
-        )
+        ) or any(transition.extra_targets for transition in self.transitions)
 
     def children(self, state_id: str | None) -> tuple[StateDef, ...]:
         """The states directly inside ``state_id`` (``None``: the top-level states)."""

@@ -716,7 +716,7 @@ class StatechartInstance(Instance):
                     if self._pending is _BUSY and after.eventless is None:
                         self._pending = None
                         return outcome
-                    return self._loop(None, outcome)
+                    return self._continue(outcome)
                 ignored = node.ignored.get(event)
                 if ignored is not None and not node.binding.strict:
                     if _observers:
@@ -730,9 +730,47 @@ class StatechartInstance(Instance):
             pending.put(mine)
         return self._loop(mine, None)
 
-    def _loop(self, mine: Any, outcome: Outcome | None) -> Outcome:
+    def _continue(self, outcome: Outcome) -> Outcome:
+        """The rest of the macrostep after an event taken at once: the eventless chain of a
+        flat chart while nothing is queued, else the processing loop."""
+        if self._pending is _BUSY and callable(self._node.eventless):
+            return self._chain(outcome)
+        return self._loop(None, outcome)
+
+    def _chain(self, outcome: Outcome) -> Outcome:
+        """The macrostep after an event whose target has eventless transitions, while nothing
+        is queued: the eventless transitions of each state reached, until none is enabled
+        (what the processing loop does, without its queues). Once a callback queues an event,
+        the processing loop takes over where the chain stands."""
+        taken = list(outcome.transitions)
+        tried = False
         try:
-            result = self._processing_loop(mine, outcome)
+            while True:
+                eventless: Any = self._node.eventless
+                if eventless is None:
+                    break
+                step: Outcome = eventless(self, (), {})
+                if step.applied:
+                    if _observers:
+                        _notify(self, step)
+                    taken.extend(step.transitions)
+                if self._pending is not _BUSY:
+                    tried = not step.applied
+                    break
+                if not step.applied:
+                    break
+        except BaseException:
+            self._settle_failure()
+            raise
+        outcome = _with_transitions(outcome, self._node.state, taken)
+        if self._pending is _BUSY:
+            self._pending = None
+            return outcome
+        return self._loop(None, outcome, tried)
+
+    def _loop(self, mine: Any, outcome: Outcome | None, tried: bool = False) -> Outcome:
+        try:
+            result = self._processing_loop(mine, outcome, tried=tried)
         except BaseException:
             self._settle_failure()
             raise
@@ -756,11 +794,16 @@ class StatechartInstance(Instance):
         return result
 
     def _processing_loop(
-        self, mine: Any, outcome: Outcome | None, queued: bool | None = None
+        self,
+        mine: Any,
+        outcome: Outcome | None,
+        queued: bool | None = None,
+        tried: bool = False,
     ) -> Outcome | None:
         """python-statemachine's ``processing_loop``; ``mine`` is the event sent (taken first
-        unless it is queued behind waiting events), ``outcome`` its outcome if already taken.
-        External events not yet due on the instance's clock stay queued."""
+        unless it is queued behind waiting events), ``outcome`` its outcome if already taken
+        (``tried``: and the current state's eventless transitions were just tried, none
+        enabled). External events not yet due on the instance's clock stay queued."""
         pending = self._pending
         if queued is None:
             queued = isinstance(pending, _Queues) and pending.holds(mine)
@@ -770,7 +813,8 @@ class StatechartInstance(Instance):
             collecting = list(outcome.transitions)
         while took:  # python-statemachine stops once a macrostep ends in a final configuration
             taken: list[TransitionDef] = []
-            took = self._macrostep(taken)
+            took = self._macrostep(taken, tried)
+            tried = False
             if collecting is not None and outcome is not None:
                 collecting.extend(taken)
                 outcome = _with_transitions(outcome, self._node.state, collecting)
@@ -823,14 +867,17 @@ class StatechartInstance(Instance):
             self._pending = None
         return outcome
 
-    def _macrostep(self, taken: list[TransitionDef]) -> bool:
+    def _macrostep(self, taken: list[TransitionDef], tried: bool = False) -> bool:
         """Take eventless transitions and internal events until neither enables one; return
-        whether any transition was taken."""
+        whether any transition was taken (``tried``: the current state's eventless transitions
+        were just tried, none enabled; the internal events come first)."""
         took = False
         while True:
             node = self._node
             binding = node.binding
-            if self._eventless(node, taken):
+            if tried:
+                tried = False
+            elif self._eventless(node, taken):
                 took = True
                 continue
             pending = self._pending
@@ -1074,6 +1121,7 @@ class StateNode:
         "configuration",
         "declared",
         "declared_configuration",
+        "eventless",
         "ignored",
         "state",
         "table",
@@ -1089,6 +1137,8 @@ class StateNode:
         self.declared_configuration: tuple[DeclaredState, ...] = (declared,)
         self.terminated = state.final
         self.table: dict[str, Fire] = {}
+        #: The function trying the state's eventless transitions (``None``: it has none).
+        self.eventless: Fire | None = None
         self.ignored: dict[str, Outcome] = {}
 
 
@@ -1176,8 +1226,9 @@ class Binding:
         callbacks = state.enter if group is Group.ENTER else state.exit
         return self._resolved(f"state:{state.id}", group, callbacks)
 
-    def _step(self, transition: TransitionDef, event: str | None) -> Step:
-        """What the generator needs of one transition fired by ``event`` (None: by ``ev``)."""
+    def _step(self, transition: TransitionDef, event: str | None, eventless: bool = False) -> Step:
+        """What the generator needs of one transition fired by ``event`` (None: by ``ev``;
+        ``eventless``: taken without one, its outcome's event is ``""`` as in a statechart)."""
         chart, module, runtime = self.chart, self._module, self.runtime
         owner = f"transition:{transition.id}"
         source = chart.state(transition.source)
@@ -1198,6 +1249,8 @@ class Binding:
             ),
             "state_after": module.const(declared[after.id], f"STATE_{after.id}"),
         }
+        if eventless:
+            event = ""
         if event is None:
             parts = ", ".join(
                 module.const(value, f"{kind}_{name}")
@@ -1296,11 +1349,48 @@ class Binding:
             handling_error=handling_error,
         )
 
+    def _write_eventless(
+        self, name: str, state: StateDef, candidates: list[TransitionDef]
+    ) -> None:
+        """Generate the function trying ``state``'s eventless transitions in declaration order:
+        the first enabled one runs as any transition does (its callbacks get ``event=None``);
+        none enabled gives an outcome that is not applied."""
+        module = self._module
+        module.namespace.update(_FIRE_HELPERS)
+        node_from = module.const(self.nodes[state.id], f"NODE_{state.id}")
+        steps = [self._step(transition, None, eventless=True) for transition in candidates]
+        none = Outcome(False, "", state, None, None, "guards_rejected")
+
+        def body(writer: FunctionWriter) -> None:
+            for transition, step in zip(candidates, steps, strict=True):
+                target = transition.target or state.id
+                node_to = module.const(self.nodes[target], f"NODE_{target}")
+                if writer.step(0, step, node_from, node_to):
+                    return
+            writer.emit(0, f"return {module.const(none, f'NOT_TAKEN_{state.id}')}")
+
+        write_function(
+            module,
+            name,
+            "inst, args, kw",
+            body,
+            "None",
+            None,
+            positional_variant=False,
+            catch=self.chart.flags.catch_errors_as_events,
+        )
+
     def _generate(self) -> None:
         chart = self.chart
         names: dict[tuple[str, str], str] = {}
+        eventless_names: dict[str, str] = {}
         for state in chart.states:
             transitions = chart.transitions_from(state.id)
+            eventless = [t for t in transitions if t.is_eventless]
+            if eventless:
+                name = self._module.unique(f"{state.id}__eventless")
+                eventless_names[state.id] = name
+                self._write_eventless(name, state, eventless)
             for event in self.runtime.event_order:
                 candidates = [
                     t for t in transitions if any(descriptor_matches(d, event) for d in t.events)
@@ -1313,7 +1403,11 @@ class Binding:
         namespace = self._module.build()
         for (state_id, event), name in names.items():
             self.nodes[state_id].table[event] = namespace[name]
+        for state_id, name in eventless_names.items():
+            self.nodes[state_id].eventless = namespace[name]
         self.initial = namespace.get(self._initial_name)
+        if self.initial is None and eventless_names:
+            self.initial = _enter_nothing  # the initial macrostep may take eventless ones
 
     def _write_initial(self) -> None:
         chart, runtime, module = self.chart, self.runtime, self._module
@@ -1402,6 +1496,19 @@ class Binding:
 
     # -- instances ---------------------------------------------------------------------------
 
+    def eventless(self, node: StateNode) -> Fire | None:
+        """The function trying the node's eventless transitions, or ``None`` if it has none."""
+        return node.eventless
+
+    def terminated(self, node: StateNode, event: str) -> Outcome:
+        """The outcome of an event sent once the instance terminated (python-statemachine
+        drops it, or raises ``TransitionNotAllowed`` for a strict chart)."""
+        if not isinstance(event, str):
+            raise TypeError(f"event must be a str, got {type(event).__name__}: {event!r}")
+        if self.strict:
+            raise _not_allowed(self.runtime.event_object(event), node)
+        return Outcome(False, event, node.state, None, None, "terminated")
+
     def check_instance(self, model: Any) -> None:
         """Raise python-statemachine's error if the model lacks a name the class lacks too."""
         for name, where in self.instance_names:
@@ -1418,7 +1525,7 @@ class Binding:
         except BaseException:
             instance._settle_failure()
             raise
-        if instance._pending is _BUSY:
+        if instance._pending is _BUSY and self.initial_node.eventless is None:
             instance._pending = None
         else:
             initial = self.chart.initial
@@ -1426,6 +1533,10 @@ class Binding:
 
 
 _FIRE_HELPERS: dict[str, Any] = {}
+
+
+def _enter_nothing(inst: Instance, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
+    """The initial entry of a chart whose initial state has no ``enter`` callback."""
 
 
 def _event_object(name: str) -> DeclaredEvent:
@@ -1477,8 +1588,14 @@ class Runtime:
         #: The chart's own ``prepare_event`` (python-statemachine's hook adding keyword
         #: arguments to every callback; its loaders set one for the SCXML system variables).
         self.prepare = getattr(declared, "prepare_event", None)
-        self.hierarchical = chart.is_hierarchical or self.prepare is not None
-        base: type[Instance] = StatechartInstance if self.hierarchical else Instance
+        #: Compound, parallel or history states (or a ``prepare_event``) need the statechart
+        #: interpreter; a flat chart with eventless transitions runs its flat generated code
+        #: in the statechart processing loop (``StatechartInstance``).
+        self.hierarchical = chart.is_structured or self.prepare is not None
+        self.has_eventless = any(t.is_eventless for t in chart.transitions)
+        base: type[Instance] = (
+            StatechartInstance if self.hierarchical or self.has_eventless else Instance
+        )
         extra: dict[str, Any] = {}
         if self.prepare is not None:
             base = _MachineInstance
@@ -1945,7 +2062,7 @@ class Chart(ChartDef):
         assert runtime is not None
         if model_type is None:
             model_type = Model
-        if self.is_hierarchical:
+        if runtime.hierarchical:
             # Generated lazily at run time, in the order events arrive: a fresh binding
             # generates every reachable (configuration, event) in a fixed order instead.
             binding: Any = runtime._bind(model_type)

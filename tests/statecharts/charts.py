@@ -515,6 +515,66 @@ class Pipeline(Logging, StateChart[Recorder]):
         note(self.model, "record_error", kwargs={"error": error, **kw})
 
 
+class Assembly(Logging, StateChart[Recorder]):
+    """A flat chart whose states chain by eventless transitions (it runs on flat generated
+    code): guards read model flags and one raises when ``locked``; actions of eventless steps
+    raise internal events, send external ones and fail, by the count of loads so far."""
+
+    catch_errors_as_events = False
+
+    idle = State(initial=True)
+    loaded = State(enter="on_loaded")
+    checked = State()
+    packed = State()
+    shipped = State(final=True)
+    faulty = State()
+
+    load = idle.to(loaded, on="count") | faulty.to(loaded, on="count")
+    loaded.to(checked, cond="inspect", on="stamp")
+    loaded.to(faulty, cond="locked and not ready")
+    checked.to(packed, unless="locked", on="wrap")
+    packed.to(shipped, cond="ready and level > 2", after="report")
+    nudge = checked.to(idle) | packed.to.itself(internal=True, on="count") | idle.to(faulty)
+    back = packed.to(idle) | checked.to(loaded) | faulty.to(idle)
+    failure = Event(
+        loaded.to(faulty, on="record_error")
+        | checked.to(faulty, on="record_error")
+        | packed.to(faulty, on="record_error"),
+        id="error.execution",
+    )
+
+    def count(self, **kw: Any) -> None:
+        note(self.model, "count", kwargs=kw)
+        self.model.level += 1
+
+    def on_loaded(self, **kw: Any) -> None:
+        note(self.model, "on_loaded", kwargs=kw)
+
+    def inspect(self, **kw: Any) -> bool:
+        note(self.model, "inspect", kwargs=kw)
+        if self.model.locked and self.model.level % 2:
+            raise Boom("inspect")
+        return bool(self.model.ready)
+
+    def stamp(self, **kw: Any) -> None:
+        note(self.model, "stamp", kwargs=kw)
+        if self.model.level % 2 == 0:
+            self.raise_("nudge", via="raise")
+
+    def wrap(self, **kw: Any) -> None:
+        note(self.model, "wrap", kwargs=kw)
+        if self.model.level % 3 == 0:
+            self.send("back", via="send")
+        if self.model.level % 5 == 1:
+            raise Boom("wrap")
+
+    def report(self, **kw: Any) -> None:
+        note(self.model, "report", kwargs=kw)
+
+    def record_error(self, error: Exception, **kw: Any) -> None:
+        note(self.model, "record_error", kwargs={"error": error, **kw})
+
+
 class Tally(Logging, StateChart[Recorder]):
     """A custom ``__init__`` keeping per-instance fields on the machine, as python-statemachine
     users write it: fields read by guards (by name and in an expression) and changed by
@@ -650,4 +710,7 @@ HIERARCHICAL = {
     "player": (Player, Recorder, ["play", "toggle", "fade", "eject"]),
     "wizard": (Wizard, Recorder, ["start", "next_field", "forward", "pause", "resume", "restore"]),
     "pipeline": (Pipeline, Recorder, ["kick", "retry", "reset"]),
+    # flat, but the diagram tests compare only charts without eventless transitions
+    "assembly": (Assembly, Recorder, ["load", "nudge", "back"]),
+    "assembly-caught": (caught(Assembly), Recorder, ["load", "nudge", "back"]),
 }
