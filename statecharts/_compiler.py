@@ -52,6 +52,8 @@ RUNTIME_NAMES = frozenset(
         "_next_item",
         "_eventless",
         "_loop",
+        "_chain",
+        "_continue",
         "_macrostep",
         "_processing_loop",
         "_terminated",

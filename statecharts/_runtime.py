@@ -733,7 +733,10 @@ class StatechartInstance(Instance):
     def _continue(self, outcome: Outcome) -> Outcome:
         """The rest of the macrostep after an event taken at once: the eventless chain of a
         flat chart while nothing is queued, else the processing loop."""
-        if self._pending is _BUSY and callable(self._node.eventless):
+        node = self._node
+        # flat charts only: a statechart's node finds its eventless transitions lazily, so
+        # whether it has a function yet must not choose the path
+        if self._pending is _BUSY and type(node) is StateNode and node.eventless is not None:
             return self._chain(outcome)
         return self._loop(None, outcome)
 
