@@ -69,7 +69,7 @@ examples/ai-sdk/node_modules/.package-lock.json: examples/ai-sdk/package-lock.js
 	@scripts/install-node --if-possible
 
 mutation: $(VENV)/.dev
-	$(BIN)/python benchmarks/mutation_score.py
+	$(BIN)/python tools/mutation_score.py derived
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .cache examples/ai-sdk/node_modules

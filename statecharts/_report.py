@@ -115,8 +115,11 @@ def summaries(
 
 
 def total_percent(found: Iterable[ChartSummary]) -> float:
-    """Transitions taken over all charts, in percent."""
+    """Transitions taken over all charts, in percent (0 when there is no chart: nothing was
+    tested, which must not read as complete)."""
     found = list(found)
+    if not found:
+        return 0.0
     total = sum(len(summary.taken) for summary in found)
     taken = sum(summary.transitions_taken for summary in found)
     return 100.0 if total == 0 else 100.0 * taken / total

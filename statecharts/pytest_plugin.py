@@ -32,6 +32,8 @@ class _Recording:
     html: Path | None
     minimum: float | None
     below: bool = False
+    #: What writing the HTML report gave: its index, or the error that stopped it.
+    written: Path | OSError | None = None
 
 
 _STASH = pytest.StashKey[_Recording]()
@@ -75,26 +77,37 @@ def pytest_configure(config: pytest.Config) -> None:
     minimum = config.getoption("--chart-coverage-min", default=None)
     if not (target or html or minimum is not None):
         return
+    file = Path(target) if target else None
+    directory = Path(html) if html else None
+    if file is not None and file.is_dir():
+        raise pytest.UsageError(f"--chart-coverage: {file} is a directory, not a file")
+    if directory is not None and directory.exists() and not directory.is_dir():
+        raise pytest.UsageError(
+            f"--chart-coverage-html: {directory} exists and is not a directory"
+        )
+    percent = _percent(minimum) if minimum is not None else None
     stack = ExitStack()
     coverage = stack.enter_context(record_coverage(Coverage()))
-    config.stash[_STASH] = _Recording(
-        stack,
-        coverage,
-        Path(target) if target else None,
-        Path(html) if html else None,
-        _percent(minimum) if minimum is not None else None,
-    )
+    config.stash[_STASH] = _Recording(stack, coverage, file, directory, percent)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     recording = session.config.stash.get(_STASH, None)
-    if recording is None or recording.minimum is None:
+    if recording is None:
         return
-    found = summaries(recording.coverage)
-    if not found or total_percent(found) < recording.minimum:
-        recording.below = True
-        if exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    failed = False
+    if recording.html is not None:
+        try:
+            recording.written = write_html(recording.html, recording.coverage)
+        except OSError as error:
+            recording.written = error
+            failed = True
+    if recording.minimum is not None:
+        found = summaries(recording.coverage)
+        if not found or total_percent(found) < recording.minimum:
+            recording.below = failed = True
+    if failed and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -103,15 +116,22 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     found = summaries(recording.coverage)
     total = total_percent(found)
-    terminalreporter.write_sep(
-        "-", f"chart coverage: {len(found)} charts, {total:.1f}% of transitions"
-    )
+    if found:
+        title = f"chart coverage: {len(found)} charts, {total:.1f}% of transitions"
+    else:
+        title = "chart coverage: no compiled chart received an event"
+    terminalreporter.write_sep("-", title)
     for summary in found:
         for line in terminal_table(summary):
             terminalreporter.write_line(line)
-    if recording.html is not None:
-        index = write_html(recording.html, recording.coverage)
-        terminalreporter.write_line(f"chart coverage HTML report: {index}")
+    if isinstance(recording.written, OSError):
+        terminalreporter.write_line(
+            f"FAIL: --chart-coverage-html: cannot write the report: {recording.written}",
+            red=True,
+            bold=True,
+        )
+    elif recording.written is not None:
+        terminalreporter.write_line(f"chart coverage HTML report: {recording.written}")
     if recording.minimum is not None:
         if recording.below and not found:
             terminalreporter.write_line(
@@ -139,5 +159,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     recording.stack.close()
     if recording.file is not None:
-        recording.file.parent.mkdir(parents=True, exist_ok=True)
-        recording.coverage.save(recording.file)
+        try:
+            recording.file.parent.mkdir(parents=True, exist_ok=True)
+            recording.coverage.save(recording.file)
+        except OSError as error:  # too late to fail the run: say so plainly
+            print(f"ERROR: --chart-coverage: cannot write {recording.file}: {error}")

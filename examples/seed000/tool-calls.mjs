@@ -3,6 +3,15 @@
 // Calls move pending -> running -> done, with error as the escape hatch; every event the
 // seed does not allow in a call's status is ignored, and so is an event for an unknown id.
 
+// A number too large for a double parses to Infinity, which JSON cannot write back: such
+// arguments do not parse (the spec's T13), like NaN.
+function finiteNumbers(key, value) {
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    throw new SyntaxError(`number out of range at key ${JSON.stringify(key)}`);
+  }
+  return value;
+}
+
 export function toolCallStreamingStateMachine() {
   const calls = new Map(); // id -> call, in start order (a Map keeps insertion order)
 
@@ -30,7 +39,7 @@ export function toolCallStreamingStateMachine() {
         case "ready":
           if (call && call.status === "pending") {
             try {
-              call.args = JSON.parse(call.argsText);
+              call.args = JSON.parse(call.argsText, finiteNumbers);
               call.status = "running";
             } catch (failure) {
               call.status = "error";

@@ -10,6 +10,7 @@ Subclass the result to add rules the chart cannot express (malformed input, chec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -92,7 +93,9 @@ def chart_machine(
         raise ValueError(
             f"payloads name events {chart.name} does not declare: {unknown} (events: {event_ids})"
         )
-    taken = set(dir(ChartMachine))
+    # Names the machine uses itself: its methods, its class attributes (``chart`` is only
+    # annotated on the base) and the runner set in ``__init__``.
+    taken = set(dir(ChartMachine)) | set(ChartMachine.__annotations__) | {"runner"}
     namespace: dict[str, Any] = {
         "chart": chart,
         "adapter_factory": staticmethod(adapter),
@@ -101,8 +104,7 @@ def chart_machine(
         "__module__": __name__,
         "__doc__": f"Derived stateful test of {chart.qualname}.",
     }
-    for event in event_ids:
-        rule_name = event if event.isidentifier() and event not in taken else f"send_{event}"
+    for event, rule_name in rule_names(event_ids, taken).items():
         strategy = payloads[event] if event in payloads else default_payloads(chart, event)
         namespace[rule_name] = _event_rule(rule_name, event, strategy)
     declared = set(event_ids)
@@ -112,6 +114,29 @@ def chart_machine(
         namespace["walk_path"] = _walk_rule(list(paths))
     machine = type(name or f"{chart.name}Machine", (ChartMachine,), namespace)
     return machine
+
+
+def rule_names(events: Sequence[str], taken: set[str]) -> dict[str, str]:
+    """The rule name of each event: the event's own name where it is an identifier the
+    machine does not use itself; otherwise ``send_`` and the name with every character an
+    identifier cannot hold made ``_``, numbered if that is taken too. Every event gets its own
+    rule (``create`` and ``send_create`` both get one)."""
+    names: dict[str, str] = {}
+    used = set(taken)
+    for event in events:
+        if event.isidentifier() and event not in taken:
+            names[event] = event
+            used.add(event)
+    for event in events:
+        if event in names:
+            continue
+        base = "send_" + re.sub(r"\W", "_", event)
+        name, number = base, 2
+        while name in used:
+            name, number = f"{base}_{number}", number + 1
+        names[event] = name
+        used.add(name)
+    return {event: names[event] for event in events}
 
 
 def _event_rule(rule_name: str, event: str, strategy: PayloadStrategy) -> Any:

@@ -1,9 +1,11 @@
 """Payloads of chart events: which keyword arguments an event's callbacks ask for, and a
-default Hypothesis strategy that fills them with small JSON-like values."""
+default Hypothesis strategy that fills them: values of the parameter's annotation when it has
+one Hypothesis can build, else small JSON-like values."""
 
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,7 +42,13 @@ default_values: st.SearchStrategy[Any] = (
 def payload_parameters(chart: Chart, event: str) -> list[str]:
     """The keyword arguments the callbacks of ``event``'s transitions ask for, in first-seen
     order (reserved names such as ``event`` or ``source`` left out)."""
-    names: list[str] = []
+    return list(_annotated_parameters(chart, event))
+
+
+def _annotated_parameters(chart: Chart, event: str) -> dict[str, Any]:
+    """Each payload parameter of ``event`` with the first annotation a callback gives it
+    (``inspect.Parameter.empty`` when none does)."""
+    found: dict[str, Any] = {}
     declared = chart.declared
     for transition in chart.transitions:
         if event not in transition.events:
@@ -50,10 +58,10 @@ def payload_parameters(chart: Chart, event: str) -> list[str]:
             state = chart.state(state_id)
             callbacks += state.enter + state.exit
         for callback in callbacks:
-            for name in _parameters(_callable(declared, callback)):
-                if name not in names:
-                    names.append(name)
-    return names
+            for name, annotation in _parameters(_callable(declared, callback)).items():
+                if found.get(name, inspect.Parameter.empty) is inspect.Parameter.empty:
+                    found[name] = annotation
+    return found
 
 
 def _callable(declared: Any, callback: CallbackDef) -> Any:
@@ -62,22 +70,46 @@ def _callable(declared: Any, callback: CallbackDef) -> Any:
     return getattr(declared, callback.lookup_name or callback.ref, None)
 
 
-def _parameters(func: Any) -> list[str]:
+def _parameters(func: Any) -> dict[str, Any]:
+    """The payload parameters of ``func`` with their annotations (resolved where possible)."""
     if not callable(func):
-        return []
+        return {}
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError):
-        return []
+        return {}
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # an annotation that does not resolve: fall back to none
+        hints = {}
     keep = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return [
-        p.name for p in signature.parameters.values() if p.kind in keep and p.name not in RESERVED
-    ]
+    return {
+        p.name: hints.get(p.name, inspect.Parameter.empty)
+        for p in signature.parameters.values()
+        if p.kind in keep and p.name not in RESERVED
+    }
+
+
+def values_for(annotation: Any) -> st.SearchStrategy[Any]:
+    """Values for a parameter annotated ``annotation``: ``st.from_type`` when Hypothesis can
+    build the type, else ``default_values`` (no annotation, ``Any``, or an unbuildable type)."""
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return default_values
+    try:
+        strategy = st.from_type(annotation)
+        strategy.validate()  # resolves the type now, not at the first draw
+    except Exception:
+        return default_values
+    return strategy
 
 
 def default_payloads(chart: Chart, event: str) -> PayloadStrategy:
-    """A payload for ``event``: each argument its callbacks ask for, drawn from
+    """A payload for ``event``: each argument its callbacks ask for, drawn from its
+    annotation's type (``int``, ``str``, a dataclass...) or, unannotated, from
     ``default_values``; an empty payload when they ask for none."""
     return st.fixed_dictionaries(
-        {name: default_values for name in payload_parameters(chart, event)}
+        {
+            name: values_for(annotation)
+            for name, annotation in _annotated_parameters(chart, event).items()
+        }
     )

@@ -9,6 +9,7 @@ checks hold for flat and hierarchical charts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -61,7 +62,24 @@ class Step:
             return f"Step({self.key!r})"
         if not self.payload:
             return f"Step({self.key!r}, {self.event!r})"
-        return f"Step({self.key!r}, {self.event!r}, {dict(self.payload)!r})"
+        return f"Step({self.key!r}, {self.event!r}, {python_literal(dict(self.payload))})"
+
+
+def python_literal(value: Any) -> str:
+    """``repr(value)``, except that floats ``repr`` cannot write as Python (``nan``, ``inf``)
+    are written ``float("nan")``, inside containers too, so printed steps paste as code."""
+    if isinstance(value, float) and not math.isfinite(value):
+        text = "nan" if math.isnan(value) else "inf"
+        return f'-float("{text}")' if value < 0 else f'float("{text}")'
+    if type(value) is dict:
+        items = ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items())
+        return "{" + items + "}"
+    if type(value) is list:
+        return "[" + ", ".join(python_literal(item) for item in value) + "]"
+    if type(value) is tuple:
+        parts = [python_literal(item) for item in value]
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    return repr(value)
 
 
 ModelFactory = Callable[[str], Any]
@@ -80,6 +98,9 @@ class ChartRunner:
         self.reference: dict[str, Instance] = {}
         self.steps: list[Step] = []
         self.declared = frozenset(state.id for state in chart.states)
+        #: Called with every ``Divergence`` before it is raised (a conformance run keeps the
+        #: first, in case Hypothesis cannot replay it).
+        self.on_divergence: Callable[[Divergence], None] | None = None
 
     @property
     def keys(self) -> list[str]:
@@ -153,9 +174,12 @@ class ChartRunner:
     def fail(self, problem: str, expected: Any, actual: Any) -> None:
         """Raise ``Divergence`` with the steps so far and the adapter's transcript."""
         transcript = getattr(self.adapter, "transcript", None)
-        raise Divergence(
+        divergence = Divergence(
             problem, self.steps, expected, actual, transcript() if transcript is not None else ()
         )
+        if self.on_divergence is not None:
+            self.on_divergence(divergence)
+        raise divergence
 
     def close(self) -> None:
         """Let the adapter release what it holds."""

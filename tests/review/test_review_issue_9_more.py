@@ -156,7 +156,6 @@ class Leaky(Seed000):
         return calls
 
 
-@pytest.mark.xfail(strict=False, reason=OPEN)  # how it fails depends on the draw
 def test_M6_a_nondeterministic_divergence_is_reported_not_raised() -> None:
     """An implementation whose divergence does not replay (state leaks across resets): ``check``
     raises Hypothesis' ``FlakyStrategyDefinition`` instead of returning the divergence it saw,
@@ -183,7 +182,6 @@ class ErrorOverwritesParseError(Seed000):
         super().apply(event)
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_T9_an_error_after_a_parse_failure_must_not_overwrite_it() -> None:
     """Start, delta ``NaN``, ready (a parse failure, final), then ``error "boom"``: an
     implementation that stores ``"boom"`` conforms, because the wording of a parse failure's
@@ -211,7 +209,6 @@ class IgnoresErrorWithoutValue(Seed000):
         super().apply(event)
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 @pytest.mark.parametrize("implementation", [MissingValueIsNull, IgnoresErrorWithoutValue])
 def test_T26_events_without_their_value_are_checked(implementation: type[Seed000]) -> None:
     """T26: a ``result`` without ``result`` ends done with no result, an ``error`` without
@@ -248,7 +245,6 @@ class PlotSUT:
         return {self.states[key]}
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M4_an_event_named_chart_gets_its_rule() -> None:
     """A chart with an event named ``chart`` (a plotting app): its rule replaces the machine's
     ``chart`` class attribute, and a correct SUT fails with ``AttributeError: 'function'
@@ -272,7 +268,6 @@ def pytest_run(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str
     )
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M3_chart_coverage_html_into_a_file_is_a_clear_error(tmp_path: Path) -> None:
     """``--chart-coverage-html=DIR`` naming an existing file: the tests run, then the terminal
     summary dies with a FileExistsError traceback."""
@@ -283,7 +278,6 @@ def test_M3_chart_coverage_html_into_a_file_is_a_clear_error(tmp_path: Path) -> 
     assert "Traceback" not in done.stdout + done.stderr, (done.stdout + done.stderr)[-1500:]
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M3_chart_coverage_file_naming_a_directory_is_a_clear_error(tmp_path: Path) -> None:
     """``--chart-coverage=FILE`` naming a directory: the run ends in an IsADirectoryError
     traceback after all the tests ran."""
@@ -292,7 +286,6 @@ def test_M3_chart_coverage_file_naming_a_directory_is_a_clear_error(tmp_path: Pa
     assert "Traceback" not in done.stdout + done.stderr, (done.stdout + done.stderr)[-1500:]
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M3_chart_coverage_min_with_no_chart_recorded_is_not_100_percent(tmp_path: Path) -> None:
     """A run in which no chart ever received an event (the tests exercised nothing, or the
     chart ran in another process) reports "0 charts, 100.0% of transitions" and passes
@@ -362,7 +355,6 @@ class GateSUT:
 GATE = compile_chart(Gate)
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M4_default_payloads_fit_the_guards_annotations() -> None:
     """A guard ``enough(self, amount: int)`` and no payload strategy: the default payload draws
     ``None`` or text for ``amount``, so the chart's own guard raises TypeError and the derived
@@ -381,7 +373,6 @@ class OpensOnNaN(GateSUT):
         return super().send(key, event, payload)
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M4_a_divergence_prints_steps_that_paste_into_a_test() -> None:
     """A float payload strategy (``st.floats()``) finds ``nan``: the divergence prints
     ``Step('k0', 'pay', {'amount': nan})``, which is not Python (NameError when pasted)."""
@@ -428,7 +419,7 @@ class DropsEmptyStringResult(Seed000):
     "implementation",
     [
         TrimsArguments,
-        pytest.param(DropsEmptyStringResult, marks=pytest.mark.xfail(strict=False, reason=OPEN)),
+        DropsEmptyStringResult,
     ],
 )
 def test_T6_small_value_bugs_are_caught_in_the_default_budget(

@@ -30,6 +30,29 @@ def _reject(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    """A float literal; one beyond a double's range fails, as T13 says."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def _in_range(text: str) -> int:
+    """An integer literal, kept exact; one beyond a double's range fails."""
+    value = int(text)
+    float(value)  # raises OverflowError when the integer is beyond a double
+    return value
+
+
+def parse(text: str, constant: Any = _reject) -> Any:
+    """JSON as T13 reads it (``constant=None`` lets NaN and Infinity through)."""
+    try:
+        return json.loads(text, parse_constant=constant, parse_float=_finite, parse_int=_in_range)
+    except OverflowError as error:
+        raise ValueError(str(error)) from None
+
+
 class Seed000:
     """toolCallStreamingStateMachine() of seed 000, with an optional bug."""
 
@@ -60,13 +83,13 @@ class Seed000:
                 call["argsText"] += event["argsTextDelta"]
             if self.bug == "parses_every_delta":
                 try:
-                    call["args"] = json.loads(call["argsText"], parse_constant=_reject)
+                    call["args"] = parse(call["argsText"])
                 except ValueError:
                     call.pop("args", None)
         elif kind == "ready" and status == "pending":
             constant = None if self.bug == "accepts_nan" else _reject
             try:
-                call["args"] = json.loads(call["argsText"], parse_constant=constant)
+                call["args"] = parse(call["argsText"], constant)
                 call["status"] = "running"
             except ValueError as failure:
                 call.pop("args", None)
@@ -75,14 +98,18 @@ class Seed000:
             status == "running" or (status == "pending" and self.bug == "result_while_pending")
         ):
             call["status"] = "done"
-            if event["result"] is not None or self.bug != "drops_null_result":
+            if "result" in event and (
+                event["result"] is not None or self.bug != "drops_null_result"
+            ):
                 call["result"] = copy.deepcopy(event["result"])
         elif kind == "error" and (
             status in ("pending", "running")
             or (status == "done" and self.bug == "error_overwrites_done")
         ):
             call.pop("result", None)
-            call["status"], call["error"] = "error", copy.deepcopy(event["error"])
+            call["status"] = "error"
+            if "error" in event:
+                call["error"] = copy.deepcopy(event["error"])
 
     def get(self, call_id: str) -> dict[str, Any] | None:
         call = self.calls.get(call_id)

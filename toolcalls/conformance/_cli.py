@@ -7,13 +7,12 @@ JSON lines, then what was expected and what came back), 2 on a protocol error or
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
 from .._errors import ImplementationFailed, ProtocolError
-from ._protocol import Implementation, ObjectImplementation, SubprocessImplementation
+from ._protocol import Implementation, ObjectImplementation, SubprocessImplementation, _text
 
 EXIT_DIVERGENCE = 1
 EXIT_PROTOCOL = 2
@@ -51,7 +50,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return _text(value)
 
 
 def _usage_error(args: argparse.Namespace) -> str | None:

@@ -21,7 +21,9 @@ import json
 import os
 import selectors
 import shlex
+import signal
 import subprocess
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -36,7 +38,9 @@ class Implementation(Protocol):
 
     def reset(self) -> None: ...
 
-    def apply(self, event: Mapping[str, Any]) -> None: ...
+    def apply(self, event: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """Apply one event; return what it did (``{"applied": bool, "reason": ...,
+        "status": ...}``, any of them) if the implementation tells, else ``None``."""
 
     def get(self, call_id: str) -> dict[str, Any] | None: ...
 
@@ -56,6 +60,20 @@ def _plain(value: Any, where: str) -> Any:
         raise ProtocolError(f"{where} returned a value JSON cannot hold: {error}") from None
 
 
+def _effect(outcome: Any) -> dict[str, Any] | None:
+    """What an object's ``apply`` said it did, when it returns something with a boolean
+    ``applied`` (this package's ``ApplyOutcome``): that, with ``reason`` and ``status`` if it
+    has them; ``None`` when it says nothing (the seed's ``apply`` returns nothing)."""
+    applied = getattr(outcome, "applied", None)
+    if not isinstance(applied, bool):
+        return None
+    effect: dict[str, Any] = {"applied": applied}
+    for name in ("reason", "status"):
+        if hasattr(outcome, name):
+            effect[name] = getattr(outcome, name)
+    return effect
+
+
 class ObjectImplementation:
     """An in-process implementation: ``factory()`` returns an object with ``apply(event)``,
     ``get(id)`` and ``list()``; calls may be dicts or objects with ``to_dict()``."""
@@ -67,11 +85,20 @@ class ObjectImplementation:
 
     def _make(self) -> Any:
         try:
-            return self.factory()
+            made = self.factory()
         except Exception as error:
             raise ProtocolError(
                 f"{self.name}: the factory raised {type(error).__name__}: {error}"
             ) from None
+        missing = [
+            name for name in ("apply", "get", "list") if not callable(getattr(made, name, None))
+        ]
+        if missing:
+            raise ProtocolError(
+                f"{self.name}: the factory made a {type(made).__name__}, which has no "
+                f"{'/'.join(missing)}: not an implementation of seed 000"
+            )
+        return made
 
     @classmethod
     def from_spec(cls, spec: str) -> ObjectImplementation:
@@ -91,11 +118,12 @@ class ObjectImplementation:
     def reset(self) -> None:
         self.target = self._make()
 
-    def apply(self, event: Mapping[str, Any]) -> None:
+    def apply(self, event: Mapping[str, Any]) -> Mapping[str, Any] | None:
         try:
-            self.target.apply(dict(event))
+            outcome = self.target.apply(dict(event))
         except Exception as error:
             raise ImplementationFailed(f"apply raised {type(error).__name__}: {error}") from None
+        return _effect(outcome)
 
     def get(self, call_id: str) -> dict[str, Any] | None:
         try:
@@ -130,8 +158,13 @@ class SubprocessImplementation:
         if not argv:
             raise ProtocolError("--cmd is empty")
         try:
+            # Its own process group, so a wrapper's children (sh -c, npm start) end with it.
             self.process = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                bufsize=0,
+                start_new_session=True,
             )
         except OSError as error:
             raise ProtocolError(f"cannot start {command!r}: {error}") from None
@@ -145,7 +178,8 @@ class SubprocessImplementation:
 
     def request(self, message: Mapping[str, Any]) -> Any:
         """Send one request; return the response's ``value`` (``None`` if it has none)."""
-        line = json.dumps(message, ensure_ascii=False, allow_nan=False) + "\n"
+        # ASCII: a string may hold lone surrogate halves (T27), which UTF-8 cannot encode
+        line = json.dumps(message, allow_nan=False) + "\n"
         try:
             self._stdin.write(line.encode("utf-8"))
         except (BrokenPipeError, OSError):
@@ -167,8 +201,10 @@ class SubprocessImplementation:
         return response.get("value")
 
     def _read_line(self, message: Mapping[str, Any]) -> str:
+        deadline = time.monotonic() + self.timeout  # for the whole line, however it trickles
         while b"\n" not in self._buffer:
-            if not self._selector.select(self.timeout):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._selector.select(remaining):
                 raise ProtocolError(f"no answer to {_short(message)} within {self.timeout:g} s")
             chunk = os.read(self._fd, 65536)
             if not chunk:
@@ -193,6 +229,7 @@ class SubprocessImplementation:
 
     def apply(self, event: Mapping[str, Any]) -> None:
         self.request({"op": "apply", "event": event})
+        return None
 
     def get(self, call_id: str) -> dict[str, Any] | None:
         value = self.request({"op": "get", "id": call_id})
@@ -215,9 +252,23 @@ class SubprocessImplementation:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        # Whatever the program started and left behind (a wrapper's hung child) goes too.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         if self.process.stdout is not None:
             self.process.stdout.close()
 
 
 def _short(message: Mapping[str, Any]) -> str:
-    return json.dumps(message, ensure_ascii=False)[:200]
+    return _text(message)[:200]
+
+
+def _text(value: Any) -> str:
+    """JSON for people: characters as they are, unless a lone surrogate half (which no
+    output encoding can write) makes that impossible."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text

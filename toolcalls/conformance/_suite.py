@@ -1,10 +1,17 @@
 """The conformance suite of seed 000: the tool call chart's derived stateful test and its
-transition-covering paths, run against any implementation beside this package's tracker.
+transition-covering paths, run against any implementation beside an independent model.
 
-Every event goes to both; after every event the implementation's ``list()`` must equal the
-tracker's, in start order. Two calls are equal when their keys and values are (numbers by
-value, ``true`` never equal to ``1``), except that for a call whose arguments failed to parse
-only the presence of ``error`` counts, not its content: implementations word it differently.
+Every event goes to both the implementation and ``SeedModel`` (a plain model of section T that
+shares no code with this package's tracker); after every event the implementation's
+``list()`` must equal the model's, in start order, each call's status must be the state the
+chart's own instance is in, and where the implementation reports what ``apply`` did (an
+in-process object whose ``apply`` returns an outcome with ``applied``, ``reason``,
+``status``), that must be what the model says too. Two calls are equal when their keys and
+values are (numbers by value, ``true`` never equal to ``1``, integers beyond 2**53 as the
+doubles ``JSON.parse`` rounds them to), except that for a call whose arguments failed to parse
+the content of ``error`` is the implementation's own wording; it must be there, and it must
+not change afterwards. ``check(..., errors="T8")`` holds an implementation to T8's exact
+``error`` (this package's tracker) and compares integers exactly.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import strategies as st
@@ -32,60 +39,136 @@ from statecharts.testing import (
 )
 
 from .._chart import ToolCallChart
-from .._errors import ImplementationFailed, InvalidEvent, ProtocolError
+from .._errors import ImplementationFailed, ProtocolError
 from .._record import ToolCallModel
-from .._tracker import CHART_EVENTS, ToolCallTracker
+from ._model import Effect, SeedModel
 from ._protocol import Implementation
 
 CHART = compile_chart(ToolCallChart)
 #: The wire type of each chart event (the chart calls the wire's ``error`` ``fail``, T24).
-WIRE_TYPES = {chart: wire for wire, chart in CHART_EVENTS.items()}
+WIRE_TYPES = {"delta": "delta", "ready": "ready", "result": "result", "fail": "error"}
 #: What replaces the content of a parse failure's ``error`` on both sides of a comparison.
 ANY_ERROR = "<any error: the arguments did not parse>"
 TOOL_NAME = "search"
+#: The tool name each call starts with, by key: names differ in case and hold punctuation and
+#: non-ASCII letters, so an implementation must keep a name exactly as sent.
+TOOL_NAMES = ("search", "Search", "web.fetch-URL", "SEARCH", "ask_Gémini")
+#: Integers beyond this compare as the doubles JSON.parse reads them as (T13).
+EXACT_INTEGERS = 2**53
+Errors = Literal["any", "T8"]
 
-# Values both JSON.parse and Python read alike: no floats (their text can overflow when
-# fragments concatenate), integers within a double's exact range, text without surrogates.
-_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**53), max_value=2**53)
-    | st.text(max_size=6)
+#: Strings with lone surrogate halves: a JavaScript string may hold them, and a stream split
+#: in UTF-16 code units sends a pair's halves in two fragments (T27).
+_lone_surrogates = st.sampled_from(["\ud83d", "\ude00", "a\ud800", "\udfff"])
+#: Numbers as T13 reads them: integers beyond 2**53 (kept exact here, rounded by JSON.parse),
+#: any finite float, tiny ones that round to 0.
+_numbers = (
+    st.integers(min_value=-(2**53), max_value=2**53)
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.sampled_from([2**53 + 1, -(2**63), 10**308])
+    | st.floats(allow_nan=False, allow_infinity=False)
 )
-json_values: st.SearchStrategy[Any] = st.recursive(
-    _scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
+#: In argument text also integers beyond a double's range, which fail to parse (T13).
+_argument_numbers = _numbers | st.sampled_from([2**1024, -(3 * 2**1023)])
+
+
+def _containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=3) | st.dictionaries(
+        st.text(max_size=4) | _lone_surrogates, inner, max_size=3
+    )
+
+
+def _values(numbers: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    scalars = st.none() | st.booleans() | numbers | st.text(max_size=6) | _lone_surrogates
+    return st.recursive(scalars, _containers, max_leaves=6)
+
+
+#: Values whose JSON text the deltas carry.
+json_values: st.SearchStrategy[Any] = _values(_argument_numbers)
+#: Results and errors: any JSON value a double can hold (nothing parses them, but a
+#: JavaScript implementation reads them with JSON.parse).
+result_values: st.SearchStrategy[Any] = _values(_numbers)
 #: Fragments that keep the text around one whole value valid, and ones that break it.
 HARMLESS = [" ", "\n", "", "\t"]
-BREAKING = ['{"q": ', "}", "[", ",", "NaN", "Infinity", "'x'", '"']
-#: Results and errors also hold floats (nothing concatenates them) and null.
-result_values: st.SearchStrategy[Any] = st.recursive(
-    _scalars | st.floats(allow_nan=False, allow_infinity=False),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=6,
+BREAKING = [
+    '{"q": ',
+    "}",
+    "[",
+    ",",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "'x'",
+    '"',
+    "\ufeff",
+    # a surrogate pair split across two fragments, as a server splitting UTF-16 sends it (T27)
+    '"\ud83d',
+    '\ude00"',
+]
+#: Number text as T13 reads it: beyond a double (fails), beyond 2**53 (parses), a float that
+#: becomes out of range when the next fragment appends a digit, underflow to 0, minus zero.
+NUMBER_TEXT = [
+    "1e400",
+    "-1e400",
+    "1" + "0" * 309,
+    "9007199254740993",
+    "1e308",
+    "0",
+    "1e-400",
+    "-0",
+    "-0.0",
+    "1.7976931348623157e308",
+]
+_whole = json_values.flatmap(
+    lambda value: st.sampled_from(
+        [json.dumps(value, ensure_ascii=False), json.dumps(value, ensure_ascii=True)]
+    )
 )
-_whole = json_values.map(lambda value: json.dumps(value, ensure_ascii=False))
-fragments = st.one_of(_whole, _whole, st.sampled_from(HARMLESS + BREAKING))
+fragments = st.one_of(_whole, _whole, st.sampled_from(HARMLESS + BREAKING + NUMBER_TEXT))
+#: ``result`` and ``error`` events sometimes leave their value out (T26).
+_value_or_none = st.fixed_dictionaries({}, optional={"value": result_values})
 PAYLOADS: dict[str, st.SearchStrategy[Mapping[str, Any]]] = {
     "delta": st.fixed_dictionaries({"text": fragments}),
-    "result": st.fixed_dictionaries({"value": result_values}),
-    "fail": st.fixed_dictionaries({"value": result_values}),
+    "result": _value_or_none,
+    "fail": _value_or_none,
 }
-#: Payloads the paths try: arguments that parse and that do not, a null and a nested result.
+#: Payloads the paths try: arguments that parse and that do not (numbers too), results and
+#: errors that are falsy, nested, or left out.
 CANDIDATES: dict[str, list[dict[str, Any]]] = {
     "delta": [
         {"text": '{"q": "hi", "n": [1, -2.5, true, null]}'},
         {"text": "NaN"},
         {"text": '{"a": 1, "a": 2}'},
+        {"text": " "},
+        # what forgiving parsers accept and JSON does not: trailing commas, raw control
+        # characters inside a string
+        {"text": "[1,]"},
+        {"text": '{"q": 1,}'},
+        {"text": '"a\nb"'},
+        {"text": '["\t"]'},
+        {"text": "\ufeff{}"},
+        {"text": '{"n": "NaN", "v": NaN}'},
+        {"text": '["\ud83d\\ude00", {"\ud83d\\ude00": 1}]'},
+        {"text": "[1e400]"},
+        # numbers beyond a double whose text is 20, 21 and 310 characters (T8 shortens it)
+        {"text": "[1000000000000000e400]"},
+        {"text": "[10000000000000000e400]"},
+        {"text": "1" + "0" * 309},
+        # long text full of integers (at 308 characters the tracker checks each one)
+        {"text": "[" + "12345678, " * 32 + "9007199254740993, " + "9" * 308 + "]"},
+        {"text": '{"big": 9007199254740993, "tiny": 1e-400, "s": "\\ud83d\\ude00"}'},
     ],
-    "result": [{"value": None}, {"value": {"n": [1, "x"]}}, {"value": 0.5}],
-    "fail": [{"value": "boom"}, {"value": None}],
+    "result": [
+        {"value": None},
+        {"value": {"n": [1, "x"]}},
+        {"value": 0.5},
+        {"value": ""},
+        {"value": 0},
+        {"value": False},
+        {"value": []},
+        {},
+    ],
+    "fail": [{"value": "boom"}, {"value": None}, {"value": ""}, {"value": {}}, {}],
 }
 
 
@@ -102,8 +185,14 @@ def wire_id(key: str) -> str:
     return WIRE_IDS[index] if 0 <= index < len(WIRE_IDS) else key
 
 
+def tool_name(key: str) -> str:
+    """The tool name the call of the runner's key ``k0``, ``k1``... starts with."""
+    index = int(key[1:]) if key[1:].isdigit() else -1
+    return TOOL_NAMES[index] if 0 <= index < len(TOOL_NAMES) else TOOL_NAME
+
+
 def _record(key: str) -> ToolCallModel:
-    return ToolCallModel(key, TOOL_NAME, 0)
+    return ToolCallModel(key, tool_name(key), 0)
 
 
 def _paths() -> list[Path]:
@@ -130,29 +219,39 @@ def _paths() -> list[Path]:
 PATHS: list[Path] = _paths()
 
 
-def same(expected: Any, actual: Any) -> bool:
-    """JSON equality: objects by keys, arrays in order, numbers by value, booleans strictly."""
+def _as_double(number: int | float) -> float | None:
+    try:
+        return float(number)
+    except OverflowError:
+        return None
+
+
+def same(expected: Any, actual: Any, *, exact: bool = False) -> bool:
+    """JSON equality: objects by keys, arrays in order, numbers by value, booleans strictly.
+    Unless ``exact``, an integer beyond 2**53 also equals the double JSON.parse rounds it to
+    (T13: this package keeps such integers exact, JavaScript cannot)."""
     if isinstance(expected, bool) or isinstance(actual, bool):
         return type(expected) is type(actual) and expected == actual
     if isinstance(expected, int | float) and isinstance(actual, int | float):
-        if isinstance(expected, float) or isinstance(actual, float):
-            return float(expected) == float(actual)
-        return expected == actual
+        if expected == actual:
+            return True
+        if isinstance(expected, float) or isinstance(actual, float) or not exact:
+            big = abs(expected) > EXACT_INTEGERS or abs(actual) > EXACT_INTEGERS
+            if isinstance(expected, int) and isinstance(actual, int) and exact:
+                return False
+            if big or isinstance(expected, float) or isinstance(actual, float):
+                double = _as_double(expected)
+                return double is not None and double == _as_double(actual)
+        return False
     if isinstance(expected, dict) and isinstance(actual, dict):
         return expected.keys() == actual.keys() and all(
-            same(value, actual[key]) for key, value in expected.items()
+            same(value, actual[key], exact=exact) for key, value in expected.items()
         )
     if isinstance(expected, list) and isinstance(actual, list):
         return len(expected) == len(actual) and all(
-            same(a, b) for a, b in zip(expected, actual, strict=True)
+            same(a, b, exact=exact) for a, b in zip(expected, actual, strict=True)
         )
     return type(expected) is type(actual) and expected == actual
-
-
-def _mask(call: Any, parse_failed: set[str]) -> Any:
-    if isinstance(call, dict) and call.get("id") in parse_failed and "error" in call:
-        return {**call, "error": ANY_ERROR}
-    return call
 
 
 @dataclass
@@ -164,23 +263,37 @@ class Counts:
     paths: int = 0
     #: The first protocol error met, kept so it is reported even if Hypothesis wraps it.
     protocol_error: ProtocolError | None = None
+    #: The first divergence met, kept so it is reported even if it does not replay.
+    divergence: Divergence | None = None
     coverage: Coverage = field(default_factory=Coverage)
+
+    def saw(self, divergence: Divergence) -> None:
+        if self.divergence is None:
+            self.divergence = divergence
 
 
 class SeedAdapter:
-    """The implementation as the SUT of ``ToolCallChart`` (one call per key), with this
-    package's ``ToolCallTracker`` fed the same events as the oracle for values."""
+    """The implementation as the SUT of ``ToolCallChart`` (one call per key), with
+    ``SeedModel`` fed the same events as the oracle for values."""
 
-    def __init__(self, implementation: Implementation, counts: Counts) -> None:
+    def __init__(
+        self, implementation: Implementation, counts: Counts, errors: Errors = "any"
+    ) -> None:
         self.implementation = implementation
         self.counts = counts
-        self.reference = ToolCallTracker()
+        self.exact = errors == "T8"
+        self.model = SeedModel()
         self.events: list[dict[str, Any]] = []
-        self.parse_failed: set[str] = set()
+        #: The error each call whose arguments did not parse showed first (it must keep it).
+        self.parse_errors: dict[str, Any] = {}
         self.listing: list[dict[str, Any]] = []
         self.runner: ChartRunner | None = None
         counts.sequences += 1
         self.call(implementation.reset)
+
+    def attach(self, runner: ChartRunner) -> None:
+        self.runner = runner
+        runner.on_divergence = self.counts.saw
 
     def call(self, operation: Callable[..., Any], *args: Any) -> Any:
         """Call the implementation, remembering a protocol error for ``check`` to report."""
@@ -195,47 +308,52 @@ class SeedAdapter:
         assert self.runner is not None
         self.runner.fail(problem, expected, actual)
 
-    def apply(self, event: dict[str, Any]) -> None:
-        """Send one wire event to both sides and read the implementation's list back."""
+    def apply(self, event: dict[str, Any]) -> bool | None:
+        """Send one wire event to both sides and read the implementation's list back; return
+        whether the implementation says it applied the event (``None``: it does not say)."""
         self.events.append(event)
         self.counts.events += 1
+        effect = self.model.apply(event)
         try:
-            outcome = self.reference.apply(event)
-        except InvalidEvent:  # a type the seed does not have: nothing changes
-            outcome = None
-        if (
-            event["type"] == "ready"
-            and outcome is not None
-            and outcome.applied
-            and outcome.status == "error"
-        ):
-            self.parse_failed.add(event["id"])
-        try:
-            self.call(self.implementation.apply, event)
+            reported = self.call(self.implementation.apply, event)
         except ImplementationFailed as error:
             # Refusing a type the seed does not have is fine; changing anything is not.
-            if outcome is not None:
+            if effect is not None:
                 self.fail("the implementation failed", "success", str(error))
+            reported = None
         try:
             self.listing = self.call(self.implementation.list)
         except ImplementationFailed as error:
             self.fail("the implementation failed", "success", str(error))
+        if effect is not None and isinstance(reported, Mapping):
+            self.check_effect(event, effect, reported)
+        self.check_list()
+        return None if not isinstance(reported, Mapping) else bool(reported.get("applied"))
+
+    def check_effect(
+        self, event: Mapping[str, Any], effect: Effect, reported: Mapping[str, Any]
+    ) -> None:
+        """What ``apply`` reported against the model: applied, and the reason and status if
+        the implementation gives them."""
+        expected = {"applied": effect.applied, "reason": effect.reason, "status": effect.status}
+        shown = {key: reported[key] for key in expected if key in reported}
+        if shown != {key: expected[key] for key in shown}:
+            self.fail(f"apply({event['type']}) reported otherwise", expected, shown)
 
     def create(self, key: str) -> None:
-        self.apply({"type": "start", "id": wire_id(key), "name": TOOL_NAME})
+        self.apply({"type": "start", "id": wire_id(key), "name": tool_name(key)})
 
     def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool | None:
         # An event the chart does not declare goes out as a type the seed does not have: an
-        # implementation must ignore it, as the oracle does.
+        # implementation must ignore it, as the model does.
         wire: dict[str, Any] = {"type": WIRE_TYPES.get(event, event), "id": wire_id(key)}
         if event == "delta":
             wire["argsTextDelta"] = payload["text"]
-        elif event == "result":
+        elif event == "result" and "value" in payload:
             wire["result"] = payload["value"]
-        elif event == "fail":
+        elif event == "fail" and "value" in payload:
             wire["error"] = payload["value"]
-        self.apply(wire)
-        return None  # the seed's apply returns nothing
+        return self.apply(wire)
 
     def configuration(self, key: str) -> set[str]:
         for call in self.listing:
@@ -244,23 +362,41 @@ class SeedAdapter:
                 return {status if isinstance(status, str) else repr(status)}
         return set()
 
-    def expected_list(self) -> list[Any]:
-        return [_mask(call.to_dict(), self.parse_failed) for call in self.reference.list()]
+    def comparable(self, call: Any) -> Any:
+        """An implementation's call as compared: the wording of a parse failure's ``error``
+        masked (unless held to T8), after checking it has not changed since first shown."""
+        if self.exact or not isinstance(call, dict) or "error" not in call:
+            return call
+        call_id = call.get("id")
+        if not isinstance(call_id, str) or not self.model.parse_failed(call_id):
+            return call
+        first = self.parse_errors.setdefault(call_id, call["error"])
+        if not same(first, call["error"]):
+            self.fail(
+                f"{call_id}: the error of a call whose arguments did not parse changed (final)",
+                first,
+                call["error"],
+            )
+        return {**call, "error": ANY_ERROR}
+
+    def expected(self, call: dict[str, Any] | None) -> Any:
+        if call is None or self.exact or not self.model.parse_failed(call["id"]):
+            return call
+        return {**call, "error": ANY_ERROR} if "error" in call else call
 
     def check_list(self) -> None:
-        expected = self.expected_list()
-        actual = [_mask(call, self.parse_failed) for call in self.listing]
-        if not same(expected, actual):
+        expected = [self.expected(call) for call in self.model.list()]
+        actual = [self.comparable(call) for call in self.listing]
+        if not same(expected, actual, exact=self.exact):
             self.fail("list() differs", expected, actual)
 
     def check_get(self, call_id: str) -> None:
-        found = self.reference.get(call_id)
-        expected = None if found is None else _mask(found.to_dict(), self.parse_failed)
+        expected = self.expected(self.model.get(call_id))
         try:
-            actual = _mask(self.call(self.implementation.get, call_id), self.parse_failed)
+            actual = self.comparable(self.call(self.implementation.get, call_id))
         except ImplementationFailed as error:
             self.fail(f"get({call_id!r}) failed", expected, str(error))
-        if not same(expected, actual):
+        if not same(expected, actual, exact=self.exact):
             self.fail(f"get({call_id!r}) differs", expected, actual)
 
     def transcript(self) -> list[dict[str, Any]]:
@@ -270,12 +406,12 @@ class SeedAdapter:
         pass
 
 
-def machine_for(implementation: Implementation, counts: Counts) -> Any:
+def machine_for(implementation: Implementation, counts: Counts, errors: Errors = "any") -> Any:
     """The derived machine of ``ToolCallChart`` against ``implementation``, plus rules for
     what the chart does not say: duplicate starts, unknown ids, ``get``."""
 
     def adapter() -> SeedAdapter:
-        return SeedAdapter(implementation, counts)
+        return SeedAdapter(implementation, counts, errors)
 
     derived = chart_machine(
         CHART,
@@ -291,7 +427,7 @@ def machine_for(implementation: Implementation, counts: Counts) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.adapter: SeedAdapter = self.runner.adapter
-            self.adapter.runner = self.runner
+            self.adapter.attach(self.runner)
 
         @rule(key=derived.keys)
         def duplicate_start(self, key: str) -> None:
@@ -313,7 +449,7 @@ def machine_for(implementation: Implementation, counts: Counts) -> Any:
             self.adapter.check_get(wire_id(key))
 
         @invariant()
-        def list_equals_the_reference(self) -> None:
+        def list_equals_the_model(self) -> None:
             self.adapter.check_list()
 
     return SeedConformance
@@ -334,11 +470,24 @@ class Report:
 
 
 def path_runs() -> list[tuple[PathStep, ...]]:
-    """Each path, then the shortest path to each state followed by each candidate event: every
-    (state, event) pair once, ignored ones included (a final state absorbs, a result while
-    pending is too early...)."""
+    """Each path, then the shortest path to each state and each transition-covering path,
+    followed by each candidate event: every (state, event) pair, and every event after every
+    transition, ignored ones included (a final state absorbs, a result while pending is too
+    early, an error after a parse failure changes nothing...)."""
     runs: list[tuple[PathStep, ...]] = [path.steps for path in PATHS]
-    for path in shortest_paths(CHART, CANDIDATES, model=_record).values():
+    # Arguments in two fragments: the second must append to the first.
+    runs.append(
+        (
+            PathStep("delta", {"text": '{"q": '}),
+            PathStep("delta", {"text": "1}"}),
+            PathStep("ready", {}),
+        )
+    )
+    ends = [
+        *shortest_paths(CHART, CANDIDATES, model=_record).values(),
+        *transition_cover(CHART, CANDIDATES, model=_record),
+    ]
+    for path in ends:
         for event, payloads in CANDIDATES_FOR_ALL.items():
             for payload in payloads:
                 steps = (*path.steps, PathStep(event, payload))
@@ -347,17 +496,19 @@ def path_runs() -> list[tuple[PathStep, ...]]:
     return runs
 
 
-def run_paths(implementation: Implementation, counts: Counts) -> Iterator[tuple[PathStep, ...]]:
-    """Run each of ``path_runs`` on a fresh implementation, checking after every event; yields
-    each run that passed (a divergence raises)."""
+def run_paths(
+    implementation: Implementation, counts: Counts, errors: Errors = "any"
+) -> Iterator[tuple[PathStep, ...]]:
+    """Run each of ``path_runs`` on a fresh implementation, checking after every event (and
+    ``get`` of the call at the end); yields each run that passed (a divergence raises)."""
     for steps in path_runs():
-        adapter = SeedAdapter(implementation, counts)
+        adapter = SeedAdapter(implementation, counts, errors)
         runner = ChartRunner(CHART, adapter, _record)
-        adapter.runner = runner
+        adapter.attach(runner)
         key = runner.create()
         for step in steps:
             runner.send(key, step.event, step.payload)
-            adapter.check_list()
+        adapter.check_get(wire_id(key))
         counts.paths += 1
         yield steps
 
@@ -369,21 +520,27 @@ def check(
     steps: int = 20,
     randomize: bool = False,
     shrink: bool = True,
+    errors: Errors = "any",
     progress: Callable[[Counts], None] | None = None,
 ) -> Report:
     """Run the paths, then ``examples`` generated sequences of up to ``steps`` rules, against
     ``implementation`` (the same sequences every run unless ``randomize``). Returns a report
     whose ``divergence`` holds the counterexample, if any, shrunk unless ``shrink`` is false
-    (when only whether matters: mutation testing). ``ProtocolError`` (a broken
-    protocol) propagates."""
+    (when only whether matters: mutation testing). ``errors="T8"`` holds the implementation
+    to T8's exact parse-failure ``error`` and to exact integers (this package's tracker).
+    A divergence that does not happen again when Hypothesis replays it (the implementation
+    is not deterministic) is still reported: the first one seen, unshrunk.
+    ``ProtocolError`` (a broken protocol) propagates."""
+    if errors not in ("any", "T8"):
+        raise ValueError(f'errors must be "any" or "T8", got {errors!r}')
     counts = Counts()
     started = time.perf_counter()
     with record_coverage(counts.coverage):
         try:
-            for _ in run_paths(implementation, counts):
+            for _ in run_paths(implementation, counts, errors):
                 if progress is not None:
                     progress(counts)
-            machine = machine_for(implementation, counts)
+            machine = machine_for(implementation, counts, errors)
             if progress is not None:
                 original = machine.__init__
 
@@ -411,5 +568,16 @@ def check(
         except Exception:
             if counts.protocol_error is not None:
                 raise counts.protocol_error from None
+            if counts.divergence is not None:  # seen, but it did not replay (Flaky...)
+                seen = counts.divergence
+                unsteady = Divergence(
+                    f"{seen.problem} (it did not happen again on replay: the implementation "
+                    "behaves differently for the same events)",
+                    seen.steps,
+                    seen.expected,
+                    seen.actual,
+                    seen.transcript,
+                )
+                return Report(counts, time.perf_counter() - started, unsteady)
             raise
     return Report(counts, time.perf_counter() - started)
