@@ -20,15 +20,16 @@ from typing import Any, Protocol
 class Clock(Protocol):
     """What an instance needs of a clock: the time, and a way to be woken when a timer is due.
 
-    ``now()`` is in seconds, on any monotonic scale. ``wake(instance, due)`` is called when the
-    instance's earliest timer is due at ``due`` (seconds, on the same scale); the clock must
-    then call ``instance.run_due()`` at or after that time. A wake-up that finds nothing due
-    is harmless.
+    ``now()`` is in seconds, on any monotonic scale. ``wake(instance, due, order)`` is called
+    when the instance's earliest timer is due at ``due`` (seconds, on the same scale); the clock
+    must then call ``instance.run_due()`` at or after that time, wake-ups due at the same time
+    by ``order`` (the order their events were sent, across instances). A wake-up that finds
+    nothing due is harmless.
     """
 
     def now(self) -> float: ...
 
-    def wake(self, instance: Any, due: float) -> None: ...
+    def wake(self, instance: Any, due: float, order: int) -> None: ...
 
 
 _order = itertools.count()
@@ -51,18 +52,22 @@ class VirtualClock:
         ):
             raise ValueError(f"VirtualClock(start=...) needs a finite number, got {start!r}")
         self._now = float(start)
-        self._timers: list[tuple[float, int, Any]] = []
+        self._timers: list[tuple[float, int, int, Any]] = []
 
     def now(self) -> float:
         """The current virtual time, in seconds."""
         return self._now
 
-    def wake(self, instance: Any, due: float) -> None:
+    def wake(self, instance: Any, due: float, order: int) -> None:
         """Remember to run ``instance``'s timers once the clock reaches ``due``."""
-        heapq.heappush(self._timers, (due, next(_order), instance))
+        heapq.heappush(self._timers, (due, order, next(_order), instance))
 
     def advance(self, seconds: float) -> None:
-        """Move the clock ``seconds`` forward, running the timers that fall due on the way."""
+        """Move the clock ``seconds`` forward, running the timers that fall due on the way.
+
+        An exception a delayed event raises (in a chart that does not catch errors as events)
+        reaches the caller, the clock left at that event's due time; the timers after it stay.
+        """
         if (
             not isinstance(seconds, int | float)
             or isinstance(seconds, bool)
@@ -73,7 +78,7 @@ class VirtualClock:
         target = self._now + seconds
         timers = self._timers
         while timers and timers[0][0] <= target:
-            due, _, instance = heapq.heappop(timers)
+            due, _, _, instance = heapq.heappop(timers)
             self._now = max(self._now, due)
             instance.run_due()
         self._now = target
@@ -94,9 +99,10 @@ class VirtualClock:
 class AsyncioClock:
     """Real time on an asyncio event loop: each timer is a ``loop.call_at``.
 
-    The loop is the one running when the first timer is scheduled (or the one given). An
-    exception a delayed event raises (in a chart that does not catch errors as events) goes
-    to the loop's exception handler, as any callback's does.
+    The loop is the one running when a timer is scheduled (or the one given), so one clock
+    serves successive ``asyncio.run`` calls. An exception a delayed event raises (in a chart
+    that does not catch errors as events) goes to the loop's exception handler, as any
+    callback's does.
     """
 
     __slots__ = ("_loop",)
@@ -105,28 +111,37 @@ class AsyncioClock:
         self._loop = loop
 
     def _running(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            try:
-                self._loop = asyncio.get_running_loop()
-            except RuntimeError:
-                raise RuntimeError(
-                    "AsyncioClock needs a running event loop (or one given to it) to schedule "
-                    "a delayed event"
-                ) from None
-        return self._loop
+        if self._loop is not None:
+            return self._loop
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "AsyncioClock needs a running event loop (or one given to it) to schedule "
+                "a delayed event"
+            ) from None
 
     def now(self) -> float:
-        """The loop's time, in seconds (``time.monotonic()`` until a loop is known)."""
-        if self._loop is None:
-            try:
-                return self._running().time()
-            except RuntimeError:
-                return time.monotonic()
-        return self._loop.time()
+        """The loop's time, in seconds (``time.monotonic()``, the default loops' clock, when
+        no loop runs)."""
+        try:
+            return self._running().time()
+        except RuntimeError:
+            return time.monotonic()
 
-    def wake(self, instance: Any, due: float) -> None:
-        """Schedule ``instance.run_due()`` on the loop at ``due``."""
+    def wake(self, instance: Any, due: float, order: int) -> None:
+        """Schedule ``instance.run_due()`` on the loop at ``due`` (the loop runs callbacks
+        due together in the order they were scheduled)."""
         self._running().call_at(due, instance.run_due)
+
+    async def until_idle(self, *instances: Any) -> None:
+        """Wait, without blocking the loop, until none of ``instances`` has a delayed event
+        waiting (their timers run meanwhile, each when due)."""
+        while True:
+            dues = [due for instance in instances if (due := instance.next_due()) is not None]
+            if not dues:
+                return
+            await asyncio.sleep(max(0.0, min(dues) - self.now()))
 
     def __repr__(self) -> str:
         return f"AsyncioClock(loop={self._loop!r})"

@@ -30,6 +30,7 @@ from typing import Any
 from statemachine.orderedset import OrderedSet
 from statemachine.signature import SignatureAdapter
 
+from . import _async
 from ._resolve import Expr, Leaf, Mode, Resolved, format_expr
 
 #: The names python-statemachine injects into every callback and drops from user keywords.
@@ -42,12 +43,14 @@ _NOSELF: Any = object()
 class EventData:
     """What python-statemachine passes as ``event_data``: the event and where it is going."""
 
+    # the payload keywords and the model are private, as python-statemachine's EventData has
+    # neither ``kwargs`` nor ``model`` (a callback reading them fails there, so it must here)
     __slots__ = (
+        "_kwargs",
+        "_model",
         "args",
         "event",
-        "kwargs",
         "machine",
-        "model",
         "send_id",
         "source",
         "state",
@@ -69,9 +72,9 @@ class EventData:
     ) -> None:
         self.event = event
         self.args = args
-        self.kwargs = kwargs
+        self._kwargs = kwargs
         self.machine = machine
-        self.model = model
+        self._model = model
         self.transition = transition
         self.state = state
         self.source = source
@@ -81,19 +84,19 @@ class EventData:
     @property
     def trigger_data(self) -> TriggerData:
         """The event as it was sent (python-statemachine's ``TriggerData``)."""
-        trigger = TriggerData(self.machine, self.event, self.model, self.args, self.kwargs)
+        trigger = TriggerData(self.machine, self.event, self._model, self.args, self._kwargs)
         trigger.send_id = self.send_id
         return trigger
 
     @property
     def extended_kwargs(self) -> dict[str, Any]:
         """The payload keywords plus the injected values, as python-statemachine builds them."""
-        kwargs = dict(self.kwargs)
+        kwargs = dict(self._kwargs)
         kwargs.update(
             event_data=self,
             machine=self.machine,
             event=self.event,
-            model=self.model,
+            model=self._model,
             transition=self.transition,
             state=self.state,
             source=self.source,
@@ -164,7 +167,17 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     if not callable(value):
         return value
     bound = SignatureAdapter.from_callable(value).bind_expected(*args, **kwall)
-    return value(*bound.args, **bound.kwargs)
+    if _async.is_async(value):
+        if not _async.inside_a_run():
+            raise TypeError(
+                f"{name} is an async callback read from the model instance, and the chart was "
+                "compiled for a synchronous run: define it on the model's class"
+            )
+        return _async.wait(value(*bound.args, **bound.kwargs))
+    result = value(*bound.args, **bound.kwargs)
+    if inspect.isawaitable(result) and _async.inside_a_run():
+        return _async.wait(result)  # an async chart awaits what a callback returns
+    return result
 
 
 def _missing(function: str, name: str) -> Any:
@@ -203,6 +216,9 @@ class Phase:
     """The injected values of one callback group, as Python expressions of the generated code."""
 
     values: Mapping[str, str]
+    #: which of python-statemachine's argument sets the group shares (a chart with a
+    #: ``prepare_event`` prepares each once per microstep): the generated constant's name
+    key: str = "None"
 
     def injected_dict(self) -> str:
         items = ", ".join(f"{name!r}: {expr}" for name, expr in self.values.items())
@@ -258,7 +274,11 @@ class Module:
     ``source`` holds it once built.
     """
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, gather: bool = False) -> None:
+        #: For a chart with async callbacks: a group of callbacks runs to its end when one
+        #: raises, and then raises the first error (python-statemachine's async engine
+        #: gathers such a group).
+        self.gather = gather
         self.namespace: dict[str, Any] = dict(_HELPERS)
         self.lines: list[str] = []
         self.label = label
@@ -360,8 +380,11 @@ def _source_directory() -> str | None:
     )
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
+        status = os.stat(directory)
     except OSError:
         return None
+    if hasattr(os, "getuid") and (status.st_uid != os.getuid() or status.st_mode & 0o022):
+        return None  # another user could replace a file, and tracebacks would show its lines
     return directory
 
 
@@ -421,6 +444,7 @@ class FunctionWriter:
         target: str,
         new_state: str | None = None,
         configurations: tuple[str, str] | None = None,
+        key: str = "None",
     ) -> Phase:
         """Injected values for a group; ``new_state`` (flat charts) or ``configurations``
         (the constant tuples before and after, in a statechart) mark the ``on`` group."""
@@ -443,12 +467,12 @@ class FunctionWriter:
         elif new_state is not None:
             values["previous_configuration"] = f"_oset({source})"
             values["new_configuration"] = f"_oset({new_state})"
-        return Phase(values)
+        return Phase(values, key)
 
     def prepared(self, phase: Phase) -> str:
         """The expression of the keyword arguments a callback gets in a chart with a
         ``prepare_event``."""
-        return f"_prep(inst, args, kw, {phase.injected_dict()})"
+        return f"_prep(inst, args, kw, {phase.injected_dict()}, {phase.key})"
 
     def leaf(self, leaf: Leaf, phase: Phase) -> str:
         owner = {"chart": "inst", "model": "m"}.get(leaf.owner, "")
@@ -604,7 +628,9 @@ class FunctionWriter:
         self.isolated(indent, entering)
         if moves:
             indent -= 1
-            self.emit(indent, "except BaseException:")
+            # only an Exception restores the source: a BaseException (a cancelled task, an
+            # interrupt) leaves the instance where it got, as python-statemachine leaves it
+            self.emit(indent, "except Exception:")
             self.emit(indent + 1, f"inst._node = {node_from}")
             self.emit(indent + 1, "raise")
         # python-statemachine hands a targetless transition's ``after`` callbacks the same
@@ -627,6 +653,8 @@ class FunctionWriter:
         """Emit ``lines``; with a ``handler``, inside ``try`` with it as the except clause."""
         if not lines:
             return
+        if self.module.gather and len(lines) > 1:
+            lines = _gathered(lines)
         if handler is None:
             for line in lines:
                 self.emit(indent, line)
@@ -666,6 +694,17 @@ class FunctionWriter:
 
 
 _USES_MODEL = re.compile(r"\bm\b")
+
+
+def _gathered(lines: list[str]) -> list[str]:
+    """Statements running every call of ``lines`` even when one raises, then raising the
+    first error, as ``asyncio.gather`` runs a group in python-statemachine's async engine."""
+    result = ["_failures = []"]
+    for line in lines:
+        result += ["try:", f"    {line}", "except Exception as failure:"]
+        result.append("    _failures.append(failure)")
+    result.append("if _failures: raise _failures[0]")
+    return result
 
 
 def write_function(

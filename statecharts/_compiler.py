@@ -7,8 +7,10 @@ metaclass); it never instantiates the chart, so no callback runs at compile time
 
 from __future__ import annotations
 
+import ast
 import dis
 import inspect
+import textwrap
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -36,7 +38,6 @@ RUNTIME_NAMES = frozenset(
         "raise_",
         "cancel_event",
         "_send_with_options",
-        "_next_external",
         "_queues",
         "_send_busy",
         "_send_after_leftovers",
@@ -48,9 +49,21 @@ RUNTIME_NAMES = frozenset(
         "_enqueue",
         "_drain",
         "_settle",
+        "_next_item",
+        "_eventless",
+        "_loop",
+        "_chain",
+        "_continue",
+        "_macrostep",
+        "_processing_loop",
+        "_terminated",
         "_send_plain",
         "_put_nonblocking",
+        "_prepared",
+        "_engine",
         "configuration",
+        "snapshot",
+        "activate_initial_state",
         "clock",
         "next_due",
         "run_due",
@@ -71,6 +84,7 @@ _INSTANCE_API = frozenset(
         "model",
         "is_terminated",
         "chart",
+        "snapshot",
         "clock",
         "next_due",
     }
@@ -134,8 +148,23 @@ class _Reader:
         states = tuple(
             self._state(state, order) for order, state in enumerate(declared_states(self.cls))
         )
+        seen: set[str] = set()
+        pending = [s for s in declared_states(self.cls) if s.parent is None]
+        while pending:  # every declared state, nested ones included, before ids merge them
+            state = pending.pop(0)
+            if state.id in seen:  # the runtime keys states by id: two would be one
+                raise self.refuse(
+                    "two states with one id",
+                    f"state {state.id!r}",
+                    "give the states of each region their own names",
+                )
+            seen.add(state.id)
+            pending.extend(getattr(state, "states", ()))
         transitions = self._transitions()
-        events = tuple(EventDef(id=str(e.id), name=str(e.name)) for e in self.cls._events)
+        events = tuple(
+            EventDef(id=str(e.id), name=str(e.name), delay=float(e.delay or 0))
+            for e in self.cls._events
+        )
         flags = Flags(
             allow_event_without_transition=bool(self.cls.allow_event_without_transition),
             enable_self_transition_entries=bool(self.cls.enable_self_transition_entries),
@@ -160,15 +189,52 @@ class _Reader:
         if cls._class_listeners:
             hint = "resolve callbacks on the chart or the model"
             raise self.refuse("a class-level listener", "listeners", hint)
-        for klass in cls.__mro__:
-            if _is_user_chart_class(klass) and "__init__" in vars(klass):
-                raise self.refuse(
-                    "a custom __init__",
-                    f"{klass.__name__}.__init__",
-                    "keep per-instance data on the model; the chart only declares behaviour",
-                )
+        self._check_init()
         for name, value in self.attributes.items():
             self._check_attribute(name, value)
+
+    def _check_init(self) -> None:
+        """A custom ``__init__`` runs, keeping its fields on the instance, when it is the only
+        one and hands over to python-statemachine's with ``super().__init__(...)``."""
+        found = custom_init(self.cls)
+        if found is None:
+            return
+        owner, function = found
+        where = f"{owner.__name__}.__init__"
+        if (
+            len([k for k in self.cls.__mro__ if _is_user_chart_class(k) and "__init__" in vars(k)])
+            > 1
+        ):
+            raise self.refuse(
+                "several custom __init__ methods", where, "keep one, on the chart or one base"
+            )
+        if inspect.iscoroutinefunction(function) or not inspect.isfunction(function):
+            raise self.refuse("a custom __init__ that is not a plain function", where)
+        if super_with_arguments(function):
+            raise self.refuse(
+                "a custom __init__ handing over with super(Class, self)",
+                where,
+                "write super().__init__(...): the compiled instance is not an instance of the "
+                "chart class, so only the zero-argument form can reach its hand-over",
+            )
+        if "__class__" not in function.__code__.co_freevars:
+            raise self.refuse(
+                "a custom __init__ that does not call super().__init__(...)",
+                where,
+                "python-statemachine's own __init__ must run to enter the initial state",
+            )
+        for field in sorted(init_fields(function)):
+            if field in RUNTIME_NAMES or field in _INSTANCE_API or field in self.attributes:
+                raise self.refuse(
+                    "an __init__ field named like the runtime's or the chart's own attribute",
+                    f"{where} sets self.{field}",
+                )
+        unsupported = sorted(self._machine_api_used(function))
+        if unsupported:
+            raise self.refuse(
+                "a chart method using python-statemachine's machine API",
+                f"{where} reads self.{unsupported[0]}",
+            )
 
     def _check_attribute(self, name: str, value: Any) -> None:
         if name in RUNTIME_NAMES:
@@ -178,8 +244,8 @@ class _Reader:
         function = _function_of(value)
         if function is None:
             return
-        if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
-            raise self.refuse("an async callback", f"{self.name}.{name}")
+        if inspect.isasyncgenfunction(function):
+            raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
         unsupported = sorted(self._machine_api_used(function))
         if unsupported:
             raise self.refuse(
@@ -196,14 +262,19 @@ class _Reader:
             )
 
     def _machine_api_used(self, function: Any) -> set[str]:
-        """Attributes read on ``self`` in a chart method that only python-statemachine's
-        machine has (``current_state_value``, a state such as ``self.b`` ...): the compiled
-        instance would raise ``AttributeError`` there, which errors-as-events would swallow."""
+        """Attributes a chart method reads on the machine that only python-statemachine's
+        machine has (``current_state_value``, a state such as ``self.b`` ...): read on
+        ``self``, on a ``machine`` parameter or ``event_data.machine``, in a nested function,
+        or by ``getattr(self, name)`` with a name not known here. The compiled instance would
+        raise ``AttributeError`` there, which errors-as-events would swallow."""
         code = function.__code__
-        if not code.co_varnames or code.co_argcount == 0:
-            return set()
-        owner = code.co_varnames[0]
+        owners = {"machine"}
+        if code.co_varnames and code.co_argcount:
+            owners.add(code.co_varnames[0])
         provided = set(RUNTIME_NAMES) | set(self.attributes) | _INSTANCE_API
+        init = custom_init(self.cls)
+        if init is not None:
+            provided |= init_fields(init[1])
         provided |= {
             name
             for klass in self.cls.__mro__
@@ -211,18 +282,7 @@ class _Reader:
             if type(value).__name__ == "Event"
         }
         found: set[str] = set()
-        previous = None
-        for instruction in dis.get_instructions(code):
-            if (
-                previous is not None
-                and previous.opname == "LOAD_FAST"
-                and previous.argval == owner
-                and instruction.opname in {"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR"}
-                and instruction.argval not in provided
-                and not instruction.argval.startswith("__")
-            ):
-                found.add(str(instruction.argval))
-            previous = instruction
+        _scan_machine_reads(code, owners, provided, found)
         return found
 
     def _state(self, state: DeclaredState, order: int) -> StateDef:
@@ -232,7 +292,9 @@ class _Reader:
             spec for spec in state.invoke if spec.is_convention and spec.func in self.attributes
         ]
         if invoke or conventional_invoke:
-            raise self.refuse("invoke", where)
+            raise self.refuse(
+                "invoke", where, "the compiled runtime runs no child sessions (SCXML <invoke>)"
+            )
         return StateDef(
             id=state.id,
             name=str(state.name),
@@ -305,9 +367,6 @@ class _Reader:
             )
         function = spec.func
         kind = RefKind.PROPERTY if spec.reference is SpecReference.PROPERTY else RefKind.CALLABLE
-        target = function.fget if isinstance(function, property) else function
-        if inspect.iscoroutinefunction(target):
-            raise self.refuse("an async callback", f"{group.value} {spec.attr_name!r}")
         return CallbackDef(
             group=group,
             kind=kind,
@@ -319,6 +378,110 @@ class _Reader:
             func=function,
             lookup_name=str(spec.lookup_name),
         )
+
+
+def custom_init(cls: type[StateChart[Any]]) -> tuple[type, Any] | None:
+    """The chart's own ``__init__`` (the class defining it, and the function), if any."""
+    for klass in cls.__mro__:
+        if _is_user_chart_class(klass) and "__init__" in vars(klass):
+            return klass, vars(klass)["__init__"]
+    return None
+
+
+def super_with_arguments(function: Any) -> bool:
+    """Whether ``function`` calls ``super(...)`` with arguments (``super(Chart, self)``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return False  # without its source: a wrong hand-over fails at create() instead
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+        and bool(node.args or node.keywords)
+        for node in ast.walk(tree)
+    )
+
+
+def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
+    """The attributes a custom ``__init__`` sets on ``self`` (its per-instance fields): read
+    from its source (``self.x = ...``, ``self.x += ...``), or its bytecode without one. With
+    ``before_super``, only those set on lines before ``super().__init__(...)``: the ones
+    python-statemachine can resolve callback names to, as it resolves them in its own
+    ``__init__``."""
+    code = function.__code__
+    if not code.co_varnames or code.co_argcount == 0:
+        return frozenset()
+    owner = code.co_varnames[0]
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset(
+            str(instruction.argval)
+            for instruction in dis.get_instructions(code)
+            if instruction.opname == "STORE_ATTR"
+        )
+    handover = min(
+        (
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "__init__"
+            and isinstance(node.func.value, ast.Call)
+            and isinstance(node.func.value.func, ast.Name)
+            and node.func.value.func.id == "super"
+        ),
+        default=0,
+    )
+    return frozenset(
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == owner
+        and (not before_super or node.lineno < handover)
+    )
+
+
+_LOADS = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE"})
+_READS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR"})
+
+
+def _scan_machine_reads(code: Any, owners: set[str], provided: set[str], found: set[str]) -> None:
+    """Collect into ``found`` the attributes ``code`` (and the functions nested in it) reads
+    on one of ``owners`` (or ``event_data.machine``) that are not ``provided``; a
+    ``getattr(owner, name)`` whose name is not a provided constant counts as ``getattr``."""
+    instructions = list(dis.get_instructions(code))
+    for index, instruction in enumerate(instructions[:-1]):
+        following = instructions[index + 1]
+        is_owner = instruction.opname in _LOADS and instruction.argval in owners
+        if instruction.opname in _READS and instruction.argval == "machine" and index:
+            before = instructions[index - 1]
+            is_owner = before.opname in _LOADS and before.argval == "event_data"
+        if not is_owner:
+            continue
+        if following.opname in _READS:
+            name = str(following.argval)
+            if name not in provided and not name.startswith("__"):
+                found.add(name)
+        elif (
+            index
+            and _is_getattr_call(instructions[index - 1])
+            and not (following.opname == "LOAD_CONST" and following.argval in provided)
+        ):
+            found.add("getattr")
+    for constant in code.co_consts:
+        if hasattr(constant, "co_code"):
+            _scan_machine_reads(constant, owners, provided, found)
+
+
+def _is_getattr_call(instruction: Any) -> bool:
+    return instruction.opname in {"LOAD_GLOBAL", "LOAD_NAME"} and instruction.argval in {
+        "getattr",
+        "NULL + getattr",
+    }
 
 
 def declared_states(cls: type[StateChart[Any]]) -> list[DeclaredState]:

@@ -10,6 +10,8 @@
     ├── TraceError (ValueError)                  a trace does not fit the chart (D6)
     ├── ManifestError (ValueError)               a diagrams manifest is malformed, or a chart it
     │                                            names cannot be imported or compiled (D5)
+    ├── InstanceSnapshotError (ValueError)       an instance snapshot cannot be taken, or is
+    │                                            damaged or another chart's (C19)
     └── Divergence (AssertionError)              a system under test disagreed with its chart
                                                  in a derived test (statecharts.testing)
 
@@ -91,6 +93,18 @@ class TraceError(StatechartsError, ValueError):
 
 class ManifestError(StatechartsError, ValueError):
     """The manifest is malformed, or a chart it names cannot be imported or compiled."""
+
+
+class InstanceSnapshotError(StatechartsError, ValueError):
+    """An instance snapshot that cannot be taken, or cannot be restored: damaged, of another
+    format, version or chart, or naming a configuration the chart cannot be in. ``field`` is
+    where in the snapshot (``"configuration[2]"``, ``"history.steps.deep"`` ...) and
+    ``reason`` what is wrong there; nothing was built or changed."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"invalid snapshot: {field}: {reason}")
 
 
 class Divergence(StatechartsError, AssertionError):

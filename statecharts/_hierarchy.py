@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from statemachine.engines.base import BaseEngine
@@ -77,6 +77,7 @@ class _MicroNames:
     outcome: str
     failed: str
     handling_error: bool
+    initial: bool = False
 
 
 class _Planner:
@@ -119,6 +120,7 @@ class HNode:
         "candidates",
         "configuration",
         "declared_configuration",
+        "dynamic",
         "eventless",
         "history",
         "ignored",
@@ -157,6 +159,7 @@ class HNode:
         self.plans: dict[tuple[str | None, tuple[int, ...]], Callable[..., Any]] = {}
         self.candidates: dict[str | None, list[list[DeclaredTransition]]] = {}
         self.eventless: Any = _UNSET
+        self.dynamic: dict[Any, Callable[..., Any]] = {}
 
 
 def _in_final(state: DeclaredState, active: frozenset[str]) -> bool:
@@ -205,6 +208,7 @@ class HBinding:
             if model_type is not None and hasattr(model_type, "prepare_event"):
                 self.prepare_owners += ("model",)
         self._groups: dict[tuple[str, str], tuple[Resolved, ...]] = {}
+        self._keys: dict[tuple[int, int, int], tuple[int, int, int]] = {}
         self._lock = threading.RLock()
         self._nodes: dict[tuple[Any, ...], HNode] = {}
         self._definitions = {
@@ -235,9 +239,9 @@ class HBinding:
             raise
         instance._run_queues(outcome)
 
-    def resume(self, state_id: str, model: Any) -> Any:
-        """An instance whose configuration is ``state_id`` and its ancestors (an atomic state),
-        without running any callback; ``InvalidStateValue`` for another id."""
+    def resume_node(self, state_id: str) -> HNode:
+        """The node whose configuration is ``state_id`` and its ancestors (an atomic state);
+        ``InvalidStateValue`` for another id."""
         from statemachine.exceptions import InvalidStateValue
 
         state = self.runtime.declared_states.get(state_id)
@@ -248,7 +252,7 @@ class HBinding:
                 f"{state_id!r} is not an atomic state of {self.chart.name} (states: {atomic})",
             )
         chain = [*reversed(list(state.ancestors())), state]
-        return self.cls(self.node(tuple(chain), {}), model)
+        return self.node(tuple(chain), {})
 
     def check_instance(self, model: Any) -> None:
         """Raise python-statemachine's error if the model lacks a name the class lacks too."""
@@ -257,6 +261,15 @@ class HBinding:
         for name, where in self.instance_names:
             if not hasattr(model, name):
                 raise not_found(where, [name])
+
+    def resolve_all(self) -> None:
+        """Resolve every callback of the chart now (generation resolves them lazily)."""
+        for state in self.runtime.declared_states.values():
+            self._state_group(state, Group.ENTER)
+            self._state_group(state, Group.EXIT)
+        for transition in self.runtime.declared_transition_list:
+            for group in (Group.VALIDATORS, Group.COND, Group.BEFORE, Group.ON, Group.AFTER):
+                self._transition_group(transition, group)
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -297,7 +310,8 @@ class HBinding:
                     if not transition.initial and self._matches(transition, event)
                 ]
             )
-        node.candidates[event] = result
+        if event is None or event in self.runtime.event_ids or len(node.candidates) < 64:
+            node.candidates[event] = result
         return result
 
     @staticmethod
@@ -319,10 +333,14 @@ class HBinding:
                 raise TypeError(f"event must be a str, got {type(event).__name__}: {event!r}")
             candidates = self._candidates(node, event)
             if any(candidates):
-                fire = self._selection(node, event, candidates)
-                if event in self.runtime.event_ids or len(node.table) < _IGNORED_CACHE_SIZE:
-                    node.table[event] = fire
-                return fire
+                if event in self.runtime.event_ids:
+                    fire = node.table[event] = self._selection(node, event, candidates)
+                    return fire
+                # an undeclared name a wildcard or prefix matches: code generated once per
+                # set of candidates, the name passed in, so a stream of distinct names
+                # (``tool.<id>`` ...) keeps nothing per name
+                dynamic = self._dynamic_selection(node, event, candidates)
+                return lambda inst, args, kw: dynamic(inst, args, kw, event)
             if node.terminated and node.state.final:
                 reason = "terminated"
             elif event in self.runtime.event_ids:
@@ -382,9 +400,9 @@ class HBinding:
         return self._resolved(f"state:{state.id}", group, callbacks)
 
     def _module(self) -> Module:
-        module = Module(self._label)
+        module = Module(self._label, self.resolver.awaited)
         module.namespace.update(self.support.helpers)
-        module.namespace.update(_plan=_plan, _done=_done)
+        module.namespace.update(_plan=_plan, _plan_any=_plan_any, _done=_done)
         return module
 
     def _event_const(self, module: Module, event: str | None) -> str:
@@ -392,20 +410,50 @@ class HBinding:
             return "None"
         return module.const(self.runtime.event_object(event), f"EVENT_{event}")
 
+    def _dynamic_selection(
+        self, node: HNode, event: str, candidates: list[list[DeclaredTransition]]
+    ) -> Callable[..., Any]:
+        """The selection function, taking the event name as ``ev``, for undeclared names
+        with these candidates (generated on first use, kept per node and candidates)."""
+        key = (
+            tuple(tuple(id(t) for t in group) for group in candidates),
+            event == "error.execution",
+        )
+        found = node.dynamic.get(key)
+        if found is None:
+            with self._lock:
+                found = node.dynamic.get(key)
+                if found is None:
+                    found = self._selection(node, event, candidates, dynamic=key)
+                    node.dynamic[key] = found
+        return found
+
     def _selection(
-        self, node: HNode, event: str | None, candidates: list[list[DeclaredTransition]]
+        self,
+        node: HNode,
+        event: str | None,
+        candidates: list[list[DeclaredTransition]],
+        dynamic: Any = None,
     ) -> Callable[..., Any]:
         """Generate the function choosing, for each active atomic state, the first enabled
-        transition; it hands the choice to the microstep (``_plan``)."""
+        transition; it hands the choice to the microstep (``_plan``). ``dynamic``: a function
+        for any undeclared name with these candidates, passed as ``ev``."""
         with self._lock:
             module = self._module()
             event_expr = self._event_const(module, event)
+            if dynamic is not None:
+                event_expr = "_event_object(ev)"
             node_name = module.const(node, f"NODE_{node.label}")
             handling_error = event == "error.execution"
-            name = module.unique(f"{node.label}__{event or 'eventless'}")
+            label = event or "eventless"
+            if dynamic is not None:
+                label = "any_event"
+            name = module.unique(f"{node.label}__{label}")
             runtime = self.runtime
 
             def body(writer: FunctionWriter) -> None:
+                if self.prepare:  # each microstep prepares its arguments afresh
+                    writer.emit(0, "inst._prepared.clear()")
                 for index, transitions in enumerate(candidates):
                     variable = f"c{index}"
                     writer.emit(0, f"{variable} = -1")
@@ -436,6 +484,14 @@ class HBinding:
                         writer.emit(indent, "if enabled:")
                         writer.emit(indent + 1, f"{variable} = {number}")
                 choice = ", ".join(f"c{index}" for index in range(len(candidates)))
+                if dynamic is not None:
+                    dynamic_key = module.const(dynamic, "CANDIDATES")
+                    writer.emit(
+                        0,
+                        f"return _plan_any(inst, args, kw, {node_name}, {dynamic_key}, "
+                        f"({choice},), ev)",
+                    )
+                    return
                 writer.emit(
                     0, f"return _plan(inst, args, kw, {node_name}, {event!r}, ({choice},))"
                 )
@@ -443,11 +499,11 @@ class HBinding:
             write_function(
                 module,
                 name,
-                "inst, args, kw",
+                "inst, args, kw, ev" if dynamic is not None else "inst, args, kw",
                 body,
                 event_expr,
-                event,
-                positional_variant=False,
+                None if dynamic is not None else event,
+                positional_variant=True,
                 catch=self.catch,
                 handling_error=handling_error,
                 prepare=self.prepare,
@@ -468,15 +524,23 @@ class HBinding:
         configurations: tuple[str, str] | None = None,
     ) -> Phase:
         transition_name = module.const(transition, self._transition_name(transition))
+        # python-statemachine's arguments for (transition, target entered, source exited)
+        key_target = None if target == "transition" else target
+        key_source = source if key_target is None else None
         source = transition.source if source is None else source
         if target == "transition":
             target = transition.target
+        key = "None"
+        if self.prepare:
+            ids = (id(transition), id(key_target), id(key_source))
+            key = module.const(self._keys.setdefault(ids, ids), "PREPARED")
         return writer.phase(
             transition_name,
             self._state_const(module, state),
             self._state_const(module, source),
             self._state_const(module, target),  # type: ignore[arg-type]
             configurations=configurations,
+            key=key,
         )
 
     def _state_const(self, module: Module, state: DeclaredState | None) -> str:
@@ -509,6 +573,38 @@ class HBinding:
                     found = self._rejected(node, event)
                 node.plans[(event, key)] = found
         return found
+
+    def plan_any(self, node: HNode, dynamic: Any, key: tuple[int, ...], ev: str) -> Any:
+        """The microstep of a selection for any undeclared name with the candidates
+        ``dynamic`` stands for (the name passed as ``ev``), generated on first use."""
+        found = node.plans.get((dynamic, key))
+        if found is not None:
+            return found
+        with self._lock:
+            found = node.plans.get((dynamic, key))
+            if found is None:
+                candidates = self._candidates(node, ev)
+                chosen = [
+                    candidates[index][number] for index, number in enumerate(key) if number >= 0
+                ]
+                if chosen:
+                    found = self._write_microstep(node, ev, chosen, initial=False, dynamic=True)
+                else:
+                    found = self._rejected_any(node)
+                node.plans[(dynamic, key)] = found
+        return found
+
+    def _rejected_any(self, node: HNode) -> Callable[..., Any]:
+        _reject = self.support.reject
+        Outcome = self.Outcome
+
+        def rejected(inst: Any, args: Any, kw: Any, ev: str) -> Any:
+            outcome = Outcome(False, ev, node.state, None, None, "guards_rejected")
+            if not self.strict:
+                return outcome
+            return _reject(inst, self.runtime.event_object(ev), node, outcome)
+
+        return rejected
 
     def _rejected(self, node: HNode, event: str | None) -> Callable[..., Any]:
         _reject = self.support.reject
@@ -576,8 +672,10 @@ class HBinding:
         event: str | None,
         chosen: list[DeclaredTransition],
         initial: bool,
+        dynamic: bool = False,
     ) -> Callable[..., Any]:
-        """Plan a microstep with python-statemachine's algorithm, then generate its code."""
+        """Plan a microstep with python-statemachine's algorithm, then generate its code
+        (``dynamic``: for any undeclared event name, passed as ``ev``)."""
         plan = self._plan_microstep(node, chosen, initial)
         module = self._module()
         event_expr = (
@@ -585,9 +683,12 @@ class HBinding:
             if not initial
             else module.const(self.runtime.initial_event, "EVENT___initial__")
         )
+        if dynamic:
+            event_expr = "_event_object(ev)"
         new_node = plan.new_node
+        label = "any_event" if dynamic else (event or "eventless")
         name = module.unique(
-            f"{node.label}__{event or 'eventless'}__to__{new_node.label}"
+            f"{node.label}__{label}__to__{new_node.label}"
             if not initial
             else f"enter_{new_node.label}"
         )
@@ -607,7 +708,18 @@ class HBinding:
             outcome=module.const(outcome, f"TOOK_{node.label}_{new_node.label}"),
             failed=module.const(failed, f"FAILED_{node.label}"),
             handling_error=event == "error.execution",
+            initial=initial,
         )
+        if dynamic:  # the outcomes name the event sent
+            source = module.const(node.state, "DEF_source")
+            target = module.const(new_node.state, "DEF_target")
+            first_name = module.const(first, "DEF_first") if first is not None else "None"
+            took = f"{source}, {target}, {first_name}, None, {module.const(taken, 'DEF_taken')}"
+            names = replace(
+                names,
+                outcome=f"_Outcome(True, ev, {took})",
+                failed=f"_Outcome(False, ev, {source}, None, None, 'failed')",
+            )
 
         def body(writer: FunctionWriter) -> None:
             for definition in taken:
@@ -617,11 +729,11 @@ class HBinding:
         write_function(
             module,
             name,
-            "inst, args, kw",
+            "inst, args, kw, ev" if dynamic else "inst, args, kw",
             body,
             event_expr,
-            event if not initial else "__initial__",
-            positional_variant=False,
+            None if dynamic else (event if not initial else "__initial__"),
+            positional_variant=True,
             catch=self.catch,
             handling_error=names.handling_error,
             prepare=self.prepare,
@@ -691,6 +803,7 @@ class HBinding:
         before: list[str] = []
         for transition in plan.transitions:
             phase = self._phase(writer, module, transition, transition.source)
+            before += self._prepared(writer, phase)
             before += writer.call_lines(self._transition_group(transition, Group.BEFORE), phase)
         writer.block(0, before, fail[::2] if self.catch else None)
         risky: list[tuple[str, list[str]]] = []
@@ -713,6 +826,7 @@ class HBinding:
             state = info.state
             phase = self._phase(writer, module, info.transition, state, source=state)
             lines = writer.call_lines(self._state_group(state, Group.EXIT), phase)
+            risky += [("plain", self._prepared(writer, phase))]
             if lines:
                 risky += show(current)
                 risky += [("plain", [f"# exit {state.id}"]), ("isolated", lines)]
@@ -724,14 +838,14 @@ class HBinding:
         if not stepwise:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
         for position, info in enumerate(plan.ordered_enter):
-            current.append(info.state)
+            _add_once(current, info.state)
             entry = self._entry(writer, module, plan, names, position, info)
             if entry:
                 risky += show(current)
                 risky += entry
         if stepwise:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
-        self._emit_risky(writer, risky, fail, names.restore, names.handling_error)
+        self._emit_risky(writer, risky, fail, names.restore, names.handling_error, names.initial)
         after: list[str] = []
         for transition in plan.transitions:
             target = transition.target
@@ -743,9 +857,15 @@ class HBinding:
                 target=target,
                 configurations=names.configurations if target is None else None,
             )
+            after += self._prepared(writer, phase)
             after += writer.call_lines(self._transition_group(transition, Group.AFTER), phase)
         writer.block(0, after, fail[:1] if self.catch else None)
         writer.emit(0, f"return {names.outcome}")
+
+    def _prepared(self, writer: FunctionWriter, phase: Phase) -> list[str]:
+        """In a chart with a ``prepare_event``: the statement preparing a group's arguments,
+        as python-statemachine prepares them for every group, callbacks or none."""
+        return [writer.prepared(phase)] if self.prepare else []
 
     def _on_lines(
         self, writer: FunctionWriter, module: Module, plan: _MicroPlan, names: _MicroNames
@@ -755,6 +875,7 @@ class HBinding:
             phase = self._phase(
                 writer, module, transition, transition.source, configurations=names.configurations
             )
+            on += self._prepared(writer, phase)
             on += writer.call_lines(self._transition_group(transition, Group.ON), phase)
         return on
 
@@ -775,7 +896,7 @@ class HBinding:
         )
         lines = writer.call_lines(self._state_group(state, Group.ENTER), phase)
         events = plan.done_events.get(position)
-        risky: list[tuple[str, list[str]]] = []
+        risky: list[tuple[str, list[str]]] = [("plain", self._prepared(writer, phase))]
         if lines or events:
             risky.append(("plain", [f"# enter {state.id}"]))
         if events:
@@ -810,6 +931,7 @@ class HBinding:
         fail: list[str],
         restore_name: str,
         handling_error: bool,
+        initial: bool = False,
     ) -> None:
         """Emit exits, ``on``, the move and entries: each callback isolated when errors are
         caught as events; otherwise all inside one ``try`` restoring the configuration."""
@@ -824,16 +946,27 @@ class HBinding:
             elif kind == "results":
                 writer.emit(indent, "results = []")
                 writer.isolated(indent, [f"results.append({line})" for line in lines])
+            elif kind == "step" and initial:
+                # entering the initial configuration, python-statemachine runs this content
+                # outside any microstep: a failure reaches the caller of create()
+                writer.block(indent, lines, None)
             elif kind == "step" or (kind == "on" and handling_error):
                 # a compound's initial transition content and default history content run
                 # without per-callback isolation: a failure cancels the microstep
                 writer.block(indent, lines, fail if self.catch else None)
             else:
                 writer.isolated(indent, lines)
-        if not self.catch:
-            writer.emit(0, "except BaseException:")
+        if not self.catch:  # a BaseException leaves it where it got, as python-statemachine
+            writer.emit(0, "except Exception:")
             writer.emit(1, f"inst._node = {restore_name}")
             writer.emit(1, "raise")
+
+
+def _add_once(states: list[DeclaredState], state: DeclaredState) -> None:
+    """Add an entered state to the configuration of the moment (an internal self-transition
+    re-enters a state still in it: python-statemachine's configuration is a set)."""
+    if state not in states:
+        states.append(state)
 
 
 def _choices(
@@ -888,6 +1021,21 @@ def _plan(
     if plan is None:
         plan = node.binding.plan(node, event, key)
     return plan(inst, args, kw)
+
+
+def _plan_any(
+    inst: Any,
+    args: tuple[Any, ...],
+    kw: dict[str, Any],
+    node: HNode,
+    dynamic: Any,
+    key: tuple[int, ...],
+    ev: str,
+) -> Any:
+    plan = node.plans.get((dynamic, key))
+    if plan is None:
+        plan = node.binding.plan_any(node, dynamic, key, ev)
+    return plan(inst, args, kw, ev)
 
 
 def _done(inst: Any, event: str, results: list[Any]) -> None:

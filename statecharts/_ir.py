@@ -98,19 +98,38 @@ class StateDef:
         return self.id
 
 
-class Configuration(tuple[StateDef, ...]):
-    """Active states in python-statemachine's order. ``in`` also accepts the declared
-    python-statemachine ``State`` (what callbacks receive as ``state``), matched by id."""
+class Configuration(tuple[Any, ...]):
+    """Active states in python-statemachine's order: ``StateDef``s, or python-statemachine's
+    declared ``State``s (what ``Instance.configuration`` gives, as python-statemachine's
+    ``configuration`` does). ``in`` and ``==`` match states by id, whichever kind."""
 
     __slots__ = ()
 
     def __contains__(self, item: object) -> bool:
         if tuple.__contains__(self, item):
             return True
-        if isinstance(item, StateDef | str):
+        if isinstance(item, str):
             return False
         key = getattr(item, "id", None)
         return key is not None and any(state.id == key for state in self)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return len(self) == len(other) and all(
+            _state_id(mine) == _state_id(theirs) for mine, theirs in zip(self, other, strict=True)
+        )
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(tuple(_state_id(state) for state in self))
+
+
+def _state_id(state: Any) -> Any:
+    return getattr(state, "id", state)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,10 +187,12 @@ class TransitionDef:
 
 @dataclass(frozen=True, slots=True)
 class EventDef:
-    """A declared event: the id sent on the wire and its display name."""
+    """A declared event: the id sent on the wire, its display name and the delay (in
+    milliseconds, ``0``: none) its declaration gives it."""
 
     id: str
     name: str
+    delay: float = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,14 +238,19 @@ class ChartDef:
     @property
     def is_hierarchical(self) -> bool:
         """Whether the chart has compound, parallel or history states, or eventless
-        transitions (it then runs on the statechart interpreter, not the flat fast path)."""
+        transitions (it then runs python-statemachine's statechart processing loop)."""
+        return self.is_structured or any(t.is_eventless for t in self.transitions)
+
+    @property
+    def is_structured(self) -> bool:
+        """Whether the chart has compound, parallel or history states or transitions with
+        several targets (it then runs on the statechart interpreter; a flat chart, eventless
+        transitions or not, runs on flat generated code)."""
         if self.start_configuration:
             return True
         return any(
             state.parent is not None or state.kind != "atomic" for state in self.states
-        ) or any(
-            transition.is_eventless or transition.extra_targets for transition in self.transitions
-        )
+        ) or any(transition.extra_targets for transition in self.transitions)
 
     def children(self, state_id: str | None) -> tuple[StateDef, ...]:
         """The states directly inside ``state_id`` (``None``: the top-level states)."""

@@ -30,6 +30,7 @@ from statemachine import StateChart
 from statemachine.exceptions import AttrNotFound, InvalidDefinition
 from statemachine.spec_parser import replace_operators
 
+from . import _async
 from ._errors import UnsupportedChart
 from ._ir import CallbackDef, Group, RefKind
 
@@ -236,13 +237,6 @@ def _static_lookup(owner: type, name: str) -> Any:
     return _MISSING
 
 
-def _is_async(target: Any) -> bool:
-    function = target.func if isinstance(target, partial) else target
-    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
-        getattr(function, "__call__", None)  # noqa: B004
-    )
-
-
 class Resolver:
     """Resolves the callbacks of one chart for one kind of model."""
 
@@ -253,14 +247,23 @@ class Resolver:
         chart_attributes: Mapping[str, Any],
         event_ids: Iterable[str],
         model_type: type | None,
+        fields: frozenset[str] = frozenset(),
+        awaited: bool = False,
     ) -> None:
         self.chart_name = chart_name
+        #: Fields a custom ``__init__`` sets on the instance before python-statemachine's
+        #: ``__init__`` runs: names resolve to them, read when the callback runs.
+        self.fields = fields
         self.declared = declared
         self.attributes = chart_attributes
         self.event_ids = frozenset(event_ids)
         self.model_type = model_type
         #: Names the model's class lacks, to be read from the instance: name -> where declared.
         self.instance_names: dict[str, str] = {}
+        #: Whether a callback resolved so far is async (the chart then runs awaited).
+        self.is_async = awaited
+        #: Resolving for an awaited run: a plain callback's awaitable result is awaited too.
+        self.awaited = awaited
         self._leaves: dict[tuple[str, str], Leaf | None] = {}
 
     # -- name lookup -------------------------------------------------------------------------
@@ -276,6 +279,8 @@ class Resolver:
 
     def _chart_leaf(self, name: str) -> Leaf | None:
         where = f"{self.chart_name}.{name}"
+        if name in self.fields:
+            return Leaf(f"chart:{name}", "chart", Mode.DYNAMIC, name, where)
         if name not in self.attributes:
             if name in self.event_ids:
                 raise UnsupportedChart(self.chart_name, "a callback naming an event", repr(name))
@@ -291,9 +296,8 @@ class Resolver:
         if isinstance(value, classmethod):
             return self._callable_leaf(key, "chart", getattr(self.declared, name), where)
         if inspect.isfunction(value):
-            self._refuse_async(value, where)
             signature = signature_of(value, bound=True, where=where, chart=self.chart_name)
-            return Leaf(key, "chart", Mode.METHOD, value, where, signature)
+            return Leaf(key, "chart", Mode.METHOD, self._awaited(value), where, signature)
         if callable(value) and not isinstance(value, property):
             return self._callable_leaf(key, "chart", value, where)
         return Leaf(key, "chart", Mode.ATTR, name, where)
@@ -320,9 +324,8 @@ class Resolver:
         if isinstance(value, classmethod):
             return self._callable_leaf(key, "model", getattr(self.model_type, name), where)
         if inspect.isfunction(value):
-            self._refuse_async(value, where)
             signature = signature_of(value, bound=True, where=where, chart=self.chart_name)
-            return Leaf(key, "model", Mode.METHOD, value, where, signature)
+            return Leaf(key, "model", Mode.METHOD, self._awaited(value), where, signature)
         if hasattr(type(value), "__get__"):
             return Leaf(key, "model", Mode.DYNAMIC, name, where)
         if callable(value):
@@ -330,13 +333,16 @@ class Resolver:
         return Leaf(key, "model", Mode.ATTR, name, where)
 
     def _callable_leaf(self, key: str, owner: str, target: Any, where: str) -> Leaf:
-        self._refuse_async(target, where)
         signature = signature_of(target, bound=False, where=where, chart=self.chart_name)
-        return Leaf(key, owner, Mode.CALL, target, where, signature)
+        return Leaf(key, owner, Mode.CALL, self._awaited(target), where, signature)
 
-    def _refuse_async(self, target: Any, where: str) -> None:
-        if _is_async(target):
-            raise UnsupportedChart(self.chart_name, "an async callback", where)
+    def _awaited(self, target: Any) -> Any:
+        """``target``, or for an async callback its synchronous stand-in (``_async``); a chart
+        with one runs on the awaitable send path (``is_async``)."""
+        if not _async.is_async(target):
+            return _async.awaiting_results(target) if self.awaited else target
+        self.is_async = True
+        return _async.awaiting(target)
 
     def _owners(self, name: str, where: str, convention: bool = False) -> list[Leaf]:
         """Who provides ``name``: the chart, the model's class, or else (for a declared name

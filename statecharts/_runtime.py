@@ -12,6 +12,7 @@ import itertools
 import math
 import threading
 import time
+import types
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,17 +28,20 @@ from statemachine.orderedset import OrderedSet
 from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
+from . import _async, _snapshot
 from ._clock import Clock, VirtualClock
 from ._codegen import FunctionWriter, Module, Step, _dyn, _kwall, write_function
 from ._compiler import (
     RUNTIME_NAMES,
     chart_attributes,
+    custom_init,
     declared_states,
     descriptor_matches,
+    init_fields,
     read_chart,
 )
 from ._compiler import declared_transitions as all_declared_transitions
-from ._errors import UnsupportedChart
+from ._errors import InstanceSnapshotError, UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Configuration, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
@@ -210,6 +214,11 @@ class _Queues:
         self.trigger: tuple[bool, Any] | None = None
         self.woken: float | None = None
 
+    @property
+    def delayed(self) -> list[Timed]:
+        """The timed events (the name code written before ``timed`` reads)."""
+        return self.timed
+
     def now(self) -> float:
         clock = self.clock
         return time.monotonic() if clock is None else clock.now()
@@ -294,10 +303,11 @@ class Instance:
         return self._node.state
 
     @property
-    def configuration(self) -> tuple[StateDef, ...]:
-        """The active states, ancestors included, in document order (python-statemachine's
-        ``configuration``)."""
-        return self._node.configuration
+    def configuration(self) -> Configuration:
+        """The active states, ancestors included, as python-statemachine's ``configuration``
+        holds them: its declared ``State`` objects (``id``, ``parent``, ``is_atomic`` ...), in
+        its order. It compares equal to a tuple of the same states as ``StateDef``s."""
+        return Configuration(self._node.declared_configuration)
 
     @property
     def chart(self) -> Chart:
@@ -350,7 +360,9 @@ class Instance:
     def raise_(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
         """Raise an internal event from a callback: it runs within the current macrostep,
         before events sent with ``send``. Outside a callback it is the same as ``send``."""
-        if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
+        if (
+            kwargs and not _SEND_OPTIONS.isdisjoint(kwargs)
+        ) or event in self._node.binding.runtime.optioned:
             return self._send_with_options(event, args, {**kwargs, "internal": True})
         pending = self._pending
         if pending is None or (pending is not _BUSY and not pending.busy):
@@ -358,6 +370,41 @@ class Instance:
         queues = self._queues()
         queues.internal.append((event, args, kwargs))
         return Outcome(False, event, self._node.state, None, None, "queued")
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-able picture of where this instance is: its configuration, history values,
+        events an earlier failure left queued, and the fields a custom ``__init__`` set; the
+        model is not in it. ``Chart.restore`` continues from it exactly as this instance
+        would. Raises ``InstanceSnapshotError`` from inside a callback or for a payload JSON cannot
+        keep."""
+        pending = self._pending
+        if isinstance(pending, _Unstarted):
+            raise InstanceSnapshotError(
+                "instance",
+                "its initial state is not entered yet: send an event or await "
+                "activate_initial_state() first",
+            )
+        if pending is _BUSY or (pending is not None and pending.busy):
+            raise InstanceSnapshotError(
+                "instance",
+                "it is running an event (taken from a callback); take snapshots between events",
+            )
+        node: Any = self._node
+        runtime = node.binding.runtime
+        return _snapshot.take(
+            runtime.chart,
+            [state.id for state in node.declared_configuration],
+            [
+                (name, [state.id for state in states])
+                for name, states in getattr(node, "history", ())
+            ],
+            {}
+            if pending is None
+            else {"internal": pending.internal, "external": pending.external},
+            [] if pending is None else pending.timed,
+            vars(self) if runtime.custom_init else {},
+            runtime.instance_fields,
+        )
 
     def cancel_event(self, send_id: str) -> None:
         """Cancel the events sent with this ``send_id`` that have not run yet (delayed ones,
@@ -386,7 +433,10 @@ class Instance:
         of its own (what a clock calls when it wakes the instance). From a callback, or when
         nothing is due, it does nothing."""
         pending = self._pending
-        if not isinstance(pending, _Queues) or pending.busy or not pending.pending_external():
+        if not isinstance(pending, _Queues):
+            return
+        pending.woken = None  # this wake-up is spent: settling asks for the next one
+        if pending.busy:  # woken from one of its own callbacks: it settles later
             return
         pending.busy = True
         self._drain(pending)
@@ -442,7 +492,8 @@ class Instance:
         pending = self._pending
         busy = pending is _BUSY or (isinstance(pending, _Queues) and pending.busy)
         if busy and internal:
-            return self.raise_(event, *args, **kwargs)
+            self._queues().internal.append((event, args, kwargs))
+            return Outcome(False, event, self._node.state, None, None, "queued")
         if not busy and not delay and send_id is None:
             return self._send_plain(event, *args, **kwargs)
         item = (event, args, kwargs)
@@ -456,17 +507,15 @@ class Instance:
             pending = self._pending = _Queues()
         if pending.clock is None and delay:
             # python-statemachine's synchronous engine waits until the event is due
-            time.sleep(delay / 1000)
+            if delay > 0:
+                time.sleep(delay / 1000)
             delay = 0
         pending.busy = True
         pending.put(item, delay, send_id)
-        return self._drain(pending, item) or Outcome(
-            False, event, self._node.state, None, None, "queued"
-        )
-
-    def _next_external(self, queues: _Queues) -> Item | None:
-        """The next queued external event that is due (``None``: none is)."""
-        return queues.take()
+        result = self._drain(pending, item)
+        if result is None:  # not due yet
+            result = Outcome(False, event, self._node.state, None, None, "queued")
+        return result
 
     def _queues(self) -> _Queues:
         pending = self._pending
@@ -556,10 +605,11 @@ class Instance:
         queues.trigger = None
         clock = queues.clock
         if clock is not None and queues.timed:
-            due = queues.timed[0][0]
-            if due != queues.woken:
+            due, order = queues.timed[0][:2]
+            woken = queues.woken
+            if woken is None or due < woken:  # a later one waits for the wake-up asked for
                 queues.woken = due
-                clock.wake(self, due)
+                clock.wake(self, due, order)
 
     def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
         """Run one external event (a microstep, or an ignored outcome)."""
@@ -666,7 +716,7 @@ class StatechartInstance(Instance):
                     if self._pending is _BUSY and after.eventless is None:
                         self._pending = None
                         return outcome
-                    return self._loop(None, outcome)
+                    return self._continue(outcome)
                 ignored = node.ignored.get(event)
                 if ignored is not None and not node.binding.strict:
                     if _observers:
@@ -680,9 +730,50 @@ class StatechartInstance(Instance):
             pending.put(mine)
         return self._loop(mine, None)
 
-    def _loop(self, mine: Any, outcome: Outcome | None) -> Outcome:
+    def _continue(self, outcome: Outcome) -> Outcome:
+        """The rest of the macrostep after an event taken at once: the eventless chain of a
+        flat chart while nothing is queued, else the processing loop."""
+        node = self._node
+        # flat charts only: a statechart's node finds its eventless transitions lazily, so
+        # whether it has a function yet must not choose the path
+        if self._pending is _BUSY and type(node) is StateNode and node.eventless is not None:
+            return self._chain(outcome)
+        return self._loop(None, outcome)
+
+    def _chain(self, outcome: Outcome) -> Outcome:
+        """The macrostep after an event whose target has eventless transitions, while nothing
+        is queued: the eventless transitions of each state reached, until none is enabled
+        (what the processing loop does, without its queues). Once a callback queues an event,
+        the processing loop takes over where the chain stands."""
+        taken = list(outcome.transitions)
+        tried = False
         try:
-            result = self._processing_loop(mine, outcome)
+            while True:
+                eventless: Any = self._node.eventless
+                if eventless is None:
+                    break
+                step: Outcome = eventless(self, (), {})
+                if step.applied:
+                    if _observers:
+                        _notify(self, step)
+                    taken.extend(step.transitions)
+                if self._pending is not _BUSY:
+                    tried = not step.applied
+                    break
+                if not step.applied:
+                    break
+        except BaseException:
+            self._settle_failure()
+            raise
+        outcome = _with_transitions(outcome, self._node.state, taken)
+        if self._pending is _BUSY:
+            self._pending = None
+            return outcome
+        return self._loop(None, outcome, tried)
+
+    def _loop(self, mine: Any, outcome: Outcome | None, tried: bool = False) -> Outcome:
+        try:
+            result = self._processing_loop(mine, outcome, tried=tried)
         except BaseException:
             self._settle_failure()
             raise
@@ -706,11 +797,16 @@ class StatechartInstance(Instance):
         return result
 
     def _processing_loop(
-        self, mine: Any, outcome: Outcome | None, queued: bool | None = None
+        self,
+        mine: Any,
+        outcome: Outcome | None,
+        queued: bool | None = None,
+        tried: bool = False,
     ) -> Outcome | None:
         """python-statemachine's ``processing_loop``; ``mine`` is the event sent (taken first
-        unless it is queued behind waiting events), ``outcome`` its outcome if already taken.
-        External events not yet due on the instance's clock stay queued."""
+        unless it is queued behind waiting events), ``outcome`` its outcome if already taken
+        (``tried``: and the current state's eventless transitions were just tried, none
+        enabled). External events not yet due on the instance's clock stay queued."""
         pending = self._pending
         if queued is None:
             queued = isinstance(pending, _Queues) and pending.holds(mine)
@@ -720,7 +816,8 @@ class StatechartInstance(Instance):
             collecting = list(outcome.transitions)
         while took:  # python-statemachine stops once a macrostep ends in a final configuration
             taken: list[TransitionDef] = []
-            took = self._macrostep(taken)
+            took = self._macrostep(taken, tried)
+            tried = False
             if collecting is not None and outcome is not None:
                 collecting.extend(taken)
                 outcome = _with_transitions(outcome, self._node.state, collecting)
@@ -759,22 +856,10 @@ class StatechartInstance(Instance):
         return None
 
     def _run_queues(self, outcome: Outcome) -> Outcome:
-        """After entering the initial configuration: macrosteps until one takes nothing."""
-        queues = self._pending
+        """After entering the initial configuration: python-statemachine's processing loop
+        (a macrostep, then the next queued event, until neither takes anything)."""
         try:
-            while self._macrostep([]) and not self._node.terminated:
-                pass
-            pending = self._pending
-            while isinstance(pending, _Queues) and pending.pending_external():
-                if self._node.terminated:
-                    pending.drop_external()
-                    break
-                item = pending.take()
-                if item is None:
-                    break
-                self._take(*item)
-                while self._macrostep([]) and not self._node.terminated:
-                    pass
+            self._processing_loop(None, None, queued=True)
         except BaseException:
             self._settle_failure()
             raise
@@ -783,17 +868,19 @@ class StatechartInstance(Instance):
             self._settle(pending)
         else:
             self._pending = None
-        del queues
         return outcome
 
-    def _macrostep(self, taken: list[TransitionDef]) -> bool:
+    def _macrostep(self, taken: list[TransitionDef], tried: bool = False) -> bool:
         """Take eventless transitions and internal events until neither enables one; return
-        whether any transition was taken."""
+        whether any transition was taken (``tried``: the current state's eventless transitions
+        were just tried, none enabled; the internal events come first)."""
         took = False
         while True:
             node = self._node
             binding = node.binding
-            if self._eventless(node, taken):
+            if tried:
+                tried = False
+            elif self._eventless(node, taken):
                 took = True
                 continue
             pending = self._pending
@@ -816,7 +903,7 @@ class StatechartInstance(Instance):
                 pending.in_internal = False
             if _observers:
                 _notify(self, outcome)
-            if outcome.applied:
+            if outcome.applied or outcome.reason == "failed":
                 took = True
             taken.extend(outcome.transitions)
 
@@ -834,12 +921,12 @@ class StatechartInstance(Instance):
         finally:
             if isinstance(pending, _Queues):
                 pending.in_internal = False
-        if not outcome.applied:
+        if not outcome.applied and outcome.reason != "failed":
             return False
         if _observers:
             _notify(self, outcome)
         taken.extend(outcome.transitions)
-        return True
+        return True  # a microstep that failed was taken too, as python-statemachine counts
 
     def _terminated(self, node: Any, event: str) -> Outcome:
         outcome: Outcome = node.binding.terminated(node, event)
@@ -858,12 +945,26 @@ class _MachineInstance(StatechartInstance):
     the machine it receives (``name``, ``catch_errors_as_events``, ``_put_nonblocking``), and
     its callbacks get the keyword arguments ``prepare_event`` adds."""
 
-    __slots__ = ()
+    __slots__ = ("_prepared",)
+
+    #: The keyword arguments prepared in the current microstep, by (transition, state
+    #: entered, state exited): python-statemachine prepares each set once.
+    _prepared: dict[Any, dict[str, Any]]
+
+    def __init__(self, node: Any, model: Any) -> None:
+        super().__init__(node, model)
+        self._prepared = {}
 
     @property
     def catch_errors_as_events(self) -> bool:
         """The chart's ``catch_errors_as_events`` flag."""
         return self._node.binding.chart.flags.catch_errors_as_events
+
+    @property
+    def _engine(self) -> Any:
+        """What executable content reaches for on python-statemachine's engine: its invoke
+        manager, which here never has a child session to send to (invoke is refused)."""
+        return _NO_SESSIONS
 
     def _put_nonblocking(self, trigger_data: Any, internal: bool = False) -> None:
         """Queue a python-statemachine ``TriggerData`` (what ``Event.put`` does): its
@@ -876,17 +977,45 @@ class _MachineInstance(StatechartInstance):
         self._send_with_options(str(event.id), tuple(trigger_data.args), kwargs)
 
 
+class _NoSessions:
+    """An engine stand-in whose invoke manager has no child sessions (``<send
+    target="#_id">`` then raises ``error.communication``, as for an unreachable one)."""
+
+    __slots__ = ()
+
+    @property
+    def _invoke_manager(self) -> _NoSessions:
+        return self
+
+    def send_to_child(self, invokeid: str, event: str, **kwargs: Any) -> bool:
+        return False
+
+
+_NO_SESSIONS = _NoSessions()
 _flagged_events: dict[tuple[str, bool], DeclaredEvent] = {}
 
 
 def _prep(
-    inst: Instance, args: tuple[Any, ...], kw: dict[str, Any], injected: dict[str, Any]
+    inst: Any,
+    args: tuple[Any, ...],
+    kw: dict[str, Any],
+    injected: dict[str, Any],
+    key: Any,
 ) -> dict[str, Any]:
     """The keyword arguments a callback of a chart with ``prepare_event`` receives: the
     payload and the injected values, with the event as it was queued (internal or not, its
     ``send_id``), updated with what each ``prepare_event`` returns (the chart's, then the
-    model's), as python-statemachine builds them."""
-    kwall = _kwall(kw, injected)
+    model's), as python-statemachine builds them: once per microstep and ``key`` (the
+    transition, the state entered, the state exited); the ``on`` group adds the
+    configurations to the set it shares."""
+    cache = inst._prepared
+    kwall = cache.get(key)
+    if kwall is not None:
+        if "previous_configuration" in injected:
+            kwall["previous_configuration"] = injected["previous_configuration"]
+            kwall["new_configuration"] = injected["new_configuration"]
+        return kwall  # type: ignore[no-any-return]
+    kwall = cache[key] = _kwall(kw, injected)
     event = kwall.get("event")
     if event is not None:
         pending = inst._pending
@@ -897,7 +1026,8 @@ def _prep(
             flagged = _flagged_events.get(key)
             if flagged is None:
                 flagged = DeclaredEvent(id=str(event), name=event.name, internal=internal)
-                _flagged_events[key] = flagged
+                if len(_flagged_events) < _IGNORED_CACHE_SIZE:
+                    _flagged_events[key] = flagged
             event = kwall["event"] = flagged
         data = kwall.get("event_data")
         if data is not None:
@@ -994,6 +1124,7 @@ class StateNode:
         "configuration",
         "declared",
         "declared_configuration",
+        "eventless",
         "ignored",
         "state",
         "table",
@@ -1009,6 +1140,8 @@ class StateNode:
         self.declared_configuration: tuple[DeclaredState, ...] = (declared,)
         self.terminated = state.final
         self.table: dict[str, Fire] = {}
+        #: The function trying the state's eventless transitions (``None``: it has none).
+        self.eventless: Fire | None = None
         self.ignored: dict[str, Outcome] = {}
 
 
@@ -1029,6 +1162,7 @@ class Binding:
         "initial",
         "initial_node",
         "instance_names",
+        "is_async",
         "nodes",
         "resolver",
         "runtime",
@@ -1058,12 +1192,13 @@ class Binding:
         self._label = chart.name
         if model_type is not None:
             self._label = f"{chart.name}, model {model_type.__name__}"
-        self._module = Module(self._label)
+        self._module = Module(self._label, resolver.awaited)
         self._generate()
         #: The generated source of the per-(state, event) functions.
         self.source = self._module.source
         #: Declared names the model's class lacks: each instance must provide them.
         self.instance_names = tuple(resolver.instance_names.items())
+        self.is_async = False
 
     def gap(self, source: StateDef) -> StateNode:
         """The node of the empty configuration between leaving ``source`` and entering the
@@ -1094,8 +1229,9 @@ class Binding:
         callbacks = state.enter if group is Group.ENTER else state.exit
         return self._resolved(f"state:{state.id}", group, callbacks)
 
-    def _step(self, transition: TransitionDef, event: str | None) -> Step:
-        """What the generator needs of one transition fired by ``event`` (None: by ``ev``)."""
+    def _step(self, transition: TransitionDef, event: str | None, eventless: bool = False) -> Step:
+        """What the generator needs of one transition fired by ``event`` (None: by ``ev``;
+        ``eventless``: taken without one, its outcome's event is ``""`` as in a statechart)."""
         chart, module, runtime = self.chart, self._module, self.runtime
         owner = f"transition:{transition.id}"
         source = chart.state(transition.source)
@@ -1116,6 +1252,8 @@ class Binding:
             ),
             "state_after": module.const(declared[after.id], f"STATE_{after.id}"),
         }
+        if eventless:
+            event = ""
         if event is None:
             parts = ", ".join(
                 module.const(value, f"{kind}_{name}")
@@ -1214,11 +1352,48 @@ class Binding:
             handling_error=handling_error,
         )
 
+    def _write_eventless(
+        self, name: str, state: StateDef, candidates: list[TransitionDef]
+    ) -> None:
+        """Generate the function trying ``state``'s eventless transitions in declaration order:
+        the first enabled one runs as any transition does (its callbacks get ``event=None``);
+        none enabled gives an outcome that is not applied."""
+        module = self._module
+        module.namespace.update(_FIRE_HELPERS)
+        node_from = module.const(self.nodes[state.id], f"NODE_{state.id}")
+        steps = [self._step(transition, None, eventless=True) for transition in candidates]
+        none = Outcome(False, "", state, None, None, "guards_rejected")
+
+        def body(writer: FunctionWriter) -> None:
+            for transition, step in zip(candidates, steps, strict=True):
+                target = transition.target or state.id
+                node_to = module.const(self.nodes[target], f"NODE_{target}")
+                if writer.step(0, step, node_from, node_to):
+                    return
+            writer.emit(0, f"return {module.const(none, f'NOT_TAKEN_{state.id}')}")
+
+        write_function(
+            module,
+            name,
+            "inst, args, kw",
+            body,
+            "None",
+            None,
+            positional_variant=False,
+            catch=self.chart.flags.catch_errors_as_events,
+        )
+
     def _generate(self) -> None:
         chart = self.chart
         names: dict[tuple[str, str], str] = {}
+        eventless_names: dict[str, str] = {}
         for state in chart.states:
             transitions = chart.transitions_from(state.id)
+            eventless = [t for t in transitions if t.is_eventless]
+            if eventless:
+                name = self._module.unique(f"{state.id}__eventless")
+                eventless_names[state.id] = name
+                self._write_eventless(name, state, eventless)
             for event in self.runtime.event_order:
                 candidates = [
                     t for t in transitions if any(descriptor_matches(d, event) for d in t.events)
@@ -1231,7 +1406,11 @@ class Binding:
         namespace = self._module.build()
         for (state_id, event), name in names.items():
             self.nodes[state_id].table[event] = namespace[name]
+        for state_id, name in eventless_names.items():
+            self.nodes[state_id].eventless = namespace[name]
         self.initial = namespace.get(self._initial_name)
+        if self.initial is None and eventless_names:
+            self.initial = _enter_nothing  # the initial macrostep may take eventless ones
 
     def _write_initial(self) -> None:
         chart, runtime, module = self.chart, self.runtime, self._module
@@ -1310,7 +1489,7 @@ class Binding:
         with self._lock:
             found = self._dynamic.get(key)
             if found is None:
-                self._module = Module(self._label)
+                self._module = Module(self._label, self.resolver.awaited)
                 transitions = [self.chart.transitions[i] for i in candidates]
                 name = self._module.unique(f"{node.state.id}__any_event")
                 self._write_fire(name, node.state, transitions, None, handling_error)
@@ -1319,6 +1498,19 @@ class Binding:
         return found
 
     # -- instances ---------------------------------------------------------------------------
+
+    def eventless(self, node: StateNode) -> Fire | None:
+        """The function trying the node's eventless transitions, or ``None`` if it has none."""
+        return node.eventless
+
+    def terminated(self, node: StateNode, event: str) -> Outcome:
+        """The outcome of an event sent once the instance terminated (python-statemachine
+        drops it, or raises ``TransitionNotAllowed`` for a strict chart)."""
+        if not isinstance(event, str):
+            raise TypeError(f"event must be a str, got {type(event).__name__}: {event!r}")
+        if self.strict:
+            raise _not_allowed(self.runtime.event_object(event), node)
+        return Outcome(False, event, node.state, None, None, "terminated")
 
     def check_instance(self, model: Any) -> None:
         """Raise python-statemachine's error if the model lacks a name the class lacks too."""
@@ -1336,7 +1528,7 @@ class Binding:
         except BaseException:
             instance._settle_failure()
             raise
-        if instance._pending is _BUSY:
+        if instance._pending is _BUSY and self.initial_node.eventless is None:
             instance._pending = None
         else:
             initial = self.chart.initial
@@ -1344,6 +1536,10 @@ class Binding:
 
 
 _FIRE_HELPERS: dict[str, Any] = {}
+
+
+def _enter_nothing(inst: Instance, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
+    """The initial entry of a chart whose initial state has no ``enter`` callback."""
 
 
 def _event_object(name: str) -> DeclaredEvent:
@@ -1395,8 +1591,14 @@ class Runtime:
         #: The chart's own ``prepare_event`` (python-statemachine's hook adding keyword
         #: arguments to every callback; its loaders set one for the SCXML system variables).
         self.prepare = getattr(declared, "prepare_event", None)
-        self.hierarchical = chart.is_hierarchical or self.prepare is not None
-        base: type[Instance] = StatechartInstance if self.hierarchical else Instance
+        #: Compound, parallel or history states (or a ``prepare_event``) need the statechart
+        #: interpreter; a flat chart with eventless transitions runs its flat generated code
+        #: in the statechart processing loop (``StatechartInstance``).
+        self.hierarchical = chart.is_structured or self.prepare is not None
+        self.has_eventless = any(t.is_eventless for t in chart.transitions)
+        base: type[Instance] = (
+            StatechartInstance if self.hierarchical or self.has_eventless else Instance
+        )
         extra: dict[str, Any] = {}
         if self.prepare is not None:
             base = _MachineInstance
@@ -1409,22 +1611,38 @@ class Runtime:
         )
         if self.optioned:
             extra["send"] = _optioned_send(base, self.optioned)
+        namespace: dict[str, Any] = {
+            **_event_methods(declared),
+            **{k: v for k, v in self.attributes.items()},
+            **extra,
+            "__module__": declared.__module__,
+            "__doc__": declared.__doc__,
+        }
+        init = custom_init(declared)
+        #: The per-instance fields a custom ``__init__`` sets (kept in snapshots).
+        self.instance_fields: frozenset[str] = frozenset()
+        self.resolvable_fields: frozenset[str] = frozenset()
+        if init is None:
+            namespace["__slots__"] = ()
+            bases: tuple[type, ...] = (base,)
+        else:  # instances get a __dict__ for the fields, and the chart's __init__
+            self.instance_fields = init_fields(init[1])
+            self.resolvable_fields = init_fields(init[1], before_super=True)
+            bases = (_Constructed, base)
         self.instance_class: type[Instance] = type(
-            f"{declared.__name__}Instance",
-            (base,),
-            {
-                **_event_methods(declared),
-                **{k: v for k, v in self.attributes.items()},
-                **extra,
-                "__slots__": (),
-                "__module__": declared.__module__,
-                "__doc__": declared.__doc__,
-            },
+            f"{declared.__name__}Instance", bases, namespace
         )
+        self.custom_init = init is not None
+        if init is not None:
+            setattr(self.instance_class, "__init__", _rebound(init[1], self.instance_class))  # noqa: B010
+            setattr(self.instance_class, "__chart_runtime__", self)  # noqa: B010
         self.callback_names = _callback_names(chart)
-        self.chart_only = Resolver(chart.name, declared, self.attributes, self.event_ids, None)
+        self.chart_only = Resolver(
+            chart.name, declared, self.attributes, self.event_ids, None, self.resolvable_fields
+        )
         self.by_type: dict[type, Binding] = {}
         self._lock = threading.RLock()
+        self._awaited: type[Instance] | None = None
 
     def event_object(self, name: str) -> DeclaredEvent:
         """The declared event called ``name``, or an event object for an undeclared name."""
@@ -1445,6 +1663,13 @@ class Runtime:
                     self.by_type[model_type] = binding
         return binding
 
+    def awaited_class(self) -> type[Instance]:
+        """The instance class for models that make the chart's callbacks async (one)."""
+        with self._lock:
+            if self._awaited is None:
+                self._awaited = _awaited_class(self.instance_class)
+            return self._awaited
+
     def _bind(self, model_type: type) -> Binding:
         if hasattr(model_type, "prepare_event") and self.prepare is None:
             raise UnsupportedChart(
@@ -1463,11 +1688,218 @@ class Runtime:
             self.attributes,
             self.event_ids,
             None if model_type is type(None) else model_type,
+            self.resolvable_fields,
         )
+        binding = self._binding_of(resolver)
+        if resolver.is_async:  # again, every callback's awaitable result awaited
+            resolver = Resolver(
+                self.chart.name,
+                self.declared,
+                self.attributes,
+                self.event_ids,
+                None if model_type is type(None) else model_type,
+                self.resolvable_fields,
+                awaited=True,
+            )
+            binding = self._binding_of(resolver)
+            binding.is_async = True
+            binding.cls = self.awaited_class()
+        return binding  # type: ignore[no-any-return]
+
+    def _binding_of(self, resolver: Resolver) -> Any:
+        binding: Any
         if self.hierarchical:
             support = Support(Outcome, _BUSY, _FIRE_HELPERS, _not_allowed, _reject)
-            return HBinding(self, resolver, support)  # type: ignore[return-value]
-        return Binding(self, resolver)
+            binding = HBinding(self, resolver, support)
+            binding.resolve_all()  # generation is lazy; asyncness must be known now
+        else:
+            binding = Binding(self, resolver)
+        binding.is_async = False
+        return binding
+
+
+class _Unstarted:
+    """The ``_pending`` of an async instance not activated yet: its initial state is entered
+    by the first event, or ``activate_initial_state()``, as python-statemachine's async
+    engine defers it (``kwargs`` go to the initial ``enter`` callbacks)."""
+
+    __slots__ = ("kwargs",)
+
+    def __init__(self, kwargs: dict[str, Any]) -> None:
+        self.kwargs = kwargs
+
+
+def _unstarted(instance: Instance, binding: Any, kwargs: dict[str, Any]) -> None:
+    """An async instance waits for its first event to enter its initial state, with no
+    active state until then, as python-statemachine's async engine defers it."""
+    instance._pending = _Unstarted(kwargs)  # type: ignore[assignment]
+    if not binding.chart.is_hierarchical and isinstance(binding, Binding):
+        instance._node = binding.gap(binding.chart.initial)  # the empty configuration
+
+
+def _awaited_class(base: type[Instance]) -> type[Instance]:
+    """The instance class of a chart with async callbacks: python-statemachine's awaitable
+    send path, over ``base`` (a subclass with no new slots, so a custom ``__init__``'s
+    instance can switch to it once its model is known).
+
+    ``send`` (and ``raise_``, and the event methods) return a coroutine to await when an event
+    loop runs in this thread, and run to completion otherwise, as python-statemachine's
+    ``send`` does with its async engine; from inside a callback they queue the event and
+    return an awaitable outcome (``await self.send(...)`` works, and so does not awaiting it).
+    The initial state is entered by the first event or ``await activate_initial_state()``.
+    An event another task sends while one runs joins its queue, as python-statemachine's
+    async engine queues it; that task's ``send`` returns (outcome ``queued``) once the run
+    took it.
+    """
+    base_send, base_raise = base.send, base.raise_
+
+    def send(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Send ``event``: awaitable in a running event loop, as python-statemachine's."""
+        if _async.running(self):
+            return _async.Done(base_send(self, event, *args, **kwargs))
+        return _async.complete(_driven(self, base_send, base_send, event, args, kwargs))
+
+    def raise_(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Raise an internal event (from a callback), else send it: awaitable, as ``send``."""
+        if _async.running(self):
+            return _async.Done(base_raise(self, event, *args, **kwargs))
+        return _async.complete(_driven(self, base_raise, base_send, event, args, kwargs))
+
+    def activate_initial_state(self: Instance) -> Any:
+        """Enter the initial state now, if no event did yet (an awaitable, as ``send``)."""
+        return _async.complete(_driven(self, None, base_send, "", (), {}))
+
+    return type(
+        base.__name__,
+        (base,),
+        {
+            "__slots__": (),
+            "__module__": base.__module__,
+            "__doc__": base.__doc__,
+            "send": send,
+            "raise_": raise_,
+            "activate_initial_state": activate_initial_state,
+        },
+    )
+
+
+async def _driven(
+    instance: Instance,
+    send: Callable[..., Outcome] | None,
+    queue: Callable[..., Outcome],
+    event: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """Run one event of an async instance (entering its initial state first if no event did
+    yet), awaiting its async callbacks on this event loop."""
+    pending = instance._pending
+    if _async.driven(instance):
+        # another task's event runs: this one joins its queue, as python-statemachine's async
+        # engine queues it, and returns (``queued``) once that run has taken it
+        outcome = queue(instance, event, *args, **kwargs) if send is not None else None
+        await _async.finished(instance)
+        return outcome
+    if isinstance(pending, _Unstarted):
+        instance._pending = None
+        binding: Any = instance._node.binding
+        instance._node = binding.initial_node
+        if binding.initial is not None:
+            await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
+    elif pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
+        raise RuntimeError(
+            f"{event!r} was sent to an async instance of {instance.chart.name} while it "
+            "runs an event outside any event loop task"
+        )
+    if send is None:
+        return None
+    return await _async.drive(instance, send, instance, event, *args, **kwargs)
+
+
+class _Constructed(Instance):
+    """The base of instances of a chart with a custom ``__init__``: the chart's ``__init__``
+    runs first and hands over here with ``super().__init__(...)``, as it hands over to
+    python-statemachine's, which enters the initial state with the keyword arguments."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        model: Any = None,
+        state_field: str = "state",
+        start_value: Any = None,
+        listeners: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if state_field != "state" or start_value is not None or listeners:
+            raise TypeError(
+                "the compiled runtime does not take python-statemachine's state_field, "
+                "start_value or listeners options (Chart.restore starts elsewhere; "
+                "observe_outcomes() watches events)"
+            )
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
+        runtime: Runtime = getattr(type(self), "__chart_runtime__")  # noqa: B009
+        binding = runtime.binding(model)
+        if binding.instance_names:
+            binding.check_instance(model)
+        queues = getattr(self, "_pending", None)  # holding the clock create() was given
+        Instance.__init__(self, binding.initial_node, model)
+        if binding.cls is not type(self):  # the model's callbacks are async
+            self.__class__ = binding.cls  # type: ignore[assignment]
+        self._pending = queues
+        if binding.is_async:
+            if queues is not None:
+                raise TypeError("a chart with async callbacks takes no clock")
+            _unstarted(self, binding, kwargs)
+        elif binding.initial is not None:
+            binding.enter_initial(self, kwargs)
+        elif queues is not None:
+            self._settle(queues)
+
+
+def _rebound(function: Any, cls: type) -> Any:
+    """The chart's ``__init__`` with its zero-argument ``super()`` meaning ``cls``'s base (a
+    copy: the declared class keeps its own)."""
+    cells = tuple(
+        types.CellType(cls) if name == "__class__" else cell
+        for name, cell in zip(
+            function.__code__.co_freevars, function.__closure__ or (), strict=True
+        )
+    )
+    rebound = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__, cells
+    )
+    rebound.__kwdefaults__ = function.__kwdefaults__
+    rebound.__qualname__ = function.__qualname__
+    rebound.__doc__ = function.__doc__
+    return rebound
+
+
+def _construct(
+    cls: type[Instance], args: tuple[Any, ...], kwargs: dict[str, Any], clock: Clock | None
+) -> Instance:
+    """Run a chart's custom ``__init__`` on a new instance; it must hand over to
+    ``super().__init__(...)``, which enters the initial state (with ``clock``, if given)."""
+    instance = Instance.__new__(cls)
+    if clock is not None:
+        instance._pending = _Queues(_check_clock(clock))
+    instance.__init__(*args, **kwargs)  # type: ignore[misc]
+    try:
+        instance._node  # noqa: B018 - set by the hand-over
+    except AttributeError:
+        raise TypeError(
+            f"{cls.__name__.removesuffix('Instance')}.__init__ returned without calling "
+            "super().__init__(...), so no state was entered"
+        ) from None
+    return instance
+
+
+def _new_instance(cls: type[Instance], node: Any, model: Any) -> Instance:
+    """An instance of ``cls`` in ``node`` without running a chart's custom ``__init__``."""
+    instance = Instance.__new__(cls)
+    Instance.__init__(instance, node, model)
+    return instance
 
 
 def _optioned_send(base: type[Instance], optioned: frozenset[str]) -> Callable[..., Outcome]:
@@ -1540,6 +1972,10 @@ def _collect(names: set[str], name: str) -> Any:
     return Const(True)
 
 
+#: ``create()`` called without a model (a chart's own ``__init__`` then gets no argument).
+_NO_MODEL: Any = object()
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Chart(ChartDef):
     """A compiled chart: the immutable description (see ``ChartDef``) plus the means to run it.
@@ -1552,13 +1988,24 @@ class Chart(ChartDef):
     declared: type[StateChart[Any]] | None = field(default=None, repr=False)
     _runtime: Runtime | None = field(default=None, repr=False)
     _by_type: dict[type, Binding] = field(default_factory=dict, repr=False)
+    #: The instance class running a chart's own ``__init__`` (``None``: the chart has none).
+    _custom_init: type[Instance] | None = field(default=None, repr=False)
 
     _registry: ClassVar[dict[type, Chart]] = {}
 
     def create(
-        self, model: Any = None, /, *, clock: Clock | None = None, **kwargs: Any
+        self,
+        model: Any = _NO_MODEL,
+        /,
+        *args: Any,
+        clock: Clock | None = None,
+        **kwargs: Any,
     ) -> Instance:
-        """A new instance in the initial state; ``kwargs`` go to the initial ``enter`` callbacks.
+        """A new instance in the initial state: ``create(model=None, /, **kwargs)``, ``kwargs``
+        going to the initial ``enter`` callbacks. For a chart with a custom ``__init__``, the
+        arguments are that ``__init__``'s, as constructing the python-statemachine chart takes
+        them: it runs, sets its fields on the instance, and enters the initial state through
+        ``super().__init__(...)``.
 
         Callback names are resolved on the chart and on the model's class, once per class (see
         ``statecharts._resolve`` for how that differs from python-statemachine). The instance
@@ -1573,13 +2020,20 @@ class Chart(ChartDef):
         synchronous engine), a ``VirtualClock`` (deterministic: see ``run_until_idle``) or an
         ``AsyncioClock`` (real time on an event loop).
         """
+        if self._custom_init is not None:
+            given = args if model is _NO_MODEL else (model, *args)
+            return _construct(self._custom_init, given, kwargs, clock)
+        if args:
+            raise TypeError(
+                f"create() takes one positional argument (a model), got {1 + len(args)}"
+            )
         if kwargs and not _CONSTRUCTOR_OPTIONS.isdisjoint(kwargs):
             option = sorted(_CONSTRUCTOR_OPTIONS.intersection(kwargs))[0]
             raise TypeError(
                 f"create() does not take python-statemachine's {option!r} option "
                 "(use resume() to start in a given state; observe_outcomes() to watch events)"
             )
-        if model is None:
+        if model is _NO_MODEL or model is None:
             model = Model()  # type: ignore[no-untyped-call]
         binding = self._by_type.get(type(model))
         if binding is None:
@@ -1590,7 +2044,11 @@ class Chart(ChartDef):
         queues = None
         if clock is not None:
             queues = instance._pending = _Queues(_check_clock(clock))
-        if binding.initial is not None:
+        if binding.is_async:
+            if queues is not None:
+                raise TypeError("a chart with async callbacks takes no clock")
+            _unstarted(instance, binding, kwargs)
+        elif binding.initial is not None:
             binding.enter_initial(instance, kwargs)
         elif queues is not None:
             instance._settle(queues)
@@ -1607,7 +2065,7 @@ class Chart(ChartDef):
         assert runtime is not None
         if model_type is None:
             model_type = Model
-        if self.is_hierarchical:
+        if runtime.hierarchical:
             # Generated lazily at run time, in the order events arrive: a fresh binding
             # generates every reachable (configuration, event) in a fixed order instead.
             binding: Any = runtime._bind(model_type)
@@ -1647,7 +2105,7 @@ class Chart(ChartDef):
         if binding.instance_names:
             binding.check_instance(model)
         if isinstance(binding, HBinding):
-            return binding.resume(state, model)
+            return _new_instance(binding.cls, binding.resume_node(state), model)
         node = binding.nodes.get(state)
         if node is None:
             raise InvalidStateValue(  # type: ignore[no-untyped-call]
@@ -1656,28 +2114,62 @@ class Chart(ChartDef):
                 + ", ".join(s.id for s in self.states)
                 + ")",
             )
-        return binding.cls(node, model)
+        return _new_instance(binding.cls, node, model)
+
+    def restore(self, snapshot: Any, model: Any = None, *, clock: Clock | None = None) -> Instance:
+        """An instance where ``snapshot`` (from ``Instance.snapshot``, perhaps through JSON)
+        says, with ``model`` (a fresh ``Model()`` by default) and ``clock`` (as ``create``
+        takes it), without running any callback.
+
+        Raises ``InstanceSnapshotError``, naming the field and what is wrong, for a snapshot
+        that is damaged, of another format, version or chart, or names a configuration or
+        history value the chart cannot be in; nothing is built then.
+        """
+        runtime = self._runtime
+        assert runtime is not None
+        checked = _snapshot.check(self, snapshot, runtime.instance_fields)
+        if model is None:
+            model = Model()  # type: ignore[no-untyped-call]
+        binding: Any = runtime.binding(model)
+        if binding.instance_names:
+            binding.check_instance(model)
+        declared = runtime.declared_states
+        if isinstance(binding, HBinding):
+            history = {
+                name: [declared[state_id] for state_id in ids]
+                for name, ids in checked.history.items()
+            }
+            node = binding.node(tuple(declared[i] for i in checked.configuration), history)
+        else:
+            node = binding.nodes[checked.configuration[0]]
+        instance = _new_instance(binding.cls, node, model)
+        for name, value in checked.fields.items():
+            object.__setattr__(instance, name, value)
+        if checked.internal or checked.external or checked.timers or clock is not None:
+            queues = _Queues(None if clock is None else _check_clock(clock))
+            queues.internal.extend(checked.internal)
+            queues.external.extend(checked.external)
+            _snapshot.restore_timers(queues.timed, checked.timers)
+            instance._pending = queues
+            instance._settle(queues)  # idle: queued events run before the next event
+        return instance
 
 
 def _check_clock(clock: Any) -> Clock:
     if not (callable(getattr(clock, "now", None)) and callable(getattr(clock, "wake", None))):
         raise TypeError(
             f"clock must be a VirtualClock, an AsyncioClock or another object with now() and "
-            f"wake(instance, due), got {clock!r}"
+            f"wake(instance, due, order), got {clock!r}"
         )
     return clock  # type: ignore[no-any-return]
 
 
 def _delay_ms(event: str, delay: Any) -> float:
-    """A ``delay`` option checked: a finite number of milliseconds, at least 0."""
-    if (
-        isinstance(delay, bool)
-        or not isinstance(delay, int | float)
-        or not math.isfinite(delay)
-        or delay < 0
-    ):
+    """A ``delay`` option checked: a finite number of milliseconds (a negative one is due in
+    the past, so it runs at once, ahead of events due later, as in python-statemachine)."""
+    if isinstance(delay, bool) or not isinstance(delay, int | float) or not math.isfinite(delay):
         raise ValueError(
-            f"delay of event {event!r} must be a finite number of milliseconds >= 0, got {delay!r}"
+            f"delay of event {event!r} must be a finite number of milliseconds, got {delay!r}"
         )
     return float(delay)
 
@@ -1718,6 +2210,8 @@ def compile_chart(cls: type[StateChart[Any]]) -> Chart:
             runtime.chart_only.chart_leaf(name)  # refusals that need no model surface now
         object.__setattr__(chart, "_runtime", runtime)
         object.__setattr__(chart, "_by_type", runtime.by_type)
+        if runtime.custom_init:
+            object.__setattr__(chart, "_custom_init", runtime.instance_class)
         Chart._registry[cls] = chart
         return chart
 

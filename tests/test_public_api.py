@@ -29,6 +29,7 @@ EXPORTS = {
         "Outcome",
         "Overlay",
         "RefKind",
+        "InstanceSnapshotError",
         "StateDef",
         "StatechartsError",
         "TraceError",

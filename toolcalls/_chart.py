@@ -49,8 +49,10 @@ class ToolCallChart(StateChart[ToolCallModel]):
         """Whether the parse produced arguments (reads the model, changes nothing)."""
         return self.model.args is not UNSET
 
-    def keep_result(self, value: Any) -> None:
+    def keep_result(self, value: Any = UNSET) -> None:
+        """Keep the result; a ``result`` sent without one ends the call with none (T26)."""
         self.model.result = value
 
-    def keep_error(self, value: Any) -> None:
+    def keep_error(self, value: Any = UNSET) -> None:
+        """Keep the error; a ``fail`` sent without one ends the call with none (T26)."""
         self.model.error = value

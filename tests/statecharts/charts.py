@@ -515,6 +515,107 @@ class Pipeline(Logging, StateChart[Recorder]):
         note(self.model, "record_error", kwargs={"error": error, **kw})
 
 
+class Assembly(Logging, StateChart[Recorder]):
+    """A flat chart whose states chain by eventless transitions (it runs on flat generated
+    code): guards read model flags and one raises when ``locked``; actions of eventless steps
+    raise internal events, send external ones and fail, by the count of loads so far."""
+
+    catch_errors_as_events = False
+
+    idle = State(initial=True)
+    loaded = State(enter="on_loaded")
+    checked = State()
+    packed = State()
+    shipped = State(final=True)
+    faulty = State()
+
+    load = idle.to(loaded, on="count") | faulty.to(loaded, on="count")
+    loaded.to(checked, cond="inspect", on="stamp")
+    loaded.to(faulty, cond="locked and not ready")
+    checked.to(packed, unless="locked", on="wrap")
+    packed.to(shipped, cond="ready and level > 2", after="report")
+    nudge = checked.to(idle) | packed.to.itself(internal=True, on="count") | idle.to(faulty)
+    back = packed.to(idle) | checked.to(loaded) | faulty.to(idle)
+    failure = Event(
+        loaded.to(faulty, on="record_error")
+        | checked.to(faulty, on="record_error")
+        | packed.to(faulty, on="record_error"),
+        id="error.execution",
+    )
+
+    def count(self, **kw: Any) -> None:
+        note(self.model, "count", kwargs=kw)
+        self.model.level += 1
+
+    def on_loaded(self, **kw: Any) -> None:
+        note(self.model, "on_loaded", kwargs=kw)
+
+    def inspect(self, **kw: Any) -> bool:
+        note(self.model, "inspect", kwargs=kw)
+        if self.model.locked and self.model.level % 2:
+            raise Boom("inspect")
+        return bool(self.model.ready)
+
+    def stamp(self, **kw: Any) -> None:
+        note(self.model, "stamp", kwargs=kw)
+        if self.model.level % 2 == 0:
+            self.raise_("nudge", via="raise")
+
+    def wrap(self, **kw: Any) -> None:
+        note(self.model, "wrap", kwargs=kw)
+        if self.model.level % 3 == 0:
+            self.send("back", via="send")
+        if self.model.level % 5 == 1:
+            raise Boom("wrap")
+
+    def report(self, **kw: Any) -> None:
+        note(self.model, "report", kwargs=kw)
+
+    def record_error(self, error: Exception, **kw: Any) -> None:
+        note(self.model, "record_error", kwargs={"error": error, **kw})
+
+
+class Tally(Logging, StateChart[Recorder]):
+    """A custom ``__init__`` keeping per-instance fields on the machine, as python-statemachine
+    users write it: fields read by guards (by name and in an expression) and changed by
+    actions, and one set after ``super().__init__`` (read by methods only)."""
+
+    catch_errors_as_events = False
+
+    counting = State(initial=True, enter="opened")
+    full = State()
+    closed = State(final=True)
+
+    add = counting.to.itself(internal=True, on="put") | full.to.itself(internal=True)
+    check = counting.to(full, cond="enough") | full.to(counting, cond="not enough")
+    close = counting.to(closed, cond="open_for_business and not frozen") | full.to(closed)
+    unfreeze = counting.to.itself(internal=True, on="thaw")
+
+    def __init__(self, model: Any = None, *args: Any, limit: int = 2, **kwargs: Any) -> None:
+        self.limit = limit
+        self.items: list[int] = []
+        self.open_for_business = True
+        self.frozen = False
+        super().__init__(model, *args, **kwargs)
+        self.opened_at = len(self.model.log)
+
+    def opened(self, **kw: Any) -> None:
+        note(self.model, "opened", kwargs={"items": len(self.items), **kw})
+
+    def put(self, amount: int = 1, **kw: Any) -> None:
+        self.items.append(amount)
+        self.frozen = len(self.items) > 3
+        note(self.model, "put", kwargs={"items": list(self.items), **kw})
+
+    def enough(self, **kw: Any) -> bool:
+        note(self.model, "enough", kwargs=kw)
+        return len(self.items) >= self.limit
+
+    def thaw(self, **kw: Any) -> None:
+        self.frozen = False
+        note(self.model, "thaw", kwargs={"opened_at": self.opened_at, **kw})
+
+
 def caught(chart: type[StateChart[Any]]) -> type[StateChart[Any]]:
     """The same chart with python-statemachine's default ``catch_errors_as_events = True``."""
     return type(f"{chart.__name__}Caught", (chart,), {"catch_errors_as_events": True})
@@ -545,14 +646,71 @@ DIFFERENTIAL = {
         ["add", "checkout", "pay", "back", "ping", "promo.code"],
     ),
     "relay-caught": (RelayCaught, Recorder, ["go", "hop"]),
+    "tally": (Tally, Recorder, ["add", "check", "close", "unfreeze"]),
+    "tally-caught": (caught(Tally), Recorder, ["add", "check", "close", "unfreeze"]),
 }
+
 
 #: Statecharts (compound, parallel and history states, eventless transitions) the
 #: differential test runs too; diagrams do not draw hierarchy yet, so they are kept apart.
+class Oven(Logging, StateChart[Recorder]):
+    """Delayed events: entering a state schedules the next steps (cancellable by their
+    send_id, one declared with a delay on the event); baking cancels the smoke when the model
+    is ready, smoke cancels the rest, and a compound's final state leads back through
+    done.state."""
+
+    class cooking(State.Compound):
+        heating = State(initial=True)
+        baking = State()
+        ready = State(final=True)
+        warm = heating.to(baking)
+        ding = baking.to(ready)
+        poke = heating.to.itself(on="prod") | baking.to.itself(on="prod")
+
+    off = State(initial=True)
+    served = State(final=True)
+    start = off.to(cooking)
+    smoke = cooking.to(off, on="halt")
+    stop = cooking.to(off, on="halt")
+    done_state_cooking = cooking.to(off)
+    serve = off.to(served)
+    later = Event(off.to(cooking), delay=300)
+
+    def on_enter_heating(self, **kw: Any) -> None:
+        note(self.model, "on_enter_heating", kwargs=kw)
+        self.send("warm", delay=100, send_id="warm")
+        self.send("smoke", delay=250, send_id="smoke")
+
+    def on_enter_baking(self, **kw: Any) -> None:
+        note(self.model, "on_enter_baking", kwargs=kw)
+        if self.model.ready:
+            self.cancel_event("smoke")
+        self.send("ding", delay=200, send_id="ding")
+
+    def prod(self, **kw: Any) -> None:
+        note(self.model, "prod", kwargs=kw)
+        if "marker" not in kw:
+            self.send("poke", delay=50, marker="again")
+
+    def halt(self, **kw: Any) -> None:
+        note(self.model, "halt", kwargs=kw)
+        self.cancel_event("warm")
+        self.cancel_event("ding")
+
+
+#: Charts with delayed events, run on a virtual clock (python-statemachine on a fake one).
+TIMED = {
+    "oven": (Oven, Recorder, ["start", "stop", "poke", "later", "warm", "serve"]),
+}
+
+
 HIERARCHICAL = {
     "order": (Order, Recorder, ["add", "clear", "proceed", "pay", "ping", "cancel"]),
     "order-caught": (caught(Order), Recorder, ["add", "clear", "proceed", "pay", "ping"]),
     "player": (Player, Recorder, ["play", "toggle", "fade", "eject"]),
     "wizard": (Wizard, Recorder, ["start", "next_field", "forward", "pause", "resume", "restore"]),
     "pipeline": (Pipeline, Recorder, ["kick", "retry", "reset"]),
+    # flat, but the diagram tests compare only charts without eventless transitions
+    "assembly": (Assembly, Recorder, ["load", "nudge", "back"]),
+    "assembly-caught": (caught(Assembly), Recorder, ["load", "nudge", "back"]),
 }

@@ -63,13 +63,12 @@ def test_tool_call_chart_generates_the_golden_source() -> None:
 def test_generated_functions_are_named_after_state_and_event() -> None:
     source = compile_chart(ToolCallChart).source(ToolCallModel)
     functions = re.findall(r"^def (\w+)\(", source, flags=re.MULTILINE)
-    # a selection function per (state, event) chooses the transition, then runs its
-    # microstep, named source__event__to__target
+    # a flat chart (eventless transitions aside): one function per (state, event) tries its
+    # transitions and runs the one taken; one per state tries its eventless transitions
     assert "pending__ready" in functions
-    assert "pending__ready__to__parsing" in functions
     assert "running__result" in functions
     assert "parsing__eventless" in functions
-    assert "parsing__eventless__to__running" in functions
+    assert not [name for name in functions if "__to__" in name]
 
 
 def test_every_candidate_transition_gets_a_comment_line() -> None:

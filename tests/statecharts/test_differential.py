@@ -7,7 +7,7 @@ the test asserts the same state, the same applied/ignored decision, the same exc
 message) and the same callbacks called in the same order with the same arguments.
 """
 
-# Rules checked here (docs/spec.md): C3, M1.
+# Rules checked here (docs/spec.md): C3, C17, M1.
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from statecharts import compile_chart
+from statecharts import Outcome, VirtualClock, compile_chart, observe_outcomes
 
-from .charts import DIFFERENTIAL, HIERARCHICAL
+from .charts import DIFFERENTIAL, HIERARCHICAL, TIMED
 
 CHARTS = {**DIFFERENTIAL, **HIERARCHICAL}
 
@@ -50,6 +50,10 @@ CALLBACK_NAMES = [
     "fix",
     "raise_more",
     "send_more",
+    "on_enter_heating",
+    "on_enter_baking",
+    "prod",
+    "halt",
 ]
 
 
@@ -126,3 +130,77 @@ def test_compiled_runtime_matches_python_statemachine(name: str, data: st.DataOb
             hypothesis.event("applied" if outcome.applied else f"ignored: {outcome.reason}")
         else:
             hypothesis.event(f"raised {reference_error[0]}")
+
+
+class FakeTime:
+    """python-statemachine's clock in a test: ``monotonic`` reads it, and ``sleep`` (its
+    synchronous engine waiting for a delayed event) jumps to the earliest event queued."""
+
+    def __init__(self, start: float) -> None:
+        self.now = start
+        self.engine: Any = None
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        heap = self.engine.external_queue.queue.queue if self.engine is not None else []
+        waiting = [trigger.execution_time for trigger in heap if not trigger.cancelled]
+        self.now = max(self.now, min(waiting)) if waiting else self.now + seconds
+
+
+@pytest.mark.parametrize("name", sorted(TIMED))
+@given(data=st.data())
+def test_compiled_runtime_on_a_virtual_clock_matches_python_statemachine_with_delayed_events(
+    name: str, data: st.DataObject
+) -> None:
+    """C17: delayed events, sent from callbacks, declared on an event and cancelled, run on a
+    virtual clock as python-statemachine runs them on a clock of its own (its synchronous
+    engine waits for them before ``send`` returns; the compiled instance runs them with
+    ``run_until_idle``)."""
+    declared, model_type, events = TIMED[name]
+    chart = compile_chart(declared)
+    start = 1000.0
+    fake = FakeTime(start)
+    reference_model, compiled_model = model_type(), model_type()
+    watcher = Watcher()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("statemachine.event_data.monotonic", fake.monotonic)
+        patch.setattr("statemachine.engines.sync.monotonic", fake.monotonic)
+        patch.setattr("statemachine.engines.sync.sleep", fake.sleep)
+        reference = declared(reference_model, listeners=[watcher])
+        fake.engine = reference._engine
+        clock = VirtualClock(start)
+        instance = chart.create(compiled_model, clock=clock)
+        instance.run_until_idle()
+        assert compiled_model.log == reference_model.log
+        for step in data.draw(steps(events)):
+            if step[0] == "flip":
+                for model in (reference_model, compiled_model):
+                    setattr(model, step[1], not getattr(model, step[1]))
+                continue
+            _, event, args, kwargs = step
+            watcher.taken.clear()
+            applied: list[str] = []
+            _, reference_error = run(lambda e=event, a=args, k=kwargs: reference.send(e, *a, **k))
+
+            def record(_: Any, outcome: Outcome, applied: list[str] = applied) -> None:
+                if outcome.applied:
+                    applied.append(outcome.event)
+
+            with observe_outcomes(record):
+                _, compiled_error = run(
+                    lambda e=event, a=args, k=kwargs: (
+                        instance.send(e, *a, **k),
+                        instance.run_until_idle(),
+                    )
+                )
+            assert compiled_error == reference_error, (event, args, kwargs)
+            assert [s.id for s in reference.configuration] == [
+                s.id for s in instance.configuration
+            ]
+            assert compiled_model.log == reference_model.log
+            assert clock.now() == fake.now
+            if reference_error is None:
+                assert (event in applied) == (event in watcher.taken), (event, args, kwargs)
+                hypothesis.event("applied" if event in applied else "ignored")

@@ -2,7 +2,7 @@
 events run as python-statemachine's StateChart runs them (the differential test compares every
 callback; these tests name each rule)."""
 
-# Rules checked here (docs/spec.md): C15.
+# Rules checked here (docs/spec.md): C13, C15.
 
 from __future__ import annotations
 
@@ -188,3 +188,26 @@ def test_history_values_are_kept_per_instance() -> None:
     second.send("back")
     assert ids(first.configuration) == ["box", "b"]
     assert ids(second.configuration) == ["box", "a"]
+
+
+def test_c13_undeclared_names_a_prefix_matches_share_code_and_report_their_own_name() -> None:
+    class Calls(StateChart):
+        class p(State.Compound):
+            idle = State(initial=True)
+            busy = State()
+            call = idle.to(busy, event="tool.*") | busy.to(idle, event="tool.*")
+
+    chart = compile_chart(Calls)
+    instance = chart.create()
+    first = instance.send("tool.a1")
+    second = instance.send("tool.b2")
+    assert (first.event, first.applied, second.event, second.applied) == (
+        "tool.a1",
+        True,
+        "tool.b2",
+        True,
+    )
+    source = chart.source()
+    assert "tool.a1" not in source
+    assert "tool.b2" not in source
+    assert [state.id for state in instance.configuration] == ["p", "idle"]

@@ -2,7 +2,7 @@
 the system variables, executable content queueing events on the machine) and charts with a
 ``prepare_event`` of their own compile and run as python-statemachine runs them."""
 
-# Rules checked here (docs/spec.md): C3, C6, C15, C19.
+# Rules checked here (docs/spec.md): C3, C6, C15, C18.
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def _quiet(action: Any) -> Any:
         return action()
 
 
-def test_c19_an_scxml_chart_runs_on_the_virtual_clock_as_python_statemachine_runs_it() -> None:
+def test_c18_an_scxml_chart_runs_on_the_virtual_clock_as_python_statemachine_runs_it() -> None:
     reference = _quiet(lambda: load(SCXML, format="scxml", trusted=True)())
     chart = compile_chart(load(SCXML, format="scxml", trusted=True))
     clock = VirtualClock()
@@ -72,7 +72,7 @@ def test_c19_an_scxml_chart_runs_on_the_virtual_clock_as_python_statemachine_run
     assert reference.model.seen == ["internal", "external", "soon", "soon"]
 
 
-def test_c19_a_json_chart_with_actions_compiles_as_its_scxml_twin_does() -> None:
+def test_c18_a_json_chart_with_actions_compiles_as_its_scxml_twin_does() -> None:
     document = {
         "name": "Counter",
         "datamodel": {"count": "0"},
@@ -103,7 +103,7 @@ def test_c19_a_json_chart_with_actions_compiles_as_its_scxml_twin_does() -> None
     assert reference.is_terminated
 
 
-def test_c19_a_prepare_event_adds_keyword_arguments_to_every_callback() -> None:
+def test_c18_a_prepare_event_adds_keyword_arguments_to_every_callback() -> None:
     calls: list[tuple[str, Any, Any]] = []
 
     class Prepared(StateChart):

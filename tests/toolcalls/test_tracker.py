@@ -808,3 +808,27 @@ def test_the_fast_delta_path_is_off_when_a_conventional_callback_would_run(
     assert not _tracker._delta_only_appends()
     monkeypatch.undo()
     assert _tracker._delta_only_appends()
+
+
+@pytest.mark.parametrize("event", ["result", "fail"])
+def test_T26_the_chart_ends_a_call_sent_no_value(event: str) -> None:
+    """T26: ``result`` and ``fail`` may come without their value. Sent so to the chart itself
+    (as the derived tests and coverage do), the call ends with no value, not with a TypeError
+    turned into an ignored ``error.execution``."""
+    from statecharts import Coverage, compile_chart
+    from statecharts.testing import record_coverage
+    from toolcalls._record import UNSET, ToolCallModel
+
+    chart = compile_chart(ToolCallChart)
+    model = ToolCallModel("c", "t", 0)
+    with record_coverage(Coverage()) as coverage:
+        instance = chart.create(model)
+        if event == "result":
+            instance.send("delta", text="{}")
+            instance.send("ready")
+        outcome = instance.send(event)
+    assert outcome.applied, outcome
+    assert coverage.chart(chart).ignored == {}
+    assert [s.id for s in instance.configuration] == ["done" if event == "result" else "error"]
+    assert model.result is UNSET
+    assert model.error is UNSET

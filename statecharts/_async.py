@@ -1,0 +1,211 @@
+"""Async callbacks: the compiled run, awaited on the caller's event loop.
+
+The generated code is synchronous. A chart whose callbacks include coroutine functions calls
+each of them through ``awaiting``: the shim creates the coroutine and hands it, through a
+greenlet switch, to ``drive``, which awaits it on the caller's event loop and switches back
+with its result (or throws its exception in). So the run keeps python-statemachine's order
+exactly (each async callback finishes before the next callback starts, as its async engine
+awaits them one by one) without a second, async copy of the runtime.
+
+``drive`` runs one call (a ``send``, or entering the initial state) in its own greenlet; a
+coroutine awaiting ``drive`` sees every awaited callback as an ordinary await.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextvars
+import functools
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any
+
+import greenlet
+
+
+class _Run(greenlet.greenlet):  # type: ignore[misc]
+    """The greenlet of one driven call; ``owner`` is the instance it runs."""
+
+    owner: Any = None
+
+
+class _Driving:
+    """A run in progress: the task driving it (an async callback's body runs in that task,
+    awaited by ``drive``, outside the run's greenlet) and a future done when it ends."""
+
+    __slots__ = ("done", "task")
+
+    def __init__(self) -> None:
+        self.task = asyncio.current_task()
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+
+#: The run in progress on each instance, by ``id``.
+_driving: dict[int, _Driving] = {}
+
+
+def running(owner: Any) -> bool:
+    """Whether this code runs inside a driven call of ``owner``: a callback of its run, sync
+    (in the run's greenlet) or async (in the task driving it)."""
+    current = greenlet.getcurrent()
+    if isinstance(current, _Run):
+        return current.owner is owner
+    record = _driving.get(id(owner))
+    if record is None:
+        return False
+    try:
+        return record.task is asyncio.current_task()
+    except RuntimeError:  # no running loop: not inside a run
+        return False
+
+
+def driven(owner: Any) -> bool:
+    """Whether another task's run is in progress on ``owner``."""
+    return id(owner) in _driving
+
+
+async def finished(owner: Any) -> None:
+    """Wait until the run in progress on ``owner`` ends; raise what ended it, if it raised
+    (python-statemachine rejects the callers waiting on its queue with it)."""
+    record = _driving.get(id(owner))
+    if record is not None:
+        await asyncio.shield(record.done)
+
+
+def inside_a_run() -> bool:
+    """Whether this code runs inside any driven call."""
+    return isinstance(greenlet.getcurrent(), _Run)
+
+
+def wait(awaitable: Awaitable[Any]) -> Any:
+    """Await ``awaitable`` from the synchronous run: switch to ``drive``, which awaits it."""
+    current = greenlet.getcurrent()
+    if not isinstance(current, _Run):  # pragma: no cover - awaiting shims run only in a run
+        raise RuntimeError("an async callback ran outside an awaited send")
+    return current.parent.switch(awaitable)
+
+
+def awaiting(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A synchronous stand-in for an async callback: called inside a run, it waits for the
+    coroutine and returns its result; its signature is the callback's."""
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return wait(function(*args, **kwargs))
+
+    return call
+
+
+def is_async(target: Any) -> bool:
+    """Whether calling ``target`` gives a coroutine (an ``async def``, or an object whose
+    ``__call__`` is one), as python-statemachine decides it needs its async engine."""
+    function = target.func if isinstance(target, functools.partial) else target
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        getattr(function, "__call__", None)  # noqa: B004
+    )
+
+
+async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run ``function(*args, **kwargs)`` in a greenlet, awaiting each awaitable it hands over,
+    and return its result (or raise its exception)."""
+    run = _Run(function)
+    run.owner = owner
+    key = id(owner)
+    record = _driving[key] = _Driving()
+    try:
+        # the run's callbacks see the caller's context variables, and what they set the
+        # caller sees, as callbacks do running in the awaiting task with python-statemachine
+        run.gr_context = contextvars.copy_context()
+        value = run.switch(*args, **kwargs)
+        _adopt(run.gr_context)
+        while not run.dead:
+            try:
+                result = await value
+            except BaseException as error:  # handed back into the run, where it awaited
+                run.gr_context = contextvars.copy_context()
+                value = run.throw(error)
+            else:
+                run.gr_context = contextvars.copy_context()
+                value = run.switch(result)
+            _adopt(run.gr_context)
+    except BaseException as error:
+        if isinstance(error, Exception):
+            record.done.set_exception(error)
+            record.done.exception()  # retrieved here: only waiting callers re-raise it
+        else:
+            record.done.cancel()
+        raise
+    else:
+        record.done.set_result(None)
+        return value
+    finally:
+        del _driving[key]
+
+
+def _adopt(context: contextvars.Context | None) -> None:
+    """Set in the current context the context variables ``context`` changed."""
+    if context is None:
+        return
+    for variable, value in context.items():
+        if variable.get(_UNSET) is not value:
+            variable.set(value)
+
+
+_UNSET: Any = object()
+
+
+def awaiting_results(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A plain callback of an async chart: called inside a run, an awaitable it returns is
+    awaited, as python-statemachine's async engine awaits every callback's result."""
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
+        if inspect.isawaitable(result) and inside_a_run():
+            return wait(result)
+        return result
+
+    return call
+
+
+class Done:
+    """An already-known result that can be awaited, as python-statemachine's async ``send``
+    from inside a callback is (``await self.send(...)``); unawaited it warns about nothing."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self.result
+        yield  # pragma: no cover - makes this a generator
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.result, name)
+
+    def __bool__(self) -> bool:
+        return bool(self.result)
+
+    def __repr__(self) -> str:
+        return repr(self.result)
+
+
+_local = threading.local()
+
+
+def complete(coroutine: Any) -> Any:
+    """``coroutine`` awaited by the caller when an event loop runs in this thread (it is
+    returned), else run to completion on a private loop, as python-statemachine's
+    ``run_async_from_sync`` does."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        loop = getattr(_local, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = _local.loop = asyncio.new_event_loop()
+            atexit.register(loop.close)
+        return loop.run_until_complete(coroutine)
+    return coroutine

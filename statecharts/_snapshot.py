@@ -1,0 +1,350 @@
+"""Instance snapshots: a versioned, JSON-able picture of where an instance is, and its restore.
+
+The picture (C19)::
+
+    {"format": "statecharts.instance", "version": 1, "chart": "shop.Order",
+     "configuration": ["open", "shopping", "cart"],          # the active states, in the
+                                                              # instance's (entry) order
+     "history": {"steps.deep": ["basics", "email"]},          # history values recorded so far
+     "queued": {"internal": [], "external": []},              # events an earlier failure left
+     "timers": [],                                            # delayed events (none yet)
+     "fields": {"order_id": 7}}                               # a custom __init__'s fields
+
+A restored instance continues exactly as the original would have: the configuration's order
+decides the order transitions are selected in, so it is kept as taken. The model is not part
+of the picture: it is the caller's (pass it to ``Chart.restore``). Restoring checks everything
+first (the format, version and chart, every id, that the configuration and each history value
+is one the chart can be in, that queued payloads are plain JSON) and builds the instance only
+then, so a damaged or foreign snapshot raises ``InstanceSnapshotError`` naming the field and
+the reason, and nothing is half-restored.
+
+Delayed events (timers) belong to the runtime's timer queue: ``timer_pictures`` and
+``restore_timers`` are the one place they are written and read. Until the runtime keeps
+timers between events, an instance never holds one when it is idle, so ``timers`` is empty;
+a picture that lists timers is refused rather than dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._errors import InstanceSnapshotError
+from ._ir import ChartDef, StateDef
+
+FORMAT = "statecharts.instance"
+VERSION = 1
+_KEYS = ("format", "version", "chart", "configuration", "history", "queued", "timers", "fields")
+
+
+def take(
+    chart: ChartDef,
+    configuration: Iterable[str],
+    history: Iterable[tuple[str, Iterable[str]]],
+    queued: Mapping[str, Iterable[tuple[str, tuple[Any, ...], dict[str, Any]]]],
+    delayed: list[Any],
+    fields: Mapping[str, Any],
+    instance_fields: frozenset[str],
+) -> dict[str, Any]:
+    """The picture of an idle instance (see the module docstring) from what it holds;
+    ``InstanceSnapshotError`` for what JSON cannot keep, or a field ``__init__`` never sets."""
+    for name in fields:
+        if name not in instance_fields:
+            raise InstanceSnapshotError(
+                f"fields.{name}",
+                f"not a field {chart.name}.__init__ sets; a snapshot keeps only those",
+            )
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "chart": chart.qualname,
+        "configuration": list(configuration),
+        "history": {name: list(ids) for name, ids in history},
+        "queued": {
+            kind: [
+                _event_picture(item, f"queued.{kind}[{index}]")
+                for index, item in enumerate(queued.get(kind, ()))
+            ]
+            for kind in ("internal", "external")
+        },
+        "timers": timer_pictures(delayed),
+        "fields": {
+            name: _plain(value, f"fields.{name}") for name, value in sorted(fields.items())
+        },
+    }
+
+
+def check(chart: ChartDef, picture: Any, instance_fields: frozenset[str]) -> Checked:
+    """``picture`` read and checked against ``chart``: ``InstanceSnapshotError`` at the first thing
+    wrong, before anything is built."""
+    return Checked(chart, picture, instance_fields)
+
+
+# -- the runtime's timer queue -----------------------------------------------------------------
+
+
+def timer_pictures(delayed: list[Any]) -> list[Any]:
+    """The delayed events an idle instance holds, as JSON (the timer queue's extension point:
+    none can be pictured yet, so an instance holding one cannot be snapshotted)."""
+    if delayed:
+        raise InstanceSnapshotError(
+            "timers", f"{len(delayed)} delayed events are pending; snapshots keep none yet"
+        )
+    return []
+
+
+def restore_timers(delayed: list[Any], timers: list[Any]) -> None:
+    """Put pictured delayed events back on the timer queue (none can be pictured yet)."""
+    assert not timers
+
+
+# -- checking a picture ------------------------------------------------------------------------
+
+
+class Checked:
+    """A picture read and checked against the chart; raises ``InstanceSnapshotError`` at the first
+    thing wrong."""
+
+    def __init__(self, chart: ChartDef, picture: Any, instance_fields: frozenset[str]) -> None:
+        self.instance_fields = instance_fields
+        self.chart = chart
+        self.states = {state.id: state for state in chart.states}
+        _check_header(chart, picture)
+        self.configuration = self._configuration(picture["configuration"])
+        self.history = self._history(picture["history"])
+        queued = picture["queued"]
+        if not isinstance(queued, Mapping) or set(queued) != {"internal", "external"}:
+            raise InstanceSnapshotError(
+                "queued", "must be an object with 'internal' and 'external' lists"
+            )
+        self.internal = self._events(queued["internal"], "queued.internal")
+        self.external = self._events(queued["external"], "queued.external")
+        timers = picture["timers"]
+        if not isinstance(timers, list):
+            raise InstanceSnapshotError("timers", f"must be a list, got {_kind(timers)}")
+        if timers:
+            raise InstanceSnapshotError(
+                "timers", "delayed events cannot be restored by this runtime yet"
+            )
+        self.timers: list[Any] = timers
+        self.fields = self._fields(picture["fields"])
+
+    def _ids(self, value: Any, where: str) -> list[StateDef]:
+        if not isinstance(value, list):
+            raise InstanceSnapshotError(where, f"must be a list of state ids, got {_kind(value)}")
+        found: list[StateDef] = []
+        for index, state_id in enumerate(value):
+            here = f"{where}[{index}]"
+            if not isinstance(state_id, str):
+                raise InstanceSnapshotError(here, f"must be a state id, got {_kind(state_id)}")
+            state = self.states.get(state_id)
+            if state is None:
+                raise InstanceSnapshotError(
+                    here, f"{state_id!r} is not a state of {self.chart.name}"
+                )
+            if state.kind in ("shallow_history", "deep_history"):
+                raise InstanceSnapshotError(here, f"{state_id!r} is a history pseudo-state")
+            if state in found:
+                raise InstanceSnapshotError(here, f"{state_id!r} is listed twice")
+            found.append(state)
+        return found
+
+    def _configuration(self, value: Any) -> list[str]:
+        states = self._ids(value, "configuration")
+        active = {state.id for state in states}
+        if not self.chart.is_hierarchical:
+            _one_state(self.states, active, "configuration")
+        else:
+            # python-statemachine can leave a statechart in part of a configuration (entering
+            # a history state with neither a record nor a default enters nothing; an internal
+            # transition of a parallel state leaves its ancestors), so any part of one is
+            # accepted, and only states that cannot be active together are refused
+            _consistent(self.states, active, None, "configuration")
+        return [state.id for state in states]
+
+    def _history(self, value: Any) -> dict[str, list[str]]:
+        if not isinstance(value, Mapping):
+            raise InstanceSnapshotError("history", f"must be an object, got {_kind(value)}")
+        history: dict[str, list[str]] = {}
+        for name, ids in value.items():
+            where = f"history.{name}"
+            owner = self.states.get(name) if isinstance(name, str) else None
+            if owner is None or owner.kind not in ("shallow_history", "deep_history"):
+                raise InstanceSnapshotError(
+                    where, f"{name!r} is not a history state of {self.chart.name}"
+                )
+            states = self._ids(ids, where)
+            assert owner.parent is not None
+            active = {state.id for state in states}
+            if owner.kind == "shallow_history":
+                for index, state in enumerate(states):
+                    if state.parent != owner.parent:
+                        raise InstanceSnapshotError(
+                            f"{where}[{index}]",
+                            f"{state.id!r} is not a child of {owner.parent!r} "
+                            "(a shallow history records children)",
+                        )
+                _consistent(self.states, active, owner.parent, where)
+            else:
+                for index, state in enumerate(states):
+                    if not _inside(self.states, state, owner.parent):
+                        raise InstanceSnapshotError(
+                            f"{where}[{index}]",
+                            f"{state.id!r} is not inside {owner.parent!r} "
+                            "(a deep history records its descendants)",
+                        )
+                _consistent(self.states, active, owner.parent, where)
+            history[name] = [state.id for state in states]
+        return history
+
+    def _events(self, value: Any, where: str) -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
+        if not isinstance(value, list):
+            raise InstanceSnapshotError(where, f"must be a list, got {_kind(value)}")
+        events = []
+        for index, item in enumerate(value):
+            here = f"{where}[{index}]"
+            if not isinstance(item, Mapping) or set(item) != {"event", "args", "kwargs"}:
+                raise InstanceSnapshotError(
+                    here, "must be an object with 'event', 'args' and 'kwargs'"
+                )
+            if not isinstance(item["event"], str) or not item["event"]:
+                raise InstanceSnapshotError(f"{here}.event", "must be a non-empty string")
+            if not isinstance(item["args"], list):
+                raise InstanceSnapshotError(
+                    f"{here}.args", f"must be a list, got {_kind(item['args'])}"
+                )
+            if not isinstance(item["kwargs"], Mapping):
+                raise InstanceSnapshotError(
+                    f"{here}.kwargs", f"must be an object, got {_kind(item['kwargs'])}"
+                )
+            args = _plain(item["args"], f"{here}.args")
+            kwargs = _plain(dict(item["kwargs"]), f"{here}.kwargs")
+            events.append((item["event"], tuple(args), kwargs))
+        return events
+
+    def _fields(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, Mapping):
+            raise InstanceSnapshotError("fields", f"must be an object, got {_kind(value)}")
+        allowed = self.instance_fields
+        fields = {}
+        for name, field in value.items():
+            if name not in allowed:
+                raise InstanceSnapshotError(
+                    f"fields.{name}",
+                    f"{self.chart.name} keeps no field of that name"
+                    + (f" (its __init__ sets {', '.join(sorted(allowed))})" if allowed else ""),
+                )
+            fields[name] = _plain(field, f"fields.{name}")
+        return fields
+
+
+def _check_header(chart: ChartDef, picture: Any) -> None:
+    """The snapshot is an object with exactly the known fields, of this format, version and
+    chart."""
+    if not isinstance(picture, Mapping):
+        raise InstanceSnapshotError("snapshot", f"must be a JSON object, got {_kind(picture)}")
+    for key in picture:
+        if key not in _KEYS:
+            raise InstanceSnapshotError(
+                str(key), "unknown field (a snapshot has " + ", ".join(_KEYS) + ")"
+            )
+    for key in _KEYS:
+        if key not in picture:
+            raise InstanceSnapshotError(key, "missing")
+    if picture["format"] != FORMAT:
+        raise InstanceSnapshotError("format", f"{picture['format']!r} is not {FORMAT!r}")
+    version = picture["version"]
+    if type(version) is not int or version < 1:
+        raise InstanceSnapshotError("version", f"must be a positive integer, got {version!r}")
+    if version != VERSION:
+        raise InstanceSnapshotError(
+            "version", f"{version} is not a version this runtime reads ({VERSION})"
+        )
+    if picture["chart"] != chart.qualname:
+        raise InstanceSnapshotError(
+            "chart", f"the snapshot is of {picture['chart']!r}, not of {chart.qualname!r}"
+        )
+
+
+def _inside(states: Mapping[str, StateDef], state: StateDef, ancestor: str) -> bool:
+    parent = state.parent
+    while parent is not None:
+        if parent == ancestor:
+            return True
+        parent = states[parent].parent
+    return False
+
+
+def _one_state(states: Mapping[str, StateDef], active: set[str], where: str) -> None:
+    """A flat chart is in exactly one state."""
+    on = [state_id for state_id in states if state_id in active]
+    if not on:
+        raise InstanceSnapshotError(where, "no state of the chart is active")
+    if len(on) > 1:
+        raise InstanceSnapshotError(
+            where, f"{on[0]!r} and {on[1]!r} are both active; the chart is in one at a time"
+        )
+
+
+def _consistent(
+    states: Mapping[str, StateDef], active: set[str], root: str | None, where: str
+) -> None:
+    """Raise unless ``active`` is part of some configuration of ``root``'s inside: with their
+    ancestors (up to ``root``), the states never put two children of one compound state (or
+    two top-level states) in it at once."""
+    closure = set(active)
+    for state_id in active:
+        parent = states[state_id].parent
+        while parent is not None and parent != root:
+            closure.add(parent)
+            parent = states[parent].parent
+    by_parent: dict[str | None, list[str]] = {}
+    for state in states.values():  # in document order
+        if state.id in closure:
+            by_parent.setdefault(state.parent, []).append(state.id)
+    for parent, children in by_parent.items():
+        if len(children) > 1 and (parent is None or states[parent].kind != "parallel"):
+            owner = "the chart" if parent is None else repr(parent)
+            raise InstanceSnapshotError(
+                where,
+                f"{children[0]!r} and {children[1]!r} are both active (or hold active states); "
+                f"{owner} is in one at a time",
+            )
+
+
+def _event_picture(item: tuple[str, tuple[Any, ...], dict[str, Any]], where: str) -> Any:
+    event, args, kwargs = item
+    return {
+        "event": event,
+        "args": _plain(list(args), f"{where}.args"),
+        "kwargs": _plain(dict(kwargs), f"{where}.kwargs"),
+    }
+
+
+def _plain(value: Any, where: str) -> Any:
+    """``value`` if it is plain JSON data that comes back equal from JSON (so a restored
+    instance sees the same value), else ``InstanceSnapshotError`` naming where it is."""
+    try:
+        loaded = json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as error:
+        raise InstanceSnapshotError(where, f"not plain JSON data ({error})") from None
+    if loaded != value or not _same_types(loaded, value):
+        raise InstanceSnapshotError(
+            where, "does not come back equal from JSON (a tuple, a non-string key ...)"
+        )
+    return loaded
+
+
+def _same_types(left: Any, right: Any) -> bool:
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, list):
+        return all(_same_types(a, b) for a, b in zip(left, right, strict=True))
+    if isinstance(left, dict):
+        return all(_same_types(left[key], right[key]) for key in left)
+    return True
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__

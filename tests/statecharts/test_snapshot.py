@@ -1,0 +1,458 @@
+"""Instance snapshots: taken between events, restored through JSON, an instance continues as
+if nothing happened; a damaged or foreign snapshot is refused, naming the field.
+
+Rules checked here (docs/spec.md): C19.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from statemachine import HistoryState, State, StateChart, StateMachine
+
+from statecharts import InstanceSnapshotError, VirtualClock, compile_chart
+
+from .charts import DIFFERENTIAL, HIERARCHICAL, Order, Player, Recorder, Wizard
+
+#: Statecharts with history, and a chart with a custom __init__ (fields in the snapshot).
+CONTINUED = {**HIERARCHICAL, "tally": DIFFERENTIAL["tally"]}
+
+
+def ids(states: Any) -> list[str]:
+    return [state.id for state in states]
+
+
+def through_json(snapshot: dict[str, Any]) -> Any:
+    return json.loads(json.dumps(snapshot))
+
+
+def test_a_snapshot_is_plain_json_with_configuration_and_history() -> None:
+    chart = compile_chart(Wizard)
+    wizard = chart.create(Recorder())
+    for event in ("start", "next_field", "pause"):
+        wizard.send(event)
+    snapshot = wizard.snapshot()
+    assert snapshot == through_json(snapshot)
+    assert snapshot == {
+        "format": "statecharts.instance",
+        "version": 1,
+        "chart": "tests.statecharts.charts.Wizard",
+        "configuration": ["paused"],
+        "history": {"deep": ["basics", "email"], "shallow": ["basics"]},
+        "queued": {"internal": [], "external": []},
+        "timers": [],
+        "fields": {},
+    }
+
+
+def test_a_restored_instance_resumes_its_history() -> None:
+    chart = compile_chart(Wizard)
+    wizard = chart.create(Recorder())
+    for event in ("start", "next_field", "pause"):
+        wizard.send(event)
+    model = Recorder()
+    restored = chart.restore(through_json(wizard.snapshot()), model)
+    assert ids(restored.configuration) == ["paused"]
+    assert model.log == []  # restoring runs no callback
+    assert restored.send("restore").applied
+    assert ids(restored.configuration) == ["steps", "basics", "email"]
+    assert restored.model is model
+
+
+def test_a_restored_parallel_configuration_keeps_both_regions() -> None:
+    chart = compile_chart(Player)
+    player = chart.create(Recorder())
+    player.send("play")
+    player.send("toggle")
+    restored = chart.restore(through_json(player.snapshot()), Recorder())
+    assert ids(restored.configuration) == ids(player.configuration)
+    assert restored.send("fade").transitions == player.send("fade").transitions
+
+
+def test_a_flat_chart_snapshot_restores_its_state() -> None:
+    class Light(StateChart):
+        green = State(initial=True)
+        red = State(final=True)
+        stop = green.to(red)
+
+    chart = compile_chart(Light)
+    snapshot = chart.create().snapshot()
+    assert snapshot["configuration"] == ["green"]
+    restored = chart.restore(snapshot)
+    assert restored.state.id == "green"
+    restored.send("stop")
+    assert chart.restore(restored.snapshot()).is_terminated
+
+
+def test_a_snapshot_cannot_be_taken_from_inside_a_callback() -> None:
+    class Selfie(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, on="take")
+
+        def take(self) -> None:
+            self.snapshot()
+
+    instance = compile_chart(Selfie).create()
+    with pytest.raises(InstanceSnapshotError, match="running an event") as caught:
+        instance.send("go")
+    assert caught.value.field == "instance"
+
+
+class Feed(StateChart):
+    catch_errors_as_events = False
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+
+    fan = a.to(b, on="fan_out")
+    check = b.to(c, cond="explode")
+    step = b.to(c) | c.to(a)
+
+    def fan_out(self, payload: Any = None) -> None:
+        self.send("check")
+        self.send("step", payload=payload)
+
+    def explode(self) -> bool:
+        raise ValueError("guard")
+
+
+def test_events_left_queued_by_a_failure_are_kept_and_run_after_restore() -> None:
+    chart = compile_chart(Feed)
+    instance = chart.create()
+    with pytest.raises(ValueError, match="guard"):
+        instance.send("fan", payload=[1, {"x": None}])
+    snapshot = instance.snapshot()
+    assert snapshot["queued"]["external"] == [
+        {"event": "step", "args": [], "kwargs": {"payload": [1, {"x": None}]}}
+    ]
+    restored = chart.restore(through_json(snapshot))
+    assert restored.send("step") == instance.send("step")
+    assert restored.state.id == instance.state.id == "a"
+
+
+def test_a_payload_json_cannot_keep_is_refused_when_the_snapshot_is_taken() -> None:
+    instance = compile_chart(Feed).create()
+    with pytest.raises(ValueError, match="guard"):
+        instance.send("fan", payload=(1, 2))
+    with pytest.raises(InstanceSnapshotError) as caught:
+        instance.snapshot()
+    assert caught.value.field == "queued.external[0].kwargs"
+    assert "tuple" in caught.value.reason
+    with pytest.raises(ValueError, match="guard"):
+        compile_chart(Feed).create().send("fan", payload=object())
+    instance = compile_chart(Feed).create()
+    with pytest.raises(ValueError, match="guard"):
+        instance.send("fan", payload={1: "one"})
+    with pytest.raises(InstanceSnapshotError, match="non-string key"):
+        instance.snapshot()
+
+
+def _wizard_snapshot() -> dict[str, Any]:
+    wizard = compile_chart(Wizard).create(Recorder())
+    for event in ("start", "next_field", "pause"):
+        wizard.send(event)
+    return wizard.snapshot()
+
+
+def _damaged(change: Any) -> Any:
+    snapshot = _wizard_snapshot()
+    if callable(change):
+        change(snapshot)  # changes it in place
+        return snapshot
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "reason"),
+    [
+        ([], "snapshot", "must be a JSON object, got list"),
+        (lambda s: s.pop("history"), "history", "missing"),
+        (lambda s: s.update(extra=1), "extra", "unknown field"),
+        (lambda s: s.update(format="toolcalls.tracker"), "format", "is not"),
+        (lambda s: s.update(version=2), "version", "2 is not a version"),
+        (lambda s: s.update(version="1"), "version", "positive integer"),
+        (lambda s: s.update(chart="shop.Order"), "chart", "of 'shop.Order', not of"),
+        (lambda s: s.update(configuration="paused"), "configuration", "list of state ids"),
+        (lambda s: s.update(configuration=["nowhere"]), "configuration[0]", "not a state"),
+        (lambda s: s.update(configuration=[3]), "configuration[0]", "must be a state id"),
+        (
+            lambda s: s.update(configuration=["paused", "paused"]),
+            "configuration[1]",
+            "listed twice",
+        ),
+        (
+            lambda s: s.update(configuration=["paused", "steps", "extras"]),
+            "configuration",
+            "both active",
+        ),
+        (
+            lambda s: s.update(configuration=["paused", "email"]),
+            "configuration",
+            "'steps' and 'paused' are both active (or hold active states)",
+        ),
+        (
+            lambda s: s.update(configuration=["steps", "deep"]),
+            "configuration[1]",
+            "history pseudo-state",
+        ),
+        (lambda s: s.update(history=[]), "history", "must be an object"),
+        (lambda s: s["history"].update(nope=["basics"]), "history.nope", "not a history state"),
+        (lambda s: s["history"].update(paused=["paused"]), "history.paused", "not a history"),
+        (
+            lambda s: s["history"].update(shallow=["email"]),
+            "history.shallow[0]",
+            "not a child of 'steps'",
+        ),
+        (
+            lambda s: s["history"].update(shallow=["basics", "extras"]),
+            "history.shallow",
+            "both active",
+        ),
+        (
+            lambda s: s["history"].update(deep=["name", "email"]),
+            "history.deep",
+            "'name' and 'email' are both active",
+        ),
+        (
+            lambda s: s["history"].update(deep=["paused"]),
+            "history.deep[0]",
+            "'paused' is not inside 'steps'",
+        ),
+        (lambda s: s.update(queued=[]), "queued", "'internal' and 'external'"),
+        (lambda s: s["queued"].update(external=[1]), "queued.external[0]", "'event', 'args'"),
+        (
+            lambda s: s["queued"].update(internal=[{"event": "", "args": [], "kwargs": {}}]),
+            "queued.internal[0].event",
+            "non-empty string",
+        ),
+        (
+            lambda s: s["queued"].update(internal=[{"event": "x", "args": {}, "kwargs": {}}]),
+            "queued.internal[0].args",
+            "must be a list",
+        ),
+        (
+            lambda s: s["queued"].update(internal=[{"event": "x", "args": [], "kwargs": []}]),
+            "queued.internal[0].kwargs",
+            "must be an object",
+        ),
+        (lambda s: s["queued"].update(external={}), "queued.external", "must be a list"),
+        (lambda s: s.update(timers={}), "timers", "must be a list"),
+        (lambda s: s.update(timers=[{"event": "x"}]), "timers", "cannot be restored"),
+        (lambda s: s.update(fields=[]), "fields", "must be an object"),
+        (lambda s: s["fields"].update(x=1), "fields.x", "keeps no field"),
+    ],
+)
+def test_a_damaged_or_foreign_snapshot_is_refused_naming_the_field(
+    change: Any, field: str, reason: str
+) -> None:
+    chart = compile_chart(Wizard)
+    model = Recorder()
+    with pytest.raises(InstanceSnapshotError) as caught:
+        chart.restore(_damaged(change), model)
+    assert caught.value.field == field
+    assert reason in caught.value.reason
+    assert str(caught.value) == f"invalid snapshot: {field}: {caught.value.reason}"
+    assert model.log == []
+
+
+def test_part_of_a_configuration_python_statemachine_can_reach_is_restored() -> None:
+    class Split(StateMachine):
+        class p(State.Parallel):
+            class r1(State.Compound):
+                a = State(initial=True)
+                b = State()
+                go = a.to(b)
+
+            class r2(State.Compound):
+                x = State(initial=True)
+                y = State()
+                go2 = x.to(y)
+
+        stay = p.to.itself(internal=True)
+
+    # python-statemachine (a StateMachine) leaves the parallel state and its regions here
+    chart = compile_chart(Split)
+    reference, instance = Split(), chart.create()
+    for machine in (reference, instance):
+        machine.send("stay")
+    assert ids(instance.configuration) == ids(reference.configuration) == ["a", "x"]
+    restored = chart.restore(through_json(instance.snapshot()))
+    for machine in (reference, instance, restored):
+        machine.send("go")
+    assert ids(restored.configuration) == ids(instance.configuration)
+    assert ids(instance.configuration) == ids(reference.configuration)
+
+
+def test_an_empty_configuration_python_statemachine_can_reach_is_restored() -> None:
+    # entering a history state with neither a record nor a default leaves no state active
+    chart = compile_chart(Wizard)
+    wizard = chart.create(Recorder())
+    wizard.send("resume")
+    assert wizard.snapshot()["configuration"] == []
+    restored = chart.restore(through_json(wizard.snapshot()))
+    assert ids(restored.configuration) == []
+    assert restored.send("start").reason == wizard.send("start").reason
+
+
+def test_a_flat_chart_is_always_in_one_state() -> None:
+    class Light(StateChart):
+        green = State(initial=True)
+        red = State(final=True)
+        stop = green.to(red)
+
+    snapshot = compile_chart(Light).create().snapshot()
+    for configuration, reason in (([], "no state of the chart"), (["green", "red"], "both")):
+        snapshot["configuration"] = configuration
+        with pytest.raises(InstanceSnapshotError, match=reason):
+            compile_chart(Light).restore(snapshot)
+
+
+def test_restoring_never_changes_the_snapshot() -> None:
+    snapshot = _wizard_snapshot()
+    kept = copy.deepcopy(snapshot)
+    compile_chart(Wizard).restore(snapshot)
+    assert snapshot == kept
+
+
+def test_a_deep_history_of_a_parallel_state_restores_every_region() -> None:
+    class Deck(StateChart):
+        class play(State.Parallel):
+            class left(State.Compound):
+                l1 = State(initial=True)
+                l2 = State()
+                go = l1.to(l2)
+
+            class right(State.Compound):
+                r1 = State(initial=True)
+
+            memory = HistoryState(type="deep")
+
+        off = State(initial=True)
+        on = off.to(play)
+        stop = play.to(off)
+        back = off.to(play.memory)
+
+    chart = compile_chart(Deck)
+    deck = chart.create()
+    reference = Deck()
+    for event in ("on", "go", "stop"):
+        deck.send(event)
+        reference.send(event)
+    snapshot = deck.snapshot()
+    # the states as python-statemachine records them (in the order the configuration grew)
+    recorded = {name: ids(states) for name, states in reference.history_values.items()}
+    assert snapshot["history"] == recorded == {"memory": ["left", "right", "r1", "l2"]}
+    restored = chart.restore(through_json(snapshot))
+    restored.send("back")
+    reference.send("back")
+    assert ids(restored.configuration) == ids(reference.configuration)
+    assert set(ids(restored.configuration)) == {"play", "left", "l2", "right", "r1"}
+    snapshot["history"]["memory"] = ["left", "l1", "l2"]
+    with pytest.raises(InstanceSnapshotError, match="'l1' and 'l2' are both active"):
+        chart.restore(snapshot)
+
+
+# -- continuing from a snapshot is continuing -------------------------------------------------
+
+CALLBACKS = ["count", "ready", "run", "again", "result", "on_enter_state", "before_transition"]
+
+
+class SnapshotContinues(RuleBasedStateMachine):
+    """Two instances of one statechart get the same events; one is snapshotted and restored
+    (through JSON, onto its own model) whenever Hypothesis likes. After every step both have
+    the same configuration, history, outcome, exception and callback log."""
+
+    @initialize(name=st.sampled_from(sorted(CONTINUED)))
+    def start(self, name: str) -> None:
+        declared, model_type, events = CONTINUED[name]
+        self.chart = compile_chart(declared)
+        self.events = [*events, "nope", "done.state.work"]
+        self.original = self.chart.create(model_type())
+        self.copy = self.chart.create(model_type())
+
+    def _both(self, action: Any) -> None:
+        results = []
+        for instance in (self.original, self.copy):
+            try:
+                outcome = action(instance)
+                results.append(("ok", outcome.applied, outcome.reason, outcome.transitions))
+            except Exception as error:  # compared across the two instances
+                results.append(("raised", type(error).__name__, str(error)))
+        assert results[0] == results[1]
+
+    @rule(data=st.data(), boom=st.sampled_from([None, *CALLBACKS]))
+    def send(self, data: st.DataObject, boom: str | None) -> None:
+        event = data.draw(st.sampled_from(self.events))
+        kwargs = {} if boom is None else {"boom": boom}
+        self._both(lambda instance: instance.send(event, **kwargs))
+
+    @rule(flag=st.sampled_from(["locked", "ready"]))
+    def flip(self, flag: str) -> None:
+        for instance in (self.original, self.copy):
+            setattr(instance.model, flag, not getattr(instance.model, flag))
+
+    @rule()
+    def snapshot_and_restore(self) -> None:
+        snapshot = through_json(self.copy.snapshot())
+        self.copy = self.chart.restore(snapshot, self.copy.model)
+
+    @invariant()
+    def the_same(self) -> None:
+        if not hasattr(self, "original"):
+            return
+        assert ids(self.original.configuration) == ids(self.copy.configuration)
+        assert self.original.is_terminated == self.copy.is_terminated
+        assert self.original.snapshot() == self.copy.snapshot()
+        assert self.original.model.log == self.copy.model.log
+
+
+TestSnapshotContinues = SnapshotContinues.TestCase
+
+
+def test_order_snapshot_survives_a_nested_compound_and_its_final_state() -> None:
+    chart = compile_chart(Order)
+    order = chart.create(Recorder())
+    for event in ("add", "proceed"):
+        order.send(event)
+    restored = chart.restore(through_json(order.snapshot()), Recorder())
+    assert ids(restored.configuration) == ["open", "checkout"]
+    restored.send("pay")
+    assert restored.is_terminated
+
+
+class Reminder(StateChart):
+    idle = State(initial=True)
+    waiting = State()
+    done = State(final=True)
+    arm = idle.to(waiting, on="schedule")
+    ring = waiting.to(done)
+
+    def schedule(self) -> None:
+        self.send("ring", delay=1000)
+
+
+def test_a_pending_delayed_event_is_refused_naming_timers_and_restore_takes_a_clock() -> None:
+    chart = compile_chart(Reminder)
+    clock = VirtualClock()
+    instance = chart.create(clock=clock)
+    instance.send("arm")
+    assert instance.next_due() is not None
+    with pytest.raises(InstanceSnapshotError) as caught:
+        instance.snapshot()
+    assert caught.value.field == "timers"
+    instance.run_until_idle()
+    assert instance.is_terminated
+    idle = chart.create(clock=clock)
+    restored = chart.restore(through_json(idle.snapshot()), clock=clock)
+    assert restored.clock is clock
+    restored.send("arm")
+    restored.run_until_idle()
+    assert restored.is_terminated
