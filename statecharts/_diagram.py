@@ -122,6 +122,9 @@ class Diagram:
     qualname: str
     states: tuple[StateView, ...]
     transitions: tuple[TransitionView, ...]
+    #: The id of each compound state's initial transition, by the compound state's id: its
+    #: initial marker's edge carries it, so coverage marks it and reports link to it.
+    initial_transitions: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def nested(self) -> bool:
@@ -159,7 +162,12 @@ def diagram_of(chart: ChartDef, defined: Collection[str] | None = None) -> Diagr
         for transition in chart.transitions
         if not transition.initial
     )
-    return Diagram(chart.name, chart.qualname, states, transitions)
+    initial = {
+        transition.source: transition.id
+        for transition in chart.transitions
+        if transition.initial and chart.state(transition.source).kind == "compound"
+    }
+    return Diagram(chart.name, chart.qualname, states, transitions, initial)
 
 
 def _transition_view(transition: TransitionDef, names: frozenset[str]) -> TransitionView:
@@ -255,8 +263,16 @@ def _dot_nested(
         initial = next((state for state in children if state.initial), None)
         if initial is not None:
             marker = f"{parent.id}:initial"
-            graph.node(marker, label="", shape="point", width="0.1", id=f"initial:{parent.id}")
-            graph.edge(marker, initial.id, id=f"initial:{initial.id}")
+            graph.node(marker, label="", shape="point", width="0.1", id=f"marker:{parent.id}")
+            transition_id = diagram.initial_transitions.get(parent.id)
+            if transition_id is None:
+                graph.edge(marker, initial.id, id=f"initial:{initial.id}")
+            else:
+                mark = overlay.transitions.get(transition_id) if overlay else None
+                attrs = {"id": f"transition:{transition_id}"}
+                if mark is not None:
+                    attrs.update(_dot_emphasis(mark.emphasis))
+                graph.edge(marker, initial.id, **attrs)
     for state in children:
         mark = overlay.states.get(state.id) if overlay else None
         if state.kind in _HISTORY_LABELS:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._compiler import descriptor_matches
-from ._coverage import ChartCoverage, Coverage
+from ._coverage import ChartCoverage, Coverage, exercised
 from ._diagram import Emphasis, Mark, Overlay
 from ._errors import CoverageError, TraceError
 from ._ir import ChartDef, TransitionDef
@@ -46,12 +46,8 @@ def coverage_overlay(chart: ChartDef, coverage: Coverage) -> Overlay:
     found = coverage.charts.get(chart.qualname)
     counts = found if found is not None else ChartCoverage()
     _check_coverage_fits(chart, counts)
-    transitions = {
-        t.id: _count_mark(counts.taken.get(t.id, 0), "taken") for t in chart.transitions
-    }
-    entered = {t.target for t in chart.transitions if t.target and counts.taken.get(t.id)}
-    if found is not None:
-        entered.add(chart.initial.id)
+    counted, entered = exercised(chart, counts)
+    transitions = {t.id: _count_mark(counted[t.id], "taken") for t in chart.transitions}
     states = {
         state.id: Mark(
             Emphasis.HIT if state.id in entered else Emphasis.MISSED,
@@ -62,7 +58,7 @@ def coverage_overlay(chart: ChartDef, coverage: Coverage) -> Overlay:
         )
         for state in chart.states
     }
-    taken = sum(1 for t in chart.transitions if counts.taken.get(t.id))
+    taken = sum(1 for count in counted.values() if count)
     caption = (
         f"coverage: {taken} of {len(chart.transitions)} transitions taken, "
         f"{counts.ignored_total()} events ignored"

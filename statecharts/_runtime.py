@@ -63,7 +63,9 @@ class Outcome:
     ``"failed"`` (a ``before`` callback raised in a chart that catches errors as events: the
     transition was cancelled and ``error.execution`` raised).
     ``transitions`` lists every transition the event's macrostep took, in order (for a flat
-    chart, just ``transition``). An outcome is true exactly when it was applied.
+    chart, just ``transition``): on a hierarchical chart each microstep's chosen transitions,
+    then the initial (and history default) transitions entering states took, after them.
+    An outcome is true exactly when it was applied.
     """
 
     __slots__ = ("applied", "event", "reason", "source", "target", "transition", "transitions")

@@ -120,9 +120,11 @@ def explore(
         PathStep(event, dict(payload)) for event, payloads in tries.items() for payload in payloads
     ]
 
+    start = [transition.id for transition in chart.start_transitions()]
+
     def run(steps: tuple[PathStep, ...]) -> tuple[Instance, tuple[str, ...]]:
         instance = chart.create(None if model is None else model("path"))
-        taken: list[str] = []
+        taken = list(start)
         for step in steps:
             outcome = instance.send(step.event, **step.payload)
             taken.extend(transition.id for transition in outcome.transitions)
@@ -143,10 +145,16 @@ def _search(
 ) -> Exploration:
     all_states = [state.id for state in chart.states]
     all_transitions = [t.id for t in chart.transitions]
-    start, _ = run(())
-    origin = Path((), (), configuration_of(start))
+    start, started = run(())
+    origin = Path((), started, configuration_of(start))
     to_state: dict[str, Path] = {state: origin for state in origin.configuration}
-    to_transition: dict[str, Path] = {}
+    to_transition: dict[str, Path] = {transition: origin for transition in started}
+    # a history pseudo-state is never in a configuration: it is reached when a transition
+    # into it is taken
+    into_history = {
+        t.id: [target for target in t.targets if chart.state(target).kind.endswith("_history")]
+        for t in chart.transitions
+    }
     seen = {(origin.configuration, fingerprint(start.model))}
     frontier: deque[Path] = deque([origin])
     while frontier and (
@@ -163,15 +171,14 @@ def _search(
             found = Path(steps, taken, configuration_of(instance))
             for transition_id in taken[len(path.transitions) :]:  # a macrostep may take several
                 to_transition.setdefault(transition_id, found)
+                for history in into_history[transition_id]:
+                    to_state.setdefault(history, found)
             for state in found.configuration:
                 to_state.setdefault(state, found)
             node = (found.configuration, fingerprint(instance.model))
             if node not in seen and len(seen) < max_nodes and not instance.is_terminated:
                 seen.add(node)
                 frontier.append(found)
-    for transition in chart.transitions:  # entering a compound state takes its initial one
-        if getattr(transition, "initial", False) and transition.target in to_state:
-            to_transition.setdefault(transition.id, to_state[transition.target])
     ids = _ids(tries)
     return Exploration(
         to_state={s: _named(to_state[s], ids) for s in all_states if s in to_state},
@@ -221,6 +228,10 @@ def cover(exploration: Exploration) -> list[Path]:
     chosen: list[Path] = []
     while left:
         best = max(pool, key=lambda path: (len(left & set(path.transitions)), -len(path.steps)))
+        if not left & set(best.transitions):
+            raise ValueError(
+                f"no path takes {', '.join(sorted(left))}: the exploration is inconsistent"
+            )
         chosen.append(best)
         left -= set(best.transitions)
     return sorted(chosen, key=lambda path: (len(path.steps), path.id))

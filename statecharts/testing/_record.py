@@ -23,7 +23,11 @@ def record_coverage(coverage: Coverage) -> Iterator[Coverage]:
     """Count every outcome of every chart instance into ``coverage`` until the block ends."""
 
     def record(instance: Instance, outcome: Outcome) -> None:
-        coverage.record(instance.chart, outcome)
+        if outcome.transitions:
+            coverage.record(instance.chart, outcome)
+        else:  # an ignored event: every active atomic state (each region's) ignored it
+            states = [s.id for s in instance._node.configuration if s.kind == "atomic"]
+            coverage.record(instance.chart, outcome, states)
 
     with observe_outcomes(record):
         yield coverage

@@ -30,8 +30,6 @@ from statecharts.testing import chart_machine, explore, record_coverage
 from tests.toolcalls.seed000_impls import Seed000, _finite, _in_range, _reject, parse
 from toolcalls.conformance import ObjectImplementation, check
 
-OPEN = "open: an independent review found this break in issue 9; not fixed this session"
-
 ROOT = Path(__file__).parents[2]
 #: The default Hypothesis profile's example budget, as the seeded-bug test uses.
 EXAMPLES = 60
@@ -129,7 +127,6 @@ class EngineAdapter:
 # -- M5: paths by construction ----------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M5_transition_cover_of_a_compound_chart_terminates() -> None:
     """``transition_cover`` of any chart with a compound state never returns: ``explore``
     maps each initial transition to a path whose ``transitions`` lack it, so the greedy cover
@@ -159,7 +156,6 @@ def test_M5_transition_cover_of_a_compound_chart_terminates() -> None:
     assert done.stdout.strip() == "[]", done.stdout
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M5_explore_does_not_report_a_history_state_unreached() -> None:
     """A chart with a history state, explored completely (every transition taken, the one
     into the history state too): ``unreached_states`` still lists the history state, telling
@@ -183,7 +179,6 @@ def test_M4_events_whose_names_are_not_identifiers_get_rules() -> None:
 # -- M3: coverage -----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M3_coverage_does_not_count_an_initial_child_that_was_never_entered() -> None:
     """A run sends ``blast`` (straight into ``heating.hot``) and ``stop``: the report says the
     initial child ``warm`` was entered and ``heating::warm`` taken, so 3 of 4 transitions
@@ -200,7 +195,6 @@ def test_M3_coverage_does_not_count_an_initial_child_that_was_never_entered() ->
     assert summary.percent == 50.0
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M3_every_link_of_the_html_report_points_into_the_page(tmp_path: Path) -> None:
     """The HTML report of a compound chart: the rows of its initial transitions (``heating::
     warm``) link to ``#transition:heating::warm``, which nothing in the page (the diagram
