@@ -157,6 +157,41 @@ def test_the_protocol_answers_each_request_with_one_line() -> None:
     assert implementation.process.returncode == 0
 
 
+PIECES = """
+import sys
+# Answers in awkward pieces: a long line in 7-byte pieces (its newline in a piece of its own),
+# then two answers in one write, the second one ahead of its request.
+long = ('{"ok": true, "value": [{"id": "' + "é" * 300000 + '"}]}').encode()
+sys.stdin.readline()
+for start in range(0, len(long), 7):
+    sys.stdout.buffer.write(long[start : start + 7])
+    sys.stdout.buffer.flush()
+sys.stdout.buffer.write(b"\\n")
+sys.stdout.buffer.flush()
+sys.stdin.readline()
+sys.stdout.buffer.write(b'{"ok": true}\\n{"ok": true, "value": null}\\n')
+sys.stdout.buffer.flush()
+sys.stdin.readline()
+"""
+
+
+def test_an_answer_in_many_pieces_and_answers_in_one_piece_are_read_as_lines(
+    tmp_path: Path,
+) -> None:
+    """M6's protocol is one line per answer, however the pipe delivers it: a long line (a
+    multi-byte character split between reads) is read whole, and two lines that arrive in one
+    read are two answers, the second kept for the next request."""
+    server = tmp_path / "pieces.py"
+    server.write_text(PIECES, encoding="utf-8")
+    implementation = SubprocessImplementation(f"{sys.executable} {server}")
+    try:
+        assert implementation.list() == [{"id": "é" * 300000}]
+        implementation.reset()
+        assert implementation.get("a") is None
+    finally:
+        implementation.close()
+
+
 def test_an_implementation_that_raises_is_a_divergence() -> None:
     class Raises(Seed000):
         def apply(self, event: dict[str, Any]) -> None:
