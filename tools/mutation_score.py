@@ -18,11 +18,15 @@ Steps:
 
 1. copy the working tree to a temporary directory (nothing here is touched) and run
    ``mutmut run`` there on the mode's modules with the mode's tests;
-2. re-run every survivor *for real*: mutmut switches a mutant on through a trampoline at call
+2. re-run survivors *for real*: mutmut switches a mutant on through a trampoline at call
    time, so a mutant in code that runs at import or class-creation time (the chart's
-   declaration, tables built at import) survives there untested; the script applies each
-   survivor to the source (``mutmut apply``) and runs the same tests normally, and a failure
-   counts as killed;
+   declaration, tables built at import, covering paths a test module computes at import)
+   survives there untested; the script applies each such survivor to the source
+   (``mutmut apply``) and runs the same tests normally, and a failure counts as killed. In
+   ``derived`` mode only the survivors in functions that run while the tests' modules are
+   imported are re-run (found by profiling those imports): every other function runs only
+   after the trampoline switched the mutant on, so a real run gives mutmut's verdict again
+   (each re-run costs a whole test session; re-running them all took hours);
 3. leave out the mutants listed as equivalent in ``tools/equivalent_mutants.txt`` (one name per
    line, ``#`` then the reason no test can tell it from the original);
 4. print the score, ``killed / (mutants - equivalent)``, and every mutant that survived with
@@ -32,6 +36,7 @@ Steps:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -51,11 +56,14 @@ class Target:
 
     modules: tuple[str, ...]
     tests: tuple[str, ...]
+    #: The modules the tests import (``()``: re-run every survivor for real, see step 2).
+    imports: tuple[str, ...] = ()
 
 
 DERIVED = Target(
     ("toolcalls/_tracker.py", "toolcalls/_chart.py", "toolcalls/_record.py"),
     ("tools/mutation/test_derived_only.py",),
+    ("toolcalls", "toolcalls.conformance", "tests.toolcalls.test_tracker_stateful"),
 )
 #: The hand-written tests that exercise each module (mutmut runs, per mutant, those of them
 #: that reach the mutated function).
@@ -161,6 +169,51 @@ def killed_for_real(work: Path, name: str, target: Target, nice: int) -> bool:
             (work / module).write_text(text, encoding="utf-8")
 
 
+#: Run in the copy: import the tests' modules under a profiler and print, one per line, the
+#: mutmut name prefix of each function of the mutated modules that ran meanwhile.
+PROBE = """
+import json, sys
+modules, imports = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+files = {__import__("os").path.abspath(module): module for module in modules}
+ran = set()
+
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_filename in files:
+        ran.add((files[frame.f_code.co_filename], frame.f_code.co_qualname))
+
+sys.setprofile(hook)
+for name in imports:
+    __import__(name)
+sys.setprofile(None)
+for module, qualname in sorted(ran):
+    dotted = module[: -len(".py")].replace("/", ".")
+    outer = qualname.split(".<locals>.")[0]
+    owner, _, function = outer.rpartition(".")
+    print(f"{dotted}.x\u01c1{owner}\u01c1{function}__" if owner else f"{dotted}.x_{function}__")
+"""
+
+
+def import_time_prefixes(work: Path, target: Target) -> set[str] | None:
+    """The mutant name prefixes of the functions that run while the tests' modules are
+    imported, or ``None`` when the target names no imports (then every survivor is re-run)."""
+    if not target.imports:
+        return None
+    done = run(
+        [
+            sys.executable,
+            "-c",
+            PROBE,
+            json.dumps(list(target.modules)),
+            json.dumps(list(target.imports)),
+        ],
+        work,
+        nice=0,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"profiling the imports failed:\n{done.stderr[-2000:]}")
+    return set(done.stdout.split())
+
+
 def equivalent_names() -> dict[str, str]:
     if not EQUIVALENT.exists():
         return {}
@@ -180,9 +233,15 @@ def report(work: Path, label: str, target: Target, nice: int) -> None:
         for name, verdict in verdicts.items()
         if verdict not in ("killed", "timeout") and name not in equivalent
     ]
+    prefixes = import_time_prefixes(work, target)
+    rerun = [
+        name
+        for name in survivors
+        if prefixes is None or any(name.startswith(prefix) for prefix in prefixes)
+    ]
     real_kills = []
-    for index, name in enumerate(survivors, 1):
-        print(f"\rre-running survivors for real: {index}/{len(survivors)}", end="", flush=True)
+    for index, name in enumerate(rerun, 1):
+        print(f"\rre-running survivors for real: {index}/{len(rerun)}", end="", flush=True)
         if killed_for_real(work, name, target, nice):
             real_kills.append(name)
     print()
@@ -192,7 +251,10 @@ def report(work: Path, label: str, target: Target, nice: int) -> None:
     print(f"{label}: {len(verdicts)} mutants of {', '.join(target.modules)}")
     for verdict in sorted(set(verdicts.values())):
         print(f"  mutmut {verdict}: {sum(1 for v in verdicts.values() if v == verdict)}")
-    print(f"  survivors killed when re-run for real: {len(real_kills)}")
+    print(
+        f"  survivors re-run for real: {len(rerun)} (in code run at import), "
+        f"killed: {len(real_kills)}"
+    )
     print(f"  equivalent (tools/equivalent_mutants.txt): {len(verdicts) - len(counted)}")
     score = killed / max(len(counted), 1)
     print(f"  score: {killed}/{len(counted)} = {score:.1%} of non-equivalent mutants")
