@@ -52,12 +52,15 @@ class Implementation(Protocol):
 
 
 def _plain(value: Any, where: str) -> Any:
-    """A call as plain JSON data: ``to_dict()`` if the object has it, then a JSON round trip."""
+    """A call as plain JSON data: ``to_dict()`` if the object has it, then a JSON round trip
+    that keeps strings as the object holds them (an escaping one would join two surrogate
+    halves into the character they encode, hiding a split pair a Python implementation failed
+    to join, T27)."""
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         value = to_dict()
     try:
-        return json.loads(json.dumps(value))
+        return json.loads(json.dumps(value, ensure_ascii=False))
     except (TypeError, ValueError) as error:
         raise ProtocolError(f"{where} returned a value JSON cannot hold: {error}") from None
 

@@ -479,20 +479,44 @@ class Report:
         return sum(1 for t in CHART.transitions if taken.get(t.id)), len(CHART.transitions)
 
 
-def path_runs() -> list[tuple[PathStep, ...]]:
+#: Argument text in several fragments, each list one call's deltas before ``ready``: the second
+#: must append to the first, and a surrogate pair split between two fragments (T27) is one
+#: character, in a string, a key, a nested string or outside any string; halves that are not
+#: a pair stay lone, and a pair escaped in the JSON text is one character in ``args`` too.
+FRAGMENTED: tuple[tuple[str, ...], ...] = (
+    ('{"q": ', "1}"),
+    ('["\ud83d', '\ude00"]'),
+    ('{"\ud83d', '\ude00": ["x\ud83d', '\ude00"]}'),
+    ('[{"k\ud83d', '\ude00": "\ud83d', '\ude00"}]'),
+    ('["\ud83d"', ', "\ude00"]'),
+    ('["\ude00', '\ud83d"]'),
+    ('"\ud83d\ude00"',),
+    ("\ud83d", "\ude00"),
+    ('[{"\\ud83d\\ude00": ["\\ud83d\\ude00", {"\\ud83d": "\\ude00"}]}]',),
+)
+#: Nesting around this package's limit (T13: deeper than 256 levels does not parse), with
+#: arrays, objects, both, and brackets inside a string; only ``errors="T8"`` holds an
+#: implementation to the limit (JSON.parse has none).
+NESTED: tuple[str, ...] = (
+    "[" * 256 + "]" * 256,
+    "[" * 257 + "]" * 257,
+    '{"a": ' * 256 + "0" + "}" * 256,
+    '{"a": ' * 257 + "0" + "}" * 257,
+    '{"a": ' * 200 + "[" * 56 + "0" + "]" * 56 + "}" * 200,
+    '{"a": ' * 200 + "[" * 57 + "0" + "]" * 57 + "}" * 200,
+    '["' + "[" * 300 + '"]',
+    "[" + "[], " * 300 + "[]]",
+    "[" * 300,
+)
+
+
+def path_runs(errors: Errors = "any") -> list[tuple[PathStep, ...]]:
     """Each path, then the shortest path to each state and each transition-covering path,
     followed by each candidate event: every (state, event) pair, and every event after every
     transition, ignored ones included (a final state absorbs, a result while pending is too
-    early, an error after a parse failure changes nothing...)."""
+    early, an error after a parse failure changes nothing...). Then arguments in several
+    fragments (``FRAGMENTED``) and, held to T8, nested around the limit (``NESTED``)."""
     runs: list[tuple[PathStep, ...]] = [path.steps for path in PATHS]
-    # Arguments in two fragments: the second must append to the first.
-    runs.append(
-        (
-            PathStep("delta", {"text": '{"q": '}),
-            PathStep("delta", {"text": "1}"}),
-            PathStep("ready", {}),
-        )
-    )
     ends = [*_SHORTEST, *_COVER]
     for path in ends:
         for event, payloads in CANDIDATES_FOR_ALL.items():
@@ -500,6 +524,10 @@ def path_runs() -> list[tuple[PathStep, ...]]:
                 steps = (*path.steps, PathStep(event, payload))
                 if steps not in runs:
                     runs.append(steps)
+    texts = [*FRAGMENTED, *((text,) for text in NESTED)] if errors == "T8" else FRAGMENTED
+    for fragments in texts:
+        deltas = tuple(PathStep("delta", {"text": fragment}) for fragment in fragments)
+        runs.append((*deltas, PathStep("ready", {})))
     return runs
 
 
@@ -508,7 +536,7 @@ def run_paths(
 ) -> Iterator[tuple[PathStep, ...]]:
     """Run each of ``path_runs`` on a fresh implementation, checking after every event (and
     ``get`` of the call at the end); yields each run that passed (a divergence raises)."""
-    for steps in path_runs():
+    for steps in path_runs(errors):
         adapter = SeedAdapter(implementation, counts, errors)
         runner = ChartRunner(CHART, adapter, _record)
         adapter.attach(runner)
