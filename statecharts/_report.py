@@ -94,8 +94,19 @@ def total_percent(found: Iterable[ChartSummary]) -> float:
     return 100.0 if total == 0 else 100.0 * taken / total
 
 
+def percent_text(value: float) -> str:
+    """``value`` with one decimal, never rounded to ``100.0`` or ``0.0`` when it is not
+    exactly that: 1,999 of 2,000 transitions is ``99.9``, not a full coverage."""
+    text = f"{value:.1f}"
+    if text == "100.0" and value < 100:
+        return "99.9"
+    if text == "0.0" and value > 0:
+        return "0.1"
+    return text
+
+
 def _format_percent(value: float) -> str:
-    text = f"{value:.1f}".rstrip("0").rstrip(".")
+    text = percent_text(value).rstrip("0").rstrip(".")
     return f"{text}%"
 
 
@@ -177,7 +188,7 @@ def _page(title: str, body: str) -> str:
 
 def _bar(percent: float) -> str:
     inner = f'<span style="width:{percent:.1f}%"></span>'
-    return f'<span class="bar" title="{percent:.1f}%">{inner}</span>'
+    return f'<span class="bar" title="{percent_text(percent)}%">{inner}</span>'
 
 
 def page_name(chart: ChartDef) -> str:

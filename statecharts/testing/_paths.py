@@ -4,7 +4,8 @@ together take every transition.
 Paths are found by running the compiled chart itself, breadth first, from candidate events
 with payloads: guards are evaluated for real, on a real model, so a guarded transition is
 reached only by a sequence that really enables it. Two runs that end in the same
-configuration with the same model contents are the same node of the search.
+configuration, with the same history values recorded, the same model contents and the same
+fields set on the instance by the chart's own ``__init__``, are the same node of the search.
 """
 
 from __future__ import annotations
@@ -82,9 +83,12 @@ def default_candidates(chart: Chart) -> dict[str, list[dict[str, Any]]]:
 
 
 def fingerprint_of(model: Any) -> str:
-    """A text that is equal for models holding equal data (their attributes' reprs)."""
+    """A text that is equal for models holding equal data (their attributes' reprs; a dict's
+    items)."""
     if model is None:
         return ""
+    if type(model) is dict:
+        return repr(sorted(model.items()))
     values: dict[str, Any] = {}
     for klass in type(model).__mro__:
         for slot in getattr(klass, "__slots__", ()):
@@ -149,13 +153,22 @@ def _search(
     origin = Path((), started, configuration_of(start))
     to_state: dict[str, Path] = {state: origin for state in origin.configuration}
     to_transition: dict[str, Path] = {transition: origin for transition in started}
+
+    def node(instance: Instance, configuration: frozenset[str]) -> Any:
+        """What the run's future depends on: the configuration with the history values
+        recorded (a hierarchical instance's node key), the model's data, and the fields a
+        chart's own ``__init__`` set on the instance (C20)."""
+        where = getattr(instance._node, "key", configuration)
+        fields = getattr(instance, "__dict__", None)
+        return (where, fingerprint(instance.model), fingerprint_of(fields) if fields else "")
+
     # a history pseudo-state is never in a configuration: it is reached when a transition
     # into it is taken
     into_history = {
         t.id: [target for target in t.targets if chart.state(target).kind.endswith("_history")]
         for t in chart.transitions
     }
-    seen = {(origin.configuration, fingerprint(start.model))}
+    seen = {node(start, origin.configuration)}
     frontier: deque[Path] = deque([origin])
     while frontier and (
         len(to_state) < len(all_states) or len(to_transition) < len(all_transitions)
@@ -175,9 +188,9 @@ def _search(
                     to_state.setdefault(history, found)
             for state in found.configuration:
                 to_state.setdefault(state, found)
-            node = (found.configuration, fingerprint(instance.model))
-            if node not in seen and len(seen) < max_nodes and not instance.is_terminated:
-                seen.add(node)
+            reached = node(instance, found.configuration)
+            if reached not in seen and len(seen) < max_nodes and not instance.is_terminated:
+                seen.add(reached)
                 frontier.append(found)
     ids = _ids(tries)
     return Exploration(

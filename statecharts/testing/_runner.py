@@ -67,7 +67,8 @@ class Step:
 
 def python_literal(value: Any) -> str:
     """``repr(value)``, except that floats ``repr`` cannot write as Python (``nan``, ``inf``)
-    are written ``float("nan")``, inside containers too, so printed steps paste as code."""
+    are written ``float("nan")``, inside containers (sets too) and complex numbers too, so
+    printed steps paste as code."""
     if isinstance(value, float) and not math.isfinite(value):
         text = "nan" if math.isnan(value) else "inf"
         return f'-float("{text}")' if value < 0 else f'float("{text}")'
@@ -79,6 +80,13 @@ def python_literal(value: Any) -> str:
     if type(value) is tuple:
         parts = [python_literal(item) for item in value]
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if type(value) in (set, frozenset):
+        items = ", ".join(python_literal(item) for item in value)
+        if type(value) is set:
+            return "{" + items + "}" if items else "set()"
+        return "frozenset({" + items + "})" if items else "frozenset()"
+    if type(value) is complex and not (math.isfinite(value.real) and math.isfinite(value.imag)):
+        return f"complex({python_literal(value.real)}, {python_literal(value.imag)})"
     return repr(value)
 
 
