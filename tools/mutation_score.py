@@ -263,6 +263,34 @@ def report(work: Path, label: str, target: Target, nice: int) -> None:
         print(f"\nSURVIVED {name}\n{diff}")
 
 
+def retest_survivors(work: Path, target: Target, children: int, nice: int) -> None:
+    """Bring the copy's files but the mutated modules up to date with the working tree, then
+    have mutmut run each survivor again (named mutants are re-run whatever their verdict)."""
+    mutated = {ROOT / module for module in target.modules}
+    for entry in ROOT.rglob("*"):
+        relative = entry.relative_to(ROOT)
+        if (
+            not entry.is_file()
+            or entry in mutated
+            or relative.parts[0] in SKIP
+            or relative.parts[0].endswith(".egg-info")
+            or "__pycache__" in relative.parts
+            or relative.name == "setup.cfg"
+        ):
+            continue
+        (work / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(entry, work / relative)
+    equivalent = equivalent_names()
+    names = [
+        name
+        for name, verdict in statuses(work).items()
+        if verdict not in ("killed", "timeout") and name not in equivalent
+    ]
+    if names:
+        command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children)]
+        run([*command, *names], work, nice=nice, capture=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     modes = parser.add_subparsers(dest="mode", required=True)
@@ -276,6 +304,13 @@ def main(argv: list[str] | None = None) -> int:
         mode.add_argument(
             "--resume", type=Path, metavar="DIR", help="go on with a copy kept by --keep"
         )
+        mode.add_argument(
+            "--retest-survivors",
+            action="store_true",
+            help="with --resume: copy the working tree's tests (and every file but the mutated "
+            "modules) into the copy and run mutmut again on the survivors, so tests improved "
+            "since the run judge them (the killed stay killed)",
+        )
     args = parser.parse_args(argv)
     if args.mode == "derived":
         target, label = DERIVED, "derived tests alone"
@@ -286,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.resume is not None:
         work, args.keep = args.resume, True
+        if args.retest_survivors:
+            retest_survivors(work, target, args.children, args.nice)
     else:
         work = Path(tempfile.mkdtemp(prefix="mutation-"))
         copy_tree(work)

@@ -185,12 +185,15 @@ SEARCH: dict[str, list[dict[str, Any]]] = {
 
 #: The wire id of each key: ids that differ only in case, so routing must respect it.
 WIRE_IDS = ("call_a", "call_A", "call_b", "call_B", "call_c")
+#: The ids of the crowd run's calls beyond those: names a JavaScript object already has.
+CROWD_IDS = ("__proto__", "constructor", "toString", "hasOwnProperty", "valueOf")
 
 
 def wire_id(key: str) -> str:
     """The id the implementation sees for the runner's key ``k0``, ``k1``..."""
     index = int(key[1:]) if key[1:].isdigit() else -1
-    return WIRE_IDS[index] if 0 <= index < len(WIRE_IDS) else key
+    ids = WIRE_IDS + CROWD_IDS
+    return ids[index] if 0 <= index < len(ids) else key
 
 
 def tool_name(key: str) -> str:
@@ -300,10 +303,16 @@ class SeedAdapter:
         self.runner: ChartRunner | None = None
         counts.sequences += 1
         self.call(implementation.reset)
+        try:
+            self.leftover: Any = self.call(implementation.list)
+        except ImplementationFailed as error:
+            self.leftover = f"list() failed: {error}"
 
     def attach(self, runner: ChartRunner) -> None:
         self.runner = runner
         runner.on_divergence = self.counts.saw
+        if self.leftover != []:  # an earlier sequence's calls would be blamed on this one
+            self.fail("list() is not empty after reset (calls survived it)", [], self.leftover)
 
     def call(self, operation: Callable[..., Any], *args: Any) -> Any:
         """Call the implementation, remembering a protocol error for ``check`` to report."""
@@ -428,7 +437,7 @@ def machine_for(implementation: Implementation, counts: Counts, errors: Errors =
         adapter,
         payloads=PAYLOADS,
         model=_record,
-        max_instances=len(WIRE_IDS),
+        max_instances=len(WIRE_IDS),  # the crowd run (``run_crowd``) starts more
         paths=PATHS,
         name="SeedConformance",
     )
@@ -485,6 +494,7 @@ class Report:
 #: a pair stay lone, and a pair escaped in the JSON text is one character in ``args`` too.
 FRAGMENTED: tuple[tuple[str, ...], ...] = (
     ('{"q": ', "1}"),
+    ('{"q": "' + "x" * 4090, "y" * 2000 + '"}'),  # past 4 KiB: nothing caps argument text
     ('["\ud83d', '\ude00"]'),
     ('{"\ud83d', '\ude00": ["x\ud83d', '\ude00"]}'),
     ('[{"k\ud83d', '\ude00": "\ud83d', '\ude00"}]'),
@@ -548,6 +558,26 @@ def run_paths(
         yield steps
 
 
+def run_crowd(implementation: Implementation, counts: Counts, errors: Errors = "any") -> None:
+    """Ten calls at once, five of them with ids a JavaScript object already has
+    (``__proto__``...): each started, given arguments, ended, and read back with ``get``.
+    It runs after the generated sequences, whose shrunk counterexample is the better report
+    when they find a divergence too."""
+    adapter = SeedAdapter(implementation, counts, errors)
+    runner = ChartRunner(CHART, adapter, _record)
+    adapter.attach(runner)
+    keys = [runner.create() for _ in WIRE_IDS + CROWD_IDS]
+    for number, key in enumerate(keys):
+        runner.send(key, "delta", {"text": f'{{"n": {number}}}'})
+    for key in keys:
+        runner.send(key, "ready", {})
+    for number, key in enumerate(keys):
+        runner.send(key, "result" if number % 2 else "fail", {"value": number})
+    for key in keys:
+        adapter.check_get(wire_id(key))
+    counts.paths += 1
+
+
 def check(
     implementation: Implementation,
     *,
@@ -596,6 +626,7 @@ def check(
                 phases=[phase for phase in Phase if shrink or phase is not Phase.shrink],
             )
             run_state_machine_as_test(machine, settings=options)
+            run_crowd(implementation, counts, errors)
         except Divergence as divergence:
             if counts.protocol_error is not None:
                 raise counts.protocol_error from None
