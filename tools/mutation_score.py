@@ -265,7 +265,8 @@ def report(work: Path, label: str, target: Target, nice: int) -> None:
 
 def retest_survivors(work: Path, target: Target, children: int, nice: int) -> None:
     """Bring the copy's files but the mutated modules up to date with the working tree, then
-    have mutmut run each survivor again (named mutants are re-run whatever their verdict)."""
+    have mutmut run each survivor again, and each mutant an interrupted run left unchecked
+    (named mutants are re-run whatever their verdict)."""
     mutated = {ROOT / module for module in target.modules}
     for entry in ROOT.rglob("*"):
         relative = entry.relative_to(ROOT)
@@ -308,8 +309,8 @@ def main(argv: list[str] | None = None) -> int:
             "--retest-survivors",
             action="store_true",
             help="with --resume: copy the working tree's tests (and every file but the mutated "
-            "modules) into the copy and run mutmut again on the survivors, so tests improved "
-            "since the run judge them (the killed stay killed)",
+            "modules) into the copy and run mutmut again on the survivors and the unchecked, so "
+            "tests improved since the run judge them (the killed stay killed)",
         )
     args = parser.parse_args(argv)
     if args.mode == "derived":

@@ -72,6 +72,9 @@ class Exploration:
     to_transition: Mapping[str, Path]
     unreached_states: tuple[str, ...]
     untaken_transitions: tuple[str, ...]
+    #: The shortest path found to each distinct node (configuration, history values recorded,
+    #: data), in the order found: what ``node_paths`` extends by one event.
+    to_node: tuple[Path, ...] = ()
 
 
 def default_candidates(chart: Chart) -> dict[str, list[dict[str, Any]]]:
@@ -169,6 +172,7 @@ def _search(
         for t in chart.transitions
     }
     seen = {node(start, origin.configuration)}
+    nodes = [origin]
     frontier: deque[Path] = deque([origin])
     while frontier and (
         len(to_state) < len(all_states) or len(to_transition) < len(all_transitions)
@@ -192,6 +196,7 @@ def _search(
             if reached not in seen and len(seen) < max_nodes and not instance.is_terminated:
                 seen.add(reached)
                 frontier.append(found)
+                nodes.append(found)
     ids = _ids(tries)
     return Exploration(
         to_state={s: _named(to_state[s], ids) for s in all_states if s in to_state},
@@ -200,6 +205,7 @@ def _search(
         },
         unreached_states=tuple(s for s in all_states if s not in to_state),
         untaken_transitions=tuple(t for t in all_transitions if t not in to_transition),
+        to_node=tuple(_named(path, ids) for path in nodes),
     )
 
 
@@ -214,6 +220,23 @@ def _ids(tries: Mapping[str, Sequence[Mapping[str, Any]]]) -> Callable[[Path], s
 
 def _named(path: Path, ids: Callable[[Path], str]) -> Path:
     return Path(path.steps, path.transitions, path.configuration, ids(path))
+
+
+def node_paths(exploration: Exploration, chart: Chart, limit: int = 400) -> list[Path]:
+    """The path to each node an exploration found, followed by each declared event (with its
+    first candidate payload, ``None`` for each argument): every (node, event) pair, so a
+    system that remembers a history or data differently from the chart is shown it by a
+    short walk. At most ``limit`` paths, the shallowest nodes first."""
+    found: list[Path] = []
+    for path in exploration.to_node:
+        for event in chart.events:
+            payload = {name: None for name in payload_parameters(chart, event.id)}
+            steps = (*path.steps, PathStep(event.id, payload))
+            name = "-".join(step.event for step in steps)
+            found.append(Path(steps, (), frozenset(), name))
+            if len(found) >= limit:
+                return found
+    return found
 
 
 def shortest_paths(
