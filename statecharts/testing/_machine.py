@@ -26,8 +26,8 @@ from hypothesis.stateful import (
 
 from .._runtime import Chart
 from ._paths import Path, explore, node_paths
-from ._payloads import PayloadStrategy, default_payloads
-from ._runner import Adapter, ChartRunner, ModelFactory
+from ._payloads import PayloadStrategy, default_payloads, payload_parameters
+from ._runner import Adapter, ChartRunner, ModelFactory, minimizer
 
 
 class ChartMachine(RuleBasedStateMachine):
@@ -39,10 +39,16 @@ class ChartMachine(RuleBasedStateMachine):
     max_instances: ClassVar[int] = 3
     keys = Bundle("keys")
 
+    #: Whether a divergence's steps are minimized by replaying shorter runs on new adapters
+    #: when first read (see ``minimizer``); off where replaying is costly or has effects.
+    minimize_steps: ClassVar[bool] = True
+
     def __init__(self) -> None:
         super().__init__()
         cls = type(self)
         self.runner = ChartRunner(cls.chart, cls.adapter_factory(), cls.model_factory())
+        if cls.minimize_steps:
+            self.runner.minimize = minimizer(cls.chart, cls.adapter_factory, cls.model_factory())
 
     @initialize(target=keys)
     def create_first(self) -> str:
@@ -114,7 +120,7 @@ def chart_machine(
     names = undeclared if undeclared is not None else st.sampled_from(["undeclared", "bogus"])
     namespace["undeclared_event"] = _undeclared_rule(names.filter(lambda e: e not in declared))
     if paths is None:
-        paths = _default_paths(chart, model)
+        paths = _default_paths(chart, model, payloads)
     if paths:
         namespace["walk_path"] = _walk_rule(list(paths))
     machine = type(name or f"{chart.name}Machine", (ChartMachine,), namespace)
@@ -153,15 +159,28 @@ def _event_rule(rule_name: str, event: str, strategy: PayloadStrategy) -> Any:
     return rule(key=ChartMachine.keys, payload=strategy)(send_event)
 
 
-def _default_paths(chart: Chart, model: ModelFactory | None) -> list[Path]:
-    """``node_paths`` of a bounded exploration; none when the chart cannot run on the default
-    payloads (a guard that needs a real argument raises): the user's payload strategies then
-    do the exploring."""
-    try:
-        found = explore(chart, model=model, max_depth=8, max_nodes=200)
-    except Exception:  # a user's guard or action on a None argument: no default paths
+def _default_paths(
+    chart: Chart, model: ModelFactory | None, payloads: Mapping[str, Any]
+) -> list[Path]:
+    """``node_paths`` of a bounded exploration by the events that take no payload (no
+    argument, no strategy given): a payload only the user's strategies can draw is theirs to
+    send, so the walks never invent one."""
+    plain = [
+        event.id
+        for event in chart.events
+        if event.id not in payloads and not payload_parameters(chart, event.id)
+    ]
+    if not plain:
         return []
-    return node_paths(found, chart)
+    candidates: dict[str, list[dict[str, Any]]] = {
+        event.id: [] for event in chart.events if event.id not in plain
+    }
+    candidates.update({event: [{}] for event in plain})
+    try:
+        found = explore(chart, candidates, model=model, max_depth=8, max_nodes=200)
+    except Exception:  # a user's callback refused to run on the search's model: no walks
+        return []
+    return node_paths(found, plain)
 
 
 def _walk_rule(paths: list[Path]) -> Any:

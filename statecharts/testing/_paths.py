@@ -222,16 +222,15 @@ def _named(path: Path, ids: Callable[[Path], str]) -> Path:
     return Path(path.steps, path.transitions, path.configuration, ids(path))
 
 
-def node_paths(exploration: Exploration, chart: Chart, limit: int = 400) -> list[Path]:
-    """The path to each node an exploration found, followed by each declared event (with its
-    first candidate payload, ``None`` for each argument): every (node, event) pair, so a
-    system that remembers a history or data differently from the chart is shown it by a
-    short walk. At most ``limit`` paths, the shallowest nodes first."""
+def node_paths(exploration: Exploration, events: Sequence[str], limit: int = 400) -> list[Path]:
+    """The path to each node an exploration found, followed by each of ``events`` (sent
+    without a payload): every (node, event) pair, so a system that remembers a history or
+    data differently from the chart is shown it by a short walk. At most ``limit`` paths, the
+    shallowest nodes first."""
     found: list[Path] = []
     for path in exploration.to_node:
-        for event in chart.events:
-            payload = {name: None for name in payload_parameters(chart, event.id)}
-            steps = (*path.steps, PathStep(event.id, payload))
+        for event in events:
+            steps = (*path.steps, PathStep(event, {}))
             name = "-".join(step.event for step in steps)
             found.append(Path(steps, (), frozenset(), name))
             if len(found) >= limit:

@@ -109,6 +109,9 @@ class ChartRunner:
         #: Called with every ``Divergence`` before it is raised (a conformance run keeps the
         #: first, in case Hypothesis cannot replay it).
         self.on_divergence: Callable[[Divergence], None] | None = None
+        #: Given to every ``Divergence`` raised: finds a shorter run that still diverges
+        #: (``minimizer``), when it is first read.
+        self.minimize: Callable[[Divergence], Divergence | None] | None = None
 
     @property
     def keys(self) -> list[str]:
@@ -183,7 +186,12 @@ class ChartRunner:
         """Raise ``Divergence`` with the steps so far and the adapter's transcript."""
         transcript = getattr(self.adapter, "transcript", None)
         divergence = Divergence(
-            problem, self.steps, expected, actual, transcript() if transcript is not None else ()
+            problem,
+            self.steps,
+            expected,
+            actual,
+            transcript() if transcript is not None else (),
+            self.minimize,
         )
         if self.on_divergence is not None:
             self.on_divergence(divergence)
@@ -194,6 +202,48 @@ class ChartRunner:
         close = getattr(self.adapter, "close", None)
         if close is not None:
             close()
+
+
+def minimizer(
+    chart: Chart, adapter: Callable[[], Adapter], model: ModelFactory | None = None
+) -> Callable[[Divergence], Divergence | None]:
+    """A ``ChartRunner.minimize`` for runs on fresh adapters: drops one step at a time (a
+    creation with the steps of its key) while the shorter run, replayed on a new adapter,
+    still diverges, until no step can go; returns the shortest divergence found (``None``:
+    none shorter). Each replay is checked as the derived test checks; a run that raises
+    anything but ``Divergence`` does not count."""
+
+    def attempt(steps: list[Step]) -> Divergence | None:
+        try:
+            replay(chart, adapter(), steps, model=model)
+        except Divergence as found:
+            found._minimize = None
+            return found
+        except Exception:  # the SUT or the chart refused the shorter run: it shows nothing
+            return None
+        return None
+
+    def minimize(divergence: Divergence) -> Divergence | None:
+        steps = [step for step in divergence._fields[1] if isinstance(step, Step)]
+        best: Divergence | None = None
+        shrinking = True
+        while shrinking:
+            shrinking = False
+            for index in range(len(steps) - 1, -1, -1):
+                step = steps[index]
+                if step.event is None:  # an instance goes with every step sent to it
+                    candidate = [s for s in steps if s.key != step.key]
+                else:
+                    candidate = steps[:index] + steps[index + 1 :]
+                found = attempt(candidate)
+                if found is not None:
+                    best = found
+                    steps = [s for s in found._fields[1] if isinstance(s, Step)]
+                    shrinking = True
+                    break
+        return best
+
+    return minimize
 
 
 def replay(

@@ -443,6 +443,10 @@ def machine_for(implementation: Implementation, counts: Counts, errors: Errors =
     )
 
     class SeedConformance(derived):  # type: ignore[misc,valid-type]
+        # Replays would each reset the implementation (another process, maybe) and count as
+        # sequences; Hypothesis's shrinking and the transcript report the run instead.
+        minimize_steps = False
+
         def __init__(self) -> None:
             super().__init__()
             self.adapter: SeedAdapter = self.runner.adapter
