@@ -461,10 +461,11 @@ class TrackerMachine(DerivedTrackerMachine):  # type: ignore[misc,valid-type]
         assert self.adapter.tracker.snapshot() == picture
         scribble(picture)  # the restored tracker holds its own copies (T16)
 
-    @rule(limit=LIMITS)
+    @initialize(limit=LIMITS)
     def a_new_tracker_takes_only_a_valid_limit(self, limit: Any) -> None:
         """T21: ``max_history`` is ``None`` or a positive ``int`` (not a ``bool``); anything
-        else raises ``ValueError`` saying so, and a valid limit is the new tracker's."""
+        else raises ``ValueError`` saying so, and a valid limit is the new tracker's. Once
+        per run (a rule would take steps from the events)."""
         problem = TrackerModel.limit_problem(limit)
         if problem is not None:
             with pytest.raises(ValueError, match="max_history") as raised:
