@@ -510,7 +510,7 @@ FRAGMENTED: tuple[tuple[str, ...], ...] = (
 )
 #: Nesting around this package's limit (T13: deeper than 256 levels does not parse), with
 #: arrays, objects, both, and brackets inside a string; only ``errors="T8"`` holds an
-#: implementation to the limit (JSON.parse has none).
+#: implementation to the limit (JSON.parse has none) and to T8's exact error and position.
 NESTED: tuple[str, ...] = (
     "[" * 256 + "]" * 256,
     "[" * 257 + "]" * 257,
@@ -521,6 +521,13 @@ NESTED: tuple[str, ...] = (
     '["' + "[" * 300 + '"]',
     "[" + "[], " * 300 + "[]]",
     "[" * 300,
+    # where a string literal ends decides what counts: an escaped quote, an escape right before
+    # the closing quote, a backslash outside any string; and an integer too long for a double
+    '["\\"' + "[" * 300 + '"]',
+    '["\\n", ' + "[" * 256 + "]" * 256 + "]",
+    "\\" + "[" * 257 + "]" * 257,
+    '["\\"NaN", NaN]',
+    "9" * 311,
 )
 
 
