@@ -165,12 +165,9 @@ def _search(
         fields = getattr(instance, "__dict__", None)
         return (where, fingerprint(instance.model), fingerprint_of(fields) if fields else "")
 
-    # a history pseudo-state is never in a configuration: it is reached when a transition
-    # into it is taken
-    into_history = {
-        t.id: [target for target in t.targets if chart.state(target).kind.endswith("_history")]
-        for t in chart.transitions
-    }
+    # a state a macrostep passes through (and a history pseudo-state, never in a
+    # configuration) is reached when a transition into it is taken
+    targets = {t.id: t.targets for t in chart.transitions}
     seen = {node(start, origin.configuration)}
     nodes = [origin]
     frontier: deque[Path] = deque([origin])
@@ -182,14 +179,17 @@ def _search(
             continue
         for move in moves:
             steps = (*path.steps, move)
-            instance, taken = run(steps)
+            try:
+                instance, taken = run(steps)
+            except Exception:  # the chart refuses the candidate by raising: no move
+                continue
             if len(taken) == len(path.transitions):
                 continue  # ignored: nothing new can follow from here that the parent lacks
             found = Path(steps, taken, configuration_of(instance))
             for transition_id in taken[len(path.transitions) :]:  # a macrostep may take several
                 to_transition.setdefault(transition_id, found)
-                for history in into_history[transition_id]:
-                    to_state.setdefault(history, found)
+                for target in targets[transition_id]:
+                    to_state.setdefault(target, found)
             for state in found.configuration:
                 to_state.setdefault(state, found)
             reached = node(instance, found.configuration)
@@ -297,4 +297,10 @@ def path_cases(paths: Iterable[Path] | Mapping[str, Path]) -> list[Any]:
     import pytest
 
     items = paths.values() if isinstance(paths, Mapping) else paths
-    return [pytest.param(path, id=path.id or "initial") for path in items]
+    cases: list[Any] = []
+    seen: list[tuple[PathStep, ...]] = []
+    for path in items:  # one path may lead to several states: one case each path
+        if path.steps not in seen:
+            seen.append(path.steps)
+            cases.append(pytest.param(path, id=path.id or "initial"))
+    return cases

@@ -133,14 +133,23 @@ class ChartRunner:
         self.check(key)
         return key
 
-    def send(self, key: str, event: str, payload: Mapping[str, Any] | None = None) -> Outcome:
-        """Send one event to both; raise ``Divergence`` if they disagree afterwards."""
+    def send(
+        self, key: str, event: str, payload: Mapping[str, Any] | None = None
+    ) -> Outcome | None:
+        """Send one event to both; raise ``Divergence`` if they disagree afterwards. Where the
+        chart raises (a guard or action refusing the payload, in a chart that does not catch
+        errors as events), the SUT must raise an exception of the same type; then nothing is
+        returned."""
         payload = dict(payload or {})
         reference = self.reference[key]
         before = configuration_of(reference)
         was_final = reference.is_terminated
         self.steps.append(Step(key, event, payload))
-        outcome = reference.send(event, **payload)
+        try:
+            outcome = reference.send(event, **payload)
+        except Exception as error:  # the user's callback refused: the SUT must refuse too
+            self._both_raise(key, event, payload, error)
+            return None
         applied = self.adapter.send(key, event, payload)
         if was_final and (outcome.applied or configuration_of(reference) != before):
             self.fail("the reference left a final state", before, configuration_of(reference))
@@ -161,6 +170,27 @@ class ChartRunner:
             )
         self.check(key)
         return outcome
+
+    def _both_raise(
+        self, key: str, event: str, payload: dict[str, Any], raised: Exception
+    ) -> None:
+        try:
+            self.adapter.send(key, event, payload)
+        except Exception as error:
+            if type(error) is not type(raised):
+                self.fail(
+                    f"{key}: the chart raised {type(raised).__name__} for {event!r}, the SUT "
+                    f"{type(error).__name__}",
+                    repr(raised),
+                    repr(error),
+                )
+        else:
+            self.fail(
+                f"{key}: the chart raised {type(raised).__name__} for {event!r}, the SUT did not",
+                repr(raised),
+                None,
+            )
+        self.check(key)
 
     def check(self, key: str) -> frozenset[str]:
         """Check one instance's configuration: declared, and the same in both; return it."""

@@ -180,9 +180,21 @@ class SubprocessImplementation:
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._fd, selectors.EVENT_READ)
         self._buffer = bytearray()
+        #: The last request sent (an answer left over afterwards is its extra line).
+        self._last: Mapping[str, Any] | None = None
 
-    def request(self, message: Mapping[str, Any]) -> Any:
-        """Send one request; return the response's ``value`` (``None`` if it has none)."""
+    def request(self, message: Mapping[str, Any], *, value: bool = False) -> Any:
+        """Send one request; return the response's ``value`` (``None`` if it has none; with
+        ``value``, a response without one is a protocol error: ``get`` and ``list`` answer
+        with a value, ``null`` included)."""
+        if self._last is not None and not self._buffer and self._selector.select(0):
+            self._buffer += os.read(self._fd, _READ_SIZE)  # nothing (end of output): it died
+        if self._buffer:
+            raise ProtocolError(
+                f"the implementation answered {_short(self._last or message)} with more than "
+                "one line (each request gets exactly one)"
+            )
+        self._last = message
         # ASCII: a string may hold lone surrogate halves (T27), which UTF-8 cannot encode
         line = json.dumps(message, allow_nan=False) + "\n"
         try:
@@ -203,6 +215,8 @@ class SubprocessImplementation:
             if not isinstance(error, str):
                 raise ProtocolError(f'failure answer to {_short(message)} has no "error" text')
             raise ImplementationFailed(f"{message['op']} failed: {error}")
+        if value and "value" not in response:
+            raise ProtocolError(f'answer to {_short(message)} has no "value" (null if none)')
         return response.get("value")
 
     def _read_line(self, message: Mapping[str, Any]) -> str:
@@ -245,13 +259,13 @@ class SubprocessImplementation:
         return None
 
     def get(self, call_id: str) -> dict[str, Any] | None:
-        value = self.request({"op": "get", "id": call_id})
+        value = self.request({"op": "get", "id": call_id}, value=True)
         if value is not None and not isinstance(value, dict):
             raise ProtocolError(f"get {call_id!r} answered {value!r}, not a call or null")
         return value
 
     def list(self) -> list[dict[str, Any]]:
-        value = self.request({"op": "list"})
+        value = self.request({"op": "list"}, value=True)
         if not isinstance(value, list) or not all(isinstance(call, dict) for call in value):
             raise ProtocolError(f"list answered {json.dumps(value)[:200]}, not a list of calls")
         return value
