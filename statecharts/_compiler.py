@@ -161,8 +161,14 @@ class _Reader:
             seen.add(state.id)
             pending.extend(getattr(state, "states", ()))
         transitions = self._transitions()
+        sent_after = _delayed_sends(states, transitions)
         events = tuple(
-            EventDef(id=str(e.id), name=str(e.name), delay=float(e.delay or 0))
+            EventDef(
+                id=str(e.id),
+                name=str(e.name),
+                delay=float(e.delay or 0),
+                sent_after=tuple(sorted(sent_after.get(str(e.id), ()))),
+            )
             for e in self.cls._events
         )
         flags = Flags(
@@ -525,3 +531,36 @@ def descriptor_matches(descriptor: str, event: str) -> bool:
     wanted = descriptor.split(".") if descriptor else []
     given = event.split(".") if event else []
     return len(wanted) <= len(given) and given[: len(wanted)] == wanted
+
+
+def _delayed_sends(
+    states: Iterable[StateDef], transitions: Iterable[TransitionDef]
+) -> dict[str, set[float]]:
+    """The delays (milliseconds) each event is sent with by the chart's own executable
+    content: SCXML ``<send event="..." delay="..."/>`` with a literal event and delay, at any
+    depth (inside ``<if>`` and ``<foreach>`` too). Delays given by expressions are not known
+    before a run and are left out."""
+    found: dict[str, set[float]] = {}
+    callbacks = [c for state in states for c in (*state.enter, *state.exit)]
+    callbacks += [c for transition in transitions for c in transition.actions]
+    pending = [getattr(c.func, "action", None) for c in callbacks if c.func is not None]
+    while pending:
+        action = pending.pop()
+        if action is None:
+            continue
+        if type(action).__name__ == "SendAction":
+            event, delay = getattr(action, "event", None), getattr(action, "delay", None)
+            if isinstance(event, str) and isinstance(delay, str) and delay:
+                from statemachine.io.actions import ParseTime  # loaded: the chart uses it
+
+                try:
+                    milliseconds = ParseTime.time_in_ms(delay)
+                except ValueError:
+                    continue  # python-statemachine raises it as error.execution when run
+                if milliseconds > 0:
+                    found.setdefault(event, set()).add(milliseconds)
+        for name in ("actions", "branches"):
+            inner = getattr(action, name, None)
+            if isinstance(inner, list):
+                pending.extend(inner)
+    return found

@@ -14,7 +14,10 @@ How a chart is drawn:
 - a transition is an arrow labelled ``events [guards]`` over ``/ actions``; a ``cond`` guard
   shows as its expression, an ``unless`` guard as ``not ...``, validators first (they run first);
 - a transition that neither exits nor enters a state (internal, or targetless) is a dashed
-  self-loop in DOT, and a line inside the state marked ``(internal)`` in Mermaid.
+  self-loop in DOT, and a line inside the state marked ``(internal)`` in Mermaid;
+- an event that fires after a delay (``Event(delay=500)``, or sent by the chart's own
+  ``<send delay="5s">``) reads ``remind after 500 ms`` (``timeout after 5 s``); an eventless
+  transition shows its guards alone, or nothing.
 
 Naming-convention callbacks (``on_enter_<state>``, ``before_<event>``, ``after_transition`` ...)
 are shown only when the chart class defines them (``ChartDef.attributes``); other callbacks
@@ -153,16 +156,21 @@ def diagram_of(chart: ChartDef, defined: Collection[str] | None = None) -> Diagr
         )
         for state in chart.states
     )
+    delays = {event.id: event.delays for event in chart.events if event.delays}
     # a compound state's initial transition is drawn as its initial marker, not as an edge
     transitions = tuple(
-        _transition_view(transition, names)
+        _transition_view(transition, names, delays)
         for transition in chart.transitions
         if not transition.initial
     )
     return Diagram(chart.name, chart.qualname, states, transitions)
 
 
-def _transition_view(transition: TransitionDef, names: frozenset[str]) -> TransitionView:
+def _transition_view(
+    transition: TransitionDef,
+    names: frozenset[str],
+    delays: Mapping[str, tuple[float, ...]],
+) -> TransitionView:
     stays = transition.target is None or (
         transition.internal and transition.target == transition.source
     )
@@ -170,11 +178,26 @@ def _transition_view(transition: TransitionDef, names: frozenset[str]) -> Transi
         id=transition.id,
         source=transition.source,
         target=transition.target or transition.source,
-        events=transition.events,
+        events=tuple(_event_label(event, delays.get(event, ())) for event in transition.events),
         guards=_labels(transition.guards, names),
         actions=_labels(transition.actions, names),
         stays=stays,
     )
+
+
+def _event_label(event: str, delays: tuple[float, ...]) -> str:
+    """``event``, or ``event after 500 ms`` (``after 1 s or 2 s``) for one that fires after a
+    delay."""
+    if not delays:
+        return event
+    return f"{event} after {' or '.join(delay_text(delay) for delay in delays)}"
+
+
+def delay_text(milliseconds: float) -> str:
+    """A delay as a reader says it: ``500 ms``, ``5 s``, ``1.5 s``."""
+    if milliseconds >= 1000:
+        return f"{milliseconds / 1000:g} s"
+    return f"{milliseconds:g} ms"
 
 
 def _labels(callbacks: tuple[CallbackDef, ...], defined: frozenset[str]) -> tuple[str, ...]:

@@ -167,7 +167,6 @@ class Reminder(StateChart[Model]):
     remind = Event(waiting.to(reminded), delay=500)
 
 
-@pytest.mark.xfail(strict=True, reason=_OPEN_3)
 def test_D3_a_delayed_transition_is_labelled_with_its_delay() -> None:
     """Issue 10 asks for delayed transitions labelled in the diagrams: `remind` fires 500 ms
     after it is sent, yet DOT and Mermaid draw it as a plain `remind` edge (the IR keeps no
