@@ -373,10 +373,10 @@ class Instance:
 
     def snapshot(self) -> dict[str, Any]:
         """A JSON-able picture of where this instance is: its configuration, history values,
-        events an earlier failure left queued, and the fields a custom ``__init__`` set; the
-        model is not in it. ``Chart.restore`` continues from it exactly as this instance
-        would. Raises ``InstanceSnapshotError`` from inside a callback or for a payload JSON cannot
-        keep."""
+        events an earlier failure left queued, pending delayed events (due times relative to
+        its clock) and the fields a custom ``__init__`` set; the model is not in it.
+        ``Chart.restore`` continues from it exactly as this instance would. Raises
+        ``InstanceSnapshotError`` from inside a callback or for a payload JSON cannot keep."""
         pending = self._pending
         if isinstance(pending, _Unstarted):
             raise InstanceSnapshotError(
@@ -402,6 +402,7 @@ class Instance:
             if pending is None
             else {"internal": pending.internal, "external": pending.external},
             [] if pending is None else pending.timed,
+            0.0 if pending is None else pending.now(),
             vars(self) if runtime.custom_init else {},
             runtime.instance_fields,
         )
@@ -2119,7 +2120,9 @@ class Chart(ChartDef):
     def restore(self, snapshot: Any, model: Any = None, *, clock: Clock | None = None) -> Instance:
         """An instance where ``snapshot`` (from ``Instance.snapshot``, perhaps through JSON)
         says, with ``model`` (a fresh ``Model()`` by default) and ``clock`` (as ``create``
-        takes it), without running any callback.
+        takes it), without running any callback. The delayed events the snapshot lists are
+        scheduled on ``clock``, each due as long after the restore as it was due after the
+        snapshot, with its ``send_id``; a snapshot listing any needs a clock.
 
         Raises ``InstanceSnapshotError``, naming the field and what is wrong, for a snapshot
         that is damaged, of another format, version or chart, or names a configuration or
@@ -2128,6 +2131,14 @@ class Chart(ChartDef):
         runtime = self._runtime
         assert runtime is not None
         checked = _snapshot.check(self, snapshot, runtime.instance_fields)
+        if clock is not None:
+            clock = _check_clock(clock)
+        elif checked.timers:
+            raise InstanceSnapshotError(
+                "timers",
+                f"{len(checked.timers)} delayed events are pending: restore(snapshot, model, "
+                "clock=...) takes the clock they wait on",
+            )
         if model is None:
             model = Model()  # type: ignore[no-untyped-call]
         binding: Any = runtime.binding(model)
@@ -2146,10 +2157,11 @@ class Chart(ChartDef):
         for name, value in checked.fields.items():
             object.__setattr__(instance, name, value)
         if checked.internal or checked.external or checked.timers or clock is not None:
-            queues = _Queues(None if clock is None else _check_clock(clock))
+            queues = _Queues(clock)
             queues.internal.extend(checked.internal)
             queues.external.extend(checked.external)
-            _snapshot.restore_timers(queues.timed, checked.timers)
+            for due, send_id, item in _snapshot.restore_timers(checked.timers, queues.now()):
+                heapq.heappush(queues.timed, (due, next(_sequence), send_id, item))
             instance._pending = queues
             instance._settle(queues)  # idle: queued events run before the next event
         return instance
