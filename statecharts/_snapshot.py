@@ -291,9 +291,7 @@ def _event(item: Mapping[str, Any], here: str) -> tuple[str, tuple[Any, ...], di
     if not isinstance(item["event"], str) or not item["event"]:
         raise InstanceSnapshotError(f"{here}.event", "must be a non-empty string")
     if not isinstance(item["args"], list):
-        raise InstanceSnapshotError(
-            f"{here}.args", f"must be a list, got {_kind(item['args'])}"
-        )
+        raise InstanceSnapshotError(f"{here}.args", f"must be a list, got {_kind(item['args'])}")
     if not isinstance(item["kwargs"], Mapping):
         raise InstanceSnapshotError(
             f"{here}.kwargs", f"must be an object, got {_kind(item['kwargs'])}"
