@@ -71,7 +71,6 @@ class TwoRegions(StateChart[Model]):
             go2 = x.to(y, event="go") | y.to(x, event="go")
 
 
-@pytest.mark.xfail(strict=True, reason=_OPEN_1)
 def test_C10_resume_in_a_region_of_a_parallel_state_activates_every_region() -> None:
     """`Chart.resume("b", model)` restores a checkpoint taken in region `r1` of a parallel
     state: the instance is `['p', 'r1', 'b']`, region `r2` missing (python-statemachine's
