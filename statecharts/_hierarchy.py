@@ -926,7 +926,14 @@ class HBinding:
                 configurations=names.configurations,
             )
             group = self._transition_group(history_transition, Group.ON)
-            risky.append(("step", writer.call_lines(group, history_phase)))
+            # The microstep's own transition (a history state without a default) runs with
+            # the arguments python-statemachine cached for its first ``on`` run, error
+            # handler included: each callback isolated, as that run is. A default
+            # transition's content gets fresh arguments, without one: a failure cancels the
+            # microstep.
+            own = any(history_transition is taken for taken in plan.transitions)
+            kind = "on" if own and not names.initial else "step"
+            risky.append((kind, writer.call_lines(group, history_phase)))
         return risky
 
     def _emit_risky(

@@ -202,7 +202,6 @@ class JumpThroughHistory(StateChart[Model]):
         self.model.log.append("done")
 
 
-@pytest.mark.xfail(strict=True, reason=_OPEN_4)
 def test_C7_an_action_failing_when_rerun_through_a_history_state_is_caught() -> None:
     """`jump` enters the region `c4` through its (unrecorded) history state, so its `on` action
     runs twice; the second run raises. python-statemachine catches it as `error.execution` and
