@@ -278,8 +278,16 @@ def _dot_nested(
         initial = next((state for state in children if state.initial), None)
         if initial is not None:
             marker = f"{parent.id}:initial"
-            graph.node(marker, label="", shape="point", width="0.1", id=f"initial:{parent.id}")
-            graph.edge(marker, initial.id, id=f"initial:{initial.id}")
+            graph.node(
+                marker, label="", shape="point", width="0.1", id=f"initial-point:{parent.id}"
+            )
+            # written by hand: graphviz's edge() reads the colon as a port ("job", "initial")
+            from graphviz import quoting
+
+            attributes = quoting.attr_list(None, kwargs={"id": f"initial:{initial.id}"})
+            graph.body.append(
+                f"\t{quoting.quote(marker)} -> {quoting.quote(initial.id)}{attributes}\n"
+            )
     for state in children:
         mark = overlay.states.get(state.id) if overlay else None
         if state.kind in _HISTORY_LABELS:
@@ -387,8 +395,26 @@ def _mermaid_nested(
             yield f"{indent}state {state.id} {{"
             yield from _mermaid_nested(diagram, state, overlay, indent + "    ")
             yield f"{indent}}}"
+            yield from _mermaid_notes(diagram, state, overlay, indent)
         elif parent is not None:
             yield f'{indent}state "{_mermaid_text(state.name)}" as {state.id}'
+            yield from _mermaid_notes(diagram, state, overlay, indent)
+            if state.final:
+                yield f"{indent}{state.id} --> [*]"
+
+
+def _mermaid_notes(
+    diagram: Diagram, state: StateView, overlay: Overlay | None, indent: str
+) -> Iterator[str]:
+    """A state's description lines: ``entry / ...``, ``exit / ...``, the overlay's notes and
+    the transitions that stay in it, marked ``(internal)``."""
+    mark = overlay.states.get(state.id) if overlay else None
+    for line in state.lines()[1:] + _notes(mark):
+        yield f"{indent}{state.id} : {_mermaid_text(line)}"
+    for transition in diagram.transitions:
+        if transition.stays and transition.source == state.id:
+            label = _mermaid_edge_label(transition, overlay, "(internal)")
+            yield f"{indent}{state.id} : {label}"
 
 
 def _mermaid_states(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
@@ -396,13 +422,7 @@ def _mermaid_states(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
         if diagram.nested and (state.parent is not None or state.kind in ("compound", "parallel")):
             continue
         yield f'    state "{_mermaid_text(state.name)}" as {state.id}'
-        mark = overlay.states.get(state.id) if overlay else None
-        for line in state.lines()[1:] + _notes(mark):
-            yield f"    {state.id} : {_mermaid_text(line)}"
-        for transition in diagram.transitions:
-            if transition.stays and transition.source == state.id:
-                label = _mermaid_edge_label(transition, overlay, "(internal)")
-                yield f"    {state.id} : {label}"
+        yield from _mermaid_notes(diagram, state, overlay, "    ")
 
 
 def _mermaid_transitions(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:

@@ -255,11 +255,7 @@ class Checked:
                     here, "must be an object with " + ", ".join(f"'{k}'" for k in _TIMER_KEYS)
                 )
             event, args, kwargs = _event(item, here)
-            due = item["due_in_ms"]
-            if isinstance(due, bool) or not isinstance(due, int | float) or not math.isfinite(due):
-                raise InstanceSnapshotError(
-                    f"{here}.due_in_ms", f"must be a finite number of milliseconds, got {due!r}"
-                )
+            due = _milliseconds(item["due_in_ms"], f"{here}.due_in_ms")
             if timers and due < timers[-1].due_in_ms:
                 raise InstanceSnapshotError(
                     f"{here}.due_in_ms",
@@ -267,7 +263,7 @@ class Checked:
                     "timers are listed in the order they run",
                 )
             send_id = _plain(item["send_id"], f"{here}.send_id")
-            timers.append(Timer(event, args, kwargs, send_id, float(due)))
+            timers.append(Timer(event, args, kwargs, send_id, due))
         return timers
 
     def _fields(self, value: Any) -> dict[str, Any]:
@@ -284,6 +280,22 @@ class Checked:
                 )
             fields[name] = _plain(field, f"fields.{name}")
         return fields
+
+
+def _milliseconds(value: Any, where: str) -> float:
+    """A timer's ``due_in_ms``: a finite number (an integer too large for a float is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InstanceSnapshotError(
+            where, f"must be a finite number of milliseconds, got {value!r}"
+        )
+    try:
+        due = float(value)
+    except OverflowError:
+        due = math.inf
+    if not math.isfinite(due):
+        shown = repr(value) if len(repr(value)) < 40 else f"a number of {len(repr(value))} digits"
+        raise InstanceSnapshotError(where, f"must be a finite number of milliseconds, got {shown}")
+    return due
 
 
 def _event(item: Mapping[str, Any], here: str) -> tuple[str, tuple[Any, ...], dict[str, Any]]:

@@ -22,26 +22,6 @@ from statecharts import (
     to_mermaid,
 )
 
-#: Breaks of this review still open when the session ended (marked xfail, strict).
-_OPEN_1 = (
-    "open: Chart.resume takes one atomic state and enters only its ancestors, not the other "
-    "regions of a parallel state (python-statemachine's start_value enters them); not fixed "
-    "this session"
-)
-_OPEN_3 = (
-    "open: the IR keeps no event delay and the diagrams draw none (the diagrams belong to the "
-    "other issue-10 branch); not fixed this session"
-)
-_OPEN_4 = (
-    "open: the on action rerun for a default history entry is not isolated as python- "
-    "statemachine isolates it; not fixed this session"
-)
-_OPEN_5 = (
-    "open: a helper given self, or attrgetter on self, reaches python-statemachine's machine "
-    "API past the compile-time scan and the compiled instance offers none of it; not fixed "
-    "this session"
-)
-
 
 class Model:
     """A model whose ``log`` the charts' callbacks append to."""
@@ -333,7 +313,6 @@ class AttrgetterOnSelf(StateChart[Model]):
         self.model.log.append(operator.attrgetter("current_state_value")(self))
 
 
-@pytest.mark.xfail(strict=True, reason=_OPEN_5)
 @pytest.mark.parametrize("chart_class", [HelperGivenSelf, AttrgetterOnSelf])
 def test_C6_machine_api_reached_past_the_bytecode_check_is_refused_or_run(
     chart_class: type[StateChart[Model]],
