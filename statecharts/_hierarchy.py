@@ -970,7 +970,10 @@ class HBinding:
                 writer.isolated(indent, lines)
         if not self.catch:  # a BaseException leaves it where it got, as python-statemachine
             writer.emit(0, "except Exception:")
-            writer.emit(1, f"inst._node = {restore_name}")
+            if not initial:
+                # (entering the initial configuration is no microstep: python-statemachine
+                # leaves the states entered before the failure active)
+                writer.emit(1, f"inst._node = {restore_name}")
             writer.emit(1, "raise")
 
 

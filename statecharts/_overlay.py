@@ -125,6 +125,9 @@ class TraceStep:
     state: str | None = None
     transition: str | None = None
     ignored: bool = False
+    #: Every transition the step's macrostep took, in order (its own first): what a
+    #: statechart's step did, which one state cannot say (regions of a parallel state ...).
+    transitions: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, outcome: Outcome) -> TraceStep:
@@ -132,7 +135,8 @@ class TraceStep:
         if outcome.transition is None:
             return cls(outcome.event, ignored=True)
         state = None if outcome.target is None else outcome.target.id
-        return cls(outcome.event, state=state, transition=outcome.transition.id)
+        taken = tuple(transition.id for transition in outcome.transitions)
+        return cls(outcome.event, state=state, transition=outcome.transition.id, transitions=taken)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +220,12 @@ def _trace_step(item: dict[str, Any], where: str) -> TraceStep:
     if transition is not None and not isinstance(transition, str):
         raise TraceError(f'{where}: "transition" must be a transition id or null')
     ignored = "transition" in item and transition is None
-    return TraceStep(event, state=state, transition=transition, ignored=ignored)
+    transitions = item.get("transitions", [])
+    if not isinstance(transitions, list) or not all(isinstance(t, str) for t in transitions):
+        raise TraceError(f'{where}: "transitions" must be a list of transition ids')
+    return TraceStep(
+        event, state=state, transition=transition, ignored=ignored, transitions=tuple(transitions)
+    )
 
 
 def resolve_trace(chart: ChartDef, steps: Iterable[TraceStep]) -> list[PathStep]:
@@ -242,6 +251,17 @@ def _resolve_step(
     where = f"step {number} ({step.event!r} in state {state!r})"
     if step.state is not None and step.state not in chart.states_by_id:
         raise TraceError(f"{where}: {chart.name} has no state {step.state!r}")
+    if step.transitions and not step.ignored:  # what the step took, said in full
+        known = {transition.id: transition for transition in chart.transitions}
+        for transition_id in step.transitions:
+            if transition_id not in known:
+                raise TraceError(f"{where}: {chart.name} has no transition {transition_id!r}")
+        if step.transition is not None and step.transition != step.transitions[0]:
+            raise TraceError(
+                f"{where}: the step took {step.transition}, but its transitions start with "
+                f"{step.transitions[0]}"
+            )
+        return tuple(known[transition_id] for transition_id in step.transitions)
     possible = _possible(chart, state, step.event)
     if step.ignored or step.transition is not None:
         wanted = None if step.ignored else step.transition
