@@ -8,8 +8,11 @@ out from the chart: from the current state, the transitions matching the event a
 order; the first without guards always wins, and guarded ones may or may not fire. When the
 chart alone cannot tell (guards, or several candidates), the step must say what happened, by
 the state it left the call in (``"state"``) or the transition it took (``"transition"``, a
-``TransitionDef.id``, or ``null`` for "ignored"). ``TraceStep.of(outcome)`` records exactly
-that from the compiled runtime. A trace file is JSON lines, one event per line::
+``TransitionDef.id``, or ``null`` for "ignored"). A statechart's step (regions of a parallel
+state, eventless transitions after the event) says every transition its macrostep took
+(``"transitions"``, a list of ids, its own first); the path then follows them as said.
+``TraceStep.of(outcome)`` records exactly that from the compiled runtime. A trace file is
+JSON lines, one event per line::
 
     {"id": "call_1", "event": "start", "name": "search"}
     {"id": "call_1", "event": "ready", "state": "running"}
