@@ -692,3 +692,36 @@ def test_D3_delayed_transitions_keep_their_coverage_and_trace_overlays() -> None
     edge = parse_dot(to_dot(chart, overlay=trace)).edge("transition:snoozed:wake:waiting")[2]
     assert edge["label"] == "wake after 250 ms\nstep 2"
     assert edge["color"] == "#1565c0"
+
+
+_ODD_IDS = """{"name": "Odd", "states": {
+    "wait here": {"initial": true, "transitions": [{"event": "go", "target": "a:b"}]},
+    "a:b": {"transitions": [{"event": "go", "target": "done"}]},
+    "done": {"final": true}}}"""
+
+
+def test_D3_state_ids_that_are_not_plain_names_stay_one_node() -> None:
+    """D3/D4: ids from JSON or SCXML may hold spaces and colons: DOT quotes every edge end (a
+    colon is no port), Mermaid names such a state by one stable token."""
+    from statemachine.io import load
+
+    chart = compile_chart(load(_ODD_IDS, format="json"))
+    graph = parse_dot(to_dot(chart))
+    assert graph.edge("transition:wait here:go:a:b")[:2] == ("wait here", "a:b")
+    mermaid = to_mermaid(chart)
+    assert mermaid == to_mermaid(chart)
+    assert "wait here" not in mermaid.replace('"Wait here"', "")
+    ids = re.findall(r" as (\S+)$", mermaid, re.MULTILINE)
+    assert len(ids) == 3 and len(set(ids)) == 3
+    assert all(re.fullmatch(r"[A-Za-z0-9_]+", token) for token in ids)
+
+
+def test_D3_an_unguarded_eventless_transition_reads_eventless() -> None:
+    class Flow(StateChart):
+        parsed = State(initial=True)
+        done = State(final=True)
+        parsed.to(done)
+
+    chart = compile_chart(Flow)
+    assert "    parsed --> done : (eventless)\n" in to_mermaid(chart)
+    assert parse_dot(to_dot(chart)).edge("transition:parsed::done")[2]["label"] == "(eventless)"
