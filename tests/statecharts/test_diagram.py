@@ -712,7 +712,8 @@ def test_D3_state_ids_that_are_not_plain_names_stay_one_node() -> None:
     assert mermaid == to_mermaid(chart)
     assert "wait here" not in mermaid.replace('"Wait here"', "")
     ids = re.findall(r" as (\S+)$", mermaid, re.MULTILINE)
-    assert len(ids) == 3 and len(set(ids)) == 3
+    assert len(ids) == 3
+    assert len(set(ids)) == 3
     assert all(re.fullmatch(r"[A-Za-z0-9_]+", token) for token in ids)
 
 
