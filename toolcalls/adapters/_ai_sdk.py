@@ -49,7 +49,9 @@ class AISDKAdapter(StreamAdapter):
     def feed(self, chunk: Any) -> list[Event]:
         call_id = get(chunk, "toolCallId")
         if call_id is not None:
-            if get(chunk, "providerExecuted") is True and isinstance(call_id, str):
+            if not isinstance(call_id, str):
+                raise InvalidChunk(f"{get(chunk, 'type')}.toolCallId", "missing or not a string")
+            if get(chunk, "providerExecuted") is True:
                 self._provider_run.add(call_id)
             if call_id in self._provider_run:
                 return []

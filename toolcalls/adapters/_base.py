@@ -14,8 +14,19 @@ those facts into the five native events and holds the rules every provider gets 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+import contextvars
+import threading
+from collections import deque
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -113,13 +124,19 @@ class StreamAdapter:
         self._book = CallBook()
         self._generated = 0
         self.generated_ids: set[str] = set()
+        self._reading: object | None = None  # the stream ``events()`` is reading, if any
 
     #: For adapters of typed event streams: the handler of each ``type`` (others are ignored).
     _handlers: ClassVar[dict[str, Callable[[Any, Any], object]]] = {}
 
     def feed(self, chunk: Any) -> list[Event]:
         """Read one chunk (an SDK object or its JSON as a dict); return the events it makes."""
-        handler = self._handlers.get(field(chunk, "type"))
+        kind = field(chunk, "type")
+        if not isinstance(kind, str):
+            if kind is None:
+                return []
+            raise InvalidChunk("type", f"expected a string, got {type(kind).__name__}")
+        handler = self._handlers.get(kind)
         if handler is None:
             return []
         handler(self, chunk)
@@ -161,50 +178,169 @@ class StreamAdapter:
         out.extend(self.finish())
         return out
 
-    async def events(self, stream: AsyncIterable[Any] | Iterable[Any]) -> AsyncIterator[Event]:
+    async def events(
+        self, stream: AsyncIterable[Any] | Iterable[Any], *, inline: bool = False
+    ) -> AsyncIterator[Event]:
         """Events of every chunk of ``stream`` (an SDK stream, async or not), then ``finish``.
 
         A plain iterator other than a list or tuple (a synchronous SDK stream waiting on the
-        network) is read on a worker thread of its own, so the event loop, and the tools it runs,
-        never wait on it. If reading the stream raises (a dropped connection, say), the calls
-        still open are truncated, naming the error, and then the error propagates.
+        network) is read ahead on a daemon thread of its own, in the caller's context, so the
+        event loop, and the tools it runs, never wait on it; ``inline=True`` reads it on the
+        loop's thread instead (for iterators tied to their thread). If reading the stream raises
+        (a dropped connection, say), the calls still open are truncated, naming the error, and
+        then the error propagates. A consumer that stops early leaves the adapter ready for
+        the next stream, as ``finish`` would (the open calls get no more events).
         """
+        if self._reading is not None:  # an earlier stream was abandoned, never finished
+            self._abandon()
+        token = self._reading = object()
+        ended = False  # the stream ran out, or failed and was cut off
         try:
-            if isinstance(stream, (list, tuple)):
-                for chunk in stream:
-                    for event in self.feed(chunk):
-                        yield event
-            else:
-                chunks = stream if isinstance(stream, AsyncIterable) else _on_a_thread(stream)
-                async for chunk in chunks:
-                    for event in self.feed(chunk):
-                        yield event
+            async with aclosing(self._read(stream, inline, token)) as events:
+                async for event in events:
+                    yield event
+            if self._reading is not token:
+                return  # a later stream took the adapter over
+            ended = True
         except InvalidChunk:
+            ended = True
             raise
         except Exception as error:
+            ended = True
             for event in self._cut_off(
                 f"reading the stream failed ({type(error).__name__}: {error})"
             ):
                 yield event
             raise
+        finally:
+            if self._reading is token:
+                self._reading = None
+                if not ended:  # closed or cancelled mid-stream
+                    self._abandon()
         for event in self.finish():
             yield event
 
+    async def _read(
+        self, stream: AsyncIterable[Any] | Iterable[Any], inline: bool, token: object
+    ) -> AsyncGenerator[Event, None]:
+        """The events of each chunk, until the stream ends or a later stream takes over."""
+        if inline or isinstance(stream, (list, tuple)):
+            for chunk in stream:  # type: ignore[union-attr]
+                for event in self.feed(chunk):
+                    yield event
+                    if self._reading is not token:
+                        return
+            return
+        # The caller's own async stream stays theirs to close; the reader made here is closed.
+        closing: AbstractAsyncContextManager[Any]
+        if isinstance(stream, AsyncIterable):
+            chunks, closing = stream, nullcontext()
+        else:
+            chunks = _read_ahead(stream)
+            closing = aclosing(chunks)
+        async with closing:
+            async for chunk in chunks:
+                if self._reading is not token:
+                    return
+                for event in self.feed(chunk):
+                    yield event
+                    if self._reading is not token:
+                        return
 
-async def _on_a_thread(stream: Iterable[Any]) -> AsyncIterator[Any]:
-    """The chunks of a blocking iterator, each ``next`` run on one worker thread of its own (not
-    the loop's default pool, which blocking tools may fill)."""
-    chunks = iter(stream)
-    loop = asyncio.get_running_loop()
-    reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolcalls-stream-reader")
-    try:
-        while True:
-            chunk = await loop.run_in_executor(reader, next, chunks, _ABSENT)
+    def _abandon(self) -> None:
+        """Forget a stream its consumer stopped reading: its routing, and events not taken."""
+        self._reading = None
+        self._book.take()
+        self._reset()
+
+
+#: How many chunks the reader thread buffers for the consumer. A batch handed over frees its
+#: room at once, so at most twice as many are read ahead of what the consumer has seen.
+_READ_AHEAD = 512
+
+
+class _Reader:
+    """Reads a blocking iterator on a daemon thread, handing chunks to the loop in batches.
+
+    The thread wakes the loop only when the consumer is waiting, so a fast stream costs a
+    batch hand-over, not a thread hop per chunk; a daemon thread never holds up interpreter
+    exit when a consumer gives up on a stream that hangs.
+    """
+
+    def __init__(self, stream: Iterable[Any], loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.lock = threading.Lock()
+        self.room = threading.Semaphore(_READ_AHEAD)
+        self.buffer: deque[Any] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.done = False
+        self.error: BaseException | None = None
+        self.stopped = False
+        context = contextvars.copy_context()
+        self.thread = threading.Thread(
+            target=context.run,
+            args=(self._read, iter(stream)),
+            name="toolcalls-stream-reader",
+            daemon=True,
+        )
+
+    def _read(self, chunks: Iterator[Any]) -> None:
+        try:
+            while True:
+                self.room.acquire()
+                if self.stopped:
+                    return
+                chunk = next(chunks, _ABSENT)
+                if chunk is _ABSENT:
+                    break
+                self._hand_over(chunk)
+        except BaseException as error:  # handed to the consumer, which re-raises it
+            self.error = error
+        self._hand_over(_ABSENT)
+
+    def _hand_over(self, chunk: Any) -> None:
+        with self.lock:
             if chunk is _ABSENT:
-                return
-            yield chunk
-    finally:
-        reader.shutdown(wait=False)
+                self.done = True
+            else:
+                self.buffer.append(chunk)
+            waiter, self.waiter = self.waiter, None
+        if waiter is not None:
+            self.loop.call_soon_threadsafe(_wake, waiter)
+
+    async def chunks(self) -> AsyncGenerator[Any, None]:
+        self.thread.start()
+        try:
+            while True:
+                with self.lock:
+                    batch = list(self.buffer)
+                    self.buffer.clear()
+                    done = self.done
+                    if not batch and not done:
+                        waiter = self.waiter = self.loop.create_future()
+                if batch:
+                    self.room.release(len(batch))
+                    for chunk in batch:
+                        yield chunk
+                elif done:
+                    if self.error is not None:
+                        raise self.error
+                    return
+                else:
+                    await waiter
+        finally:
+            self.stopped = True
+            self.room.release()  # a reader waiting for room wakes, sees the stop, and ends
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _read_ahead(stream: Iterable[Any]) -> AsyncGenerator[Any, None]:
+    """The chunks of a blocking iterator, read ahead on a daemon thread (see ``_Reader``)."""
+    return _Reader(stream, asyncio.get_running_loop()).chunks()
 
 
 def field(obj: Any, name: str) -> Any:

@@ -24,6 +24,7 @@ import base64
 import itertools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -53,8 +54,16 @@ class _Streaming:
 class GeminiAdapter(StreamAdapter):
     """Reads ``GenerateContentResponse`` chunks (google-genai objects or wire dicts)."""
 
-    def __init__(self, *, id_prefix: str | None = None) -> None:
+    def __init__(self, *, id_prefix: str | None = None, candidate: int | None = 0) -> None:
+        """``candidate`` is the index of the candidate whose calls are reported
+        (``candidateCount > 1`` asks for alternative answers, and each would run its tools);
+        ``None`` reports every candidate's."""
         super().__init__(id_prefix=id_prefix)
+        if candidate is not None and (type(candidate) is not int or candidate < 0):
+            raise ValueError(
+                f"candidate must be a candidate index (an int >= 0) or None, not {candidate!r}"
+            )
+        self.candidate = candidate
         self._streaming: dict[int, _Streaming] = {}
         #: Whole calls the model sent with an id, as ``(name, args text)``: the same call
         #: delivered again (a retried or replayed chunk) is skipped, never run twice.
@@ -71,6 +80,8 @@ class GeminiAdapter(StreamAdapter):
     def feed(self, chunk: Any) -> list[Event]:
         # Read the whole chunk first: a malformed part raises before anything changed.
         candidates = [_read_candidate(candidate) for candidate in get(chunk, "candidates") or ()]
+        if self.candidate is not None:
+            candidates = [read for read in candidates if read[0] == self.candidate]
         book = self._book
         for _, calls, _ in candidates:
             book.seen.update(call.id for call in calls if call.id is not None)
@@ -109,6 +120,8 @@ class GeminiAdapter(StreamAdapter):
             streaming = self._streaming[number] = _Streaming(call)
         elif streaming is None:
             return  # an empty terminator with no call streaming (Vertex repeats it)
+        elif function_call.signature is not None:  # the signature may come on a later part
+            self.thought_signatures.setdefault(streaming.call.id, function_call.signature)
         for piece in function_call.pieces:
             _apply(streaming, piece)
         if not function_call.goes_on:
@@ -137,7 +150,8 @@ class GeminiAdapter(StreamAdapter):
             call_id, name, args = call.tool_call_id, call.tool_name, call.args
         else:
             call_id, name, args = call.id, call.name, call.args
-        body: dict[str, Any] = {"name": name, "args": args if isinstance(args, dict) else {}}
+        plain = _thawed(args) if isinstance(args, Mapping) else {}
+        body: dict[str, Any] = {"name": name, "args": plain}
         if call_id not in self.generated_ids:
             body["id"] = call_id
         part: dict[str, Any] = {"functionCall": body}
@@ -192,6 +206,15 @@ def _read_candidate(candidate: Any) -> tuple[int, list[_FunctionCall], str | Non
     return number, calls, None if reason is None else str(getattr(reason, "value", reason))
 
 
+def _thawed(value: Any) -> Any:
+    """A call's arguments as plain JSON data (a view's are read-only mappings and tuples)."""
+    if isinstance(value, Mapping):
+        return {key: _thawed(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_thawed(item) for item in value]
+    return value
+
+
 def _signature_text(signature: Any) -> str:
     """A ``thoughtSignature`` as the wire's base64 text (google-genai holds it as bytes)."""
     if isinstance(signature, bytes):
@@ -208,6 +231,8 @@ def _read_function_call(function_call: Any) -> _FunctionCall:
         if value is not None and not isinstance(value, str):
             raise InvalidChunk(f"{_WHERE}.{key}", f"expected a string, got {_kind(value)}")
     args = get(function_call, "args")
+    if args is not None and not isinstance(args, Mapping):
+        raise InvalidChunk(f"{_WHERE}.args", f"expected an object, got {_kind(args)}")
     args_text = ""
     if args:
         try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._errors import InvalidChunk
 from ._base import Event, StreamAdapter, _Call, text_field
 from ._base import field as get
 
@@ -42,7 +43,9 @@ class OpenAIResponsesAdapter(StreamAdapter):
             # ``starting_after``) or out of order is skipped, never applied twice.
             if number <= self._last_sequence:
                 return []
+            events = super().feed(chunk)  # a refused event (InvalidChunk) keeps its number
             self._last_sequence = number
+            return events
         return super().feed(chunk)
 
     def _delta(self, chunk: Any) -> None:
@@ -100,7 +103,7 @@ class OpenAIResponsesAdapter(StreamAdapter):
             if arguments:
                 self._text[call.id] = [arguments]
                 book.delta(call, arguments)
-        index = get(chunk, "output_index")
+        index = _output_index(chunk)
         if index is not None:
             self._by_index[index] = call
         item_id = get(item, "id")
@@ -109,7 +112,7 @@ class OpenAIResponsesAdapter(StreamAdapter):
         return call
 
     def _route(self, chunk: Any) -> _Call | None:
-        index = get(chunk, "output_index")
+        index = _output_index(chunk)
         call = self._by_index.get(index) if index is not None else None
         if call is None:
             item_id = get(chunk, "item_id")
@@ -171,6 +174,16 @@ OpenAIResponsesAdapter._handlers = {
     "response.failed": OpenAIResponsesAdapter._failed,
     "error": OpenAIResponsesAdapter._failed,
 }
+
+
+def _output_index(chunk: Any) -> int | None:
+    """An event's ``output_index``, if it has one: an integer, or the event is malformed."""
+    index = get(chunk, "output_index")
+    if index is not None and type(index) is not int:
+        raise InvalidChunk(
+            f"{get(chunk, 'type')}.output_index", f"expected an integer, got {index!r}"
+        )
+    return index
 
 
 def _failure(chunk: Any) -> str:
