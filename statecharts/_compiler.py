@@ -258,16 +258,21 @@ class _Reader:
             return
         if inspect.isasyncgenfunction(function):
             raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
-        unsupported = sorted(self._machine_api_used(function))
-        if unsupported:
-            raise self.refuse(
-                "a chart method using python-statemachine's machine API",
-                f"{self.name}.{name} reads self.{unsupported[0]}",
-                "the compiled instance offers send, raise_, configuration, state, model, "
-                "is_terminated and the event methods",
-            )
-        if not isinstance(value, staticmethod | classmethod):
-            self._check_escapes(function, f"{self.name}.{name}")
+        wrapped = inspect.unwrap(function)  # a decorated method: the wrapper and its function
+        for code_owner in (function, wrapped) if wrapped is not function else (function,):
+            if not inspect.isfunction(code_owner):
+                continue
+            unsupported = sorted(self._machine_api_used(code_owner))
+            if unsupported:
+                raise self.refuse(
+                    "a chart method using python-statemachine's machine API",
+                    f"{self.name}.{name} reads self.{unsupported[0]}",
+                    "the compiled instance offers send, raise_, cancel_event, configuration, "
+                    "configuration_values, current_state_value, state, model, is_terminated "
+                    "and the event methods",
+                )
+            if not isinstance(value, staticmethod | classmethod):
+                self._check_escapes(code_owner, f"{self.name}.{name}")
         if "__class__" in function.__code__.co_freevars:
             raise self.refuse(
                 "a method using zero-argument super()",
@@ -293,8 +298,9 @@ class _Reader:
             raise self.refuse(
                 "a chart method using python-statemachine's machine API",
                 f"{where} reads self.{helper_reads[0]}",
-                "the compiled instance offers send, raise_, configuration, state, model, "
-                "is_terminated and the event methods",
+                "the compiled instance offers send, raise_, cancel_event, configuration, "
+                "configuration_values, current_state_value, state, model, is_terminated and "
+                "the event methods",
             )
         if escapes:
             raise self.refuse(
@@ -507,8 +513,9 @@ _TESTS = frozenset({"IS_OP", "COMPARE_OP"})
 _ARGUMENT_LOADS = frozenset(
     {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CONST", "LOAD_FAST_LOAD_FAST"}
 )
-#: How many functions deep a scan follows the machine handed to helpers.
-_HELPER_DEPTH = 8
+#: How many code objects (functions, nested ones and helpers) a scan reads before it stops
+#: following the machine into helpers (and refuses where it would have followed it).
+_HELPER_DEPTH = 64
 
 
 class _MachineScan:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import operator
 from typing import Any
@@ -476,3 +477,25 @@ def test_c6_machine_api_reached_at_run_time_fails_loudly_not_as_error_execution(
     assert not hasattr(instance, "no_such_thing")
     with pytest.raises(UnsupportedChart, match=r"sets machine\.current_state_value"):
         instance.current_state_value = "b"  # type: ignore[misc]
+
+
+def _logged(function: Any) -> Any:
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, **kwargs)
+
+    return wrapper
+
+
+class _Decorated(_Toggle):
+    @_logged
+    def on_enter_b(self) -> None:
+        self.model.log.append(self.allowed_events)
+
+
+def test_c6_a_decorated_method_is_read_through_its_wrapper() -> None:
+    """C6: a method wrapped by a ``functools.wraps`` decorator is read as itself too."""
+    with pytest.raises(
+        UnsupportedChart, match=r"_Decorated\.on_enter_b reads self\.allowed_events"
+    ):
+        compile_chart(_Decorated)
