@@ -20,7 +20,7 @@ message, and a new message cuts off the calls the last one never proved complete
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from .._errors import InvalidChunk
@@ -83,6 +83,15 @@ class AnthropicAdapter(StreamAdapter):
             if not name:
                 raise InvalidChunk("content_block.name", "missing (the tool's name)")
             given_id = text_field(block, "id", "content_block")
+            given = get(block, "input")
+            if (
+                given is not None
+                and not isinstance(given, Mapping)
+                and not hasattr(given, "model_dump")
+            ):
+                raise InvalidChunk(
+                    "content_block.input", f"expected an object, got {type(given).__name__}"
+                )
         repeated = self._started.get(index)
         if repeated is not None:
             if repeated == (kind, given_id, name):
@@ -96,7 +105,6 @@ class AnthropicAdapter(StreamAdapter):
         if kind == "tool_use":
             call = self._book.start(given_id or self._new_id(), name)
             self._blocks[index] = call
-            given = get(block, "input")
             if given:
                 self._start_input[call.id] = given
 

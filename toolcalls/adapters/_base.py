@@ -125,12 +125,22 @@ class StreamAdapter:
         self._generated = 0
         self.generated_ids: set[str] = set()
         self._reading: object | None = None  # the stream ``events()`` is reading, if any
+        self._inside = False  # ``events()`` itself is feeding or finishing
 
     #: For adapters of typed event streams: the handler of each ``type`` (others are ignored).
     _handlers: ClassVar[dict[str, Callable[[Any, Any], object]]] = {}
 
     def feed(self, chunk: Any) -> list[Event]:
-        """Read one chunk (an SDK object or its JSON as a dict); return the events it makes."""
+        """Read one chunk (an SDK object or its JSON as a dict); return the events it makes.
+
+        Fed by hand while an ``events()`` still holds an unfinished stream (one its consumer
+        broke out of), that stream is abandoned first: this chunk starts a new one."""
+        if self._reading is not None and not self._inside:
+            self._abandon()
+        return self._feed(chunk)
+
+    def _feed(self, chunk: Any) -> list[Event]:
+        """``feed`` for adapters of typed event streams: the handler of the chunk's ``type``."""
         kind = field(chunk, "type")
         if not isinstance(kind, str):
             if kind is None:
@@ -145,9 +155,14 @@ class StreamAdapter:
 
     def finish(self) -> list[Event]:
         """The stream ended: calls still open were cut off and end in error (truncated)."""
-        return self._cut_off("the stream ended before the call was complete")
+        if self._reading is not None and not self._inside:
+            self._abandon()
+        return self._end(None)
 
-    def _cut_off(self, why: str) -> list[Event]:
+    def _end(self, failure: str | None) -> list[Event]:
+        """End the stream: it ran out (``failure`` is ``None``) or failed, saying why. Calls
+        still open are cut off, and the adapter is ready for another stream."""
+        why = failure or "the stream ended before the call was complete"
         book = self._book
         for call in book.open_calls():
             book.truncate(call, why)
@@ -186,10 +201,12 @@ class StreamAdapter:
         A plain iterator other than a list or tuple (a synchronous SDK stream waiting on the
         network) is read ahead on a daemon thread of its own, in the caller's context, so the
         event loop, and the tools it runs, never wait on it; ``inline=True`` reads it on the
-        loop's thread instead (for iterators tied to their thread). If reading the stream raises
-        (a dropped connection, say), the calls still open are truncated, naming the error, and
-        then the error propagates. A consumer that stops early leaves the adapter ready for
-        the next stream, as ``finish`` would (the open calls get no more events).
+        loop's thread instead (for iterators tied to their thread). If reading the stream fails
+        (a dropped connection, a chunk that raises ``InvalidChunk``), the calls still open are
+        truncated, naming the error, and then the error propagates. One adapter reads one
+        stream at a time: a consumer that stops early leaves the adapter ready for the next
+        stream, and if the adapter is handed another stream (``events()``, ``feed``,
+        ``finish``) before this one ended, this one raises ``StreamSuperseded``.
         """
         if self._reading is not None:  # an earlier stream was abandoned, never finished
             self._abandon()
@@ -199,17 +216,14 @@ class StreamAdapter:
             async with aclosing(self._read(stream, inline, token)) as events:
                 async for event in events:
                     yield event
-            if self._reading is not token:
-                return  # a later stream took the adapter over
             ended = True
-        except InvalidChunk:
-            ended = True
-            raise
         except Exception as error:
             ended = True
-            for event in self._cut_off(
-                f"reading the stream failed ({type(error).__name__}: {error})"
-            ):
+            if self._reading is not token:
+                raise
+            self._reading = None
+            why = f"reading the stream failed ({type(error).__name__}: {error})"
+            for event in self._end(why):
                 yield event
             raise
         finally:
@@ -217,35 +231,39 @@ class StreamAdapter:
                 self._reading = None
                 if not ended:  # closed or cancelled mid-stream
                     self._abandon()
-        for event in self.finish():
+        for event in self._end(None):
             yield event
 
     async def _read(
         self, stream: AsyncIterable[Any] | Iterable[Any], inline: bool, token: object
     ) -> AsyncGenerator[Event, None]:
-        """The events of each chunk, until the stream ends or a later stream takes over."""
-        if inline or isinstance(stream, (list, tuple)):
-            for chunk in stream:  # type: ignore[union-attr]
-                for event in self.feed(chunk):
-                    yield event
-                    if self._reading is not token:
-                        return
-            return
-        # The caller's own async stream stays theirs to close; the reader made here is closed.
-        closing: AbstractAsyncContextManager[Any]
+        """The events of each chunk, until the stream ends; ``StreamSuperseded`` if another
+        stream takes the adapter over meanwhile."""
+        closing: AbstractAsyncContextManager[Any] = nullcontext()
         if isinstance(stream, AsyncIterable):
-            chunks, closing = stream, nullcontext()
+            chunks: AsyncIterable[Any] = stream  # the caller's own stream stays theirs to close
+        elif inline or isinstance(stream, (list, tuple)):
+            for chunk in stream:
+                for event in self._owned_feed(chunk, token):
+                    yield event
+                    _check_owner(self, token)
+            return
         else:
             chunks = _read_ahead(stream)
             closing = aclosing(chunks)
         async with closing:
             async for chunk in chunks:
-                if self._reading is not token:
-                    return
-                for event in self.feed(chunk):
+                for event in self._owned_feed(chunk, token):
                     yield event
-                    if self._reading is not token:
-                        return
+                    _check_owner(self, token)
+
+    def _owned_feed(self, chunk: Any, token: object) -> list[Event]:
+        _check_owner(self, token)
+        self._inside = True
+        try:
+            return self._feed(chunk)
+        finally:
+            self._inside = False
 
     def _abandon(self) -> None:
         """Forget a stream its consumer stopped reading: its routing, and events not taken."""
@@ -305,8 +323,11 @@ class _Reader:
             else:
                 self.buffer.append(chunk)
             waiter, self.waiter = self.waiter, None
-        if waiter is not None:
-            self.loop.call_soon_threadsafe(_wake, waiter)
+        if waiter is not None and not self.stopped:
+            try:
+                self.loop.call_soon_threadsafe(_wake, waiter)
+            except RuntimeError:  # the loop closed (its consumer was cancelled with it)
+                self.stopped = True
 
     async def chunks(self) -> AsyncGenerator[Any, None]:
         self.thread.start()
@@ -329,8 +350,23 @@ class _Reader:
                 else:
                     await waiter
         finally:
-            self.stopped = True
+            with self.lock:
+                self.stopped = True
+                self.waiter = None
             self.room.release()  # a reader waiting for room wakes, sees the stop, and ends
+
+
+class StreamSuperseded(RuntimeError):
+    """The adapter was handed another stream (``events()``, ``feed`` or ``finish``) while
+    ``events()`` was still reading this one: one adapter reads one stream at a time."""
+
+
+def _check_owner(adapter: StreamAdapter, token: object) -> None:
+    if adapter._reading is not token:
+        raise StreamSuperseded(
+            "this adapter was handed another stream before this one ended; its open calls "
+            "belong to the new stream's reader now (one adapter reads one stream at a time)"
+        )
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -77,7 +78,7 @@ class GeminiAdapter(StreamAdapter):
         self._streaming.clear()
         self._whole.clear()
 
-    def feed(self, chunk: Any) -> list[Event]:
+    def _feed(self, chunk: Any) -> list[Event]:
         # Read the whole chunk first: a malformed part raises before anything changed.
         candidates = [_read_candidate(candidate) for candidate in get(chunk, "candidates") or ()]
         if self.candidate is not None:
@@ -92,7 +93,7 @@ class GeminiAdapter(StreamAdapter):
                 streaming = self._streaming.pop(number, None)
                 if streaming is not None:
                     if reason == "STOP":
-                        self._end(streaming)
+                        self._complete(streaming)
                     else:
                         why = f"the candidate finished with {reason!r}"
                         book.truncate(streaming.call, why)
@@ -103,7 +104,7 @@ class GeminiAdapter(StreamAdapter):
         streaming = self._streaming.get(number)
         if function_call.name:
             if streaming is not None:  # a new call begins: the previous one ended
-                self._end(self._streaming.pop(number))
+                self._complete(self._streaming.pop(number))
             whole = not function_call.goes_on and not function_call.pieces
             if whole and function_call.id is not None:
                 seen = (function_call.name, function_call.args_text)
@@ -125,16 +126,16 @@ class GeminiAdapter(StreamAdapter):
         for piece in function_call.pieces:
             _apply(streaming, piece)
         if not function_call.goes_on:
-            self._end(self._streaming.pop(number))
+            self._complete(self._streaming.pop(number))
 
-    def _end(self, streaming: _Streaming) -> None:
+    def _complete(self, streaming: _Streaming) -> None:
         if streaming.args:
             self._book.delta(streaming.call, json.dumps(streaming.args, ensure_ascii=False))
         self._book.ready(streaming.call)
 
-    def finish(self) -> list[Event]:
+    def _end(self, failure: str | None) -> list[Event]:
         self._streaming.clear()
-        return super().finish()
+        return super()._end(failure)
 
     def function_response(self, call: Settled) -> dict[str, Any]:
         """The ``functionResponse`` part for a settled call; the id goes back only if the
@@ -291,8 +292,11 @@ def _apply(streaming: _Streaming, piece: _Piece) -> None:
 
 
 def _value(piece: Any) -> tuple[Any, bool]:
+    where = f"{_WHERE}.partialArgs[]"
     number = field2(piece, "numberValue", "number_value")
     if number is not None:
+        if type(number) not in (int, float) or not math.isfinite(number):
+            raise InvalidChunk(f"{where}.numberValue", f"expected a finite number, got {number!r}")
         # A protobuf double: google-genai reads 3 as 3.0, JSON as 3. The same stream gives the
         # same arguments either way, and an integer stays an integer.
         if isinstance(number, float) and number.is_integer() and abs(number) <= 2**53:
@@ -300,9 +304,13 @@ def _value(piece: Any) -> tuple[Any, bool]:
         return number, False
     flag = field2(piece, "boolValue", "bool_value")
     if flag is not None:
+        if type(flag) is not bool:
+            raise InvalidChunk(f"{where}.boolValue", f"expected true or false, got {flag!r}")
         return flag, False
     text = field2(piece, "stringValue", "string_value")
     if text is not None:
+        if not isinstance(text, str):
+            raise InvalidChunk(f"{where}.stringValue", f"expected a string, got {_kind(text)}")
         return text, True
     return None, False  # nullValue, or nothing: JSON null
 

@@ -10,8 +10,13 @@ from typing import Any
 
 import pytest
 
-from toolcalls import ExecutionView, ToolCallSession
-from toolcalls.adapters import AISDKAdapter, OpenAIChatAdapter, openai_chat_tool_message
+from toolcalls import ExecutionView, InvalidChunk, ToolCallSession
+from toolcalls.adapters import (
+    AISDKAdapter,
+    OpenAIChatAdapter,
+    StreamSuperseded,
+    openai_chat_tool_message,
+)
 from toolcalls.adapters._base import _READ_AHEAD
 
 from .support import chat_chunk, fragment
@@ -170,7 +175,7 @@ def test_A1_inline_reads_a_sync_stream_on_the_loops_own_thread() -> None:
 def test_A1_a_new_stream_takes_over_from_one_its_consumer_abandoned() -> None:
     """A consumer that stops reading one stream without closing it (its generator is still
     alive) and starts the next: the next stream starts clean, and the old one, if read again,
-    yields nothing more."""
+    raises ``StreamSuperseded`` rather than yield anything more."""
     first_stream = [
         chat_chunk(fragment(0, '{"a": 1}', name="f")),
         chat_chunk(finish="tool_calls"),
@@ -185,7 +190,9 @@ def test_A1_a_new_stream_takes_over_from_one_its_consumer_abandoned() -> None:
         first = adapter.events(first_stream)
         assert (await anext(first))["type"] == "start"  # then abandoned, never closed
         second = [event async for event in adapter.events(second_stream)]
-        return second, [event async for event in first]
+        with pytest.raises(StreamSuperseded, match="handed another stream"):
+            await anext(first)
+        return second, []
 
     second, rest_of_first = asyncio.run(main())
     assert [(e["type"], e["id"]) for e in second] == [
@@ -194,3 +201,26 @@ def test_A1_a_new_stream_takes_over_from_one_its_consumer_abandoned() -> None:
         ("ready", "call_1"),
     ]
     assert rest_of_first == []
+
+
+def test_A4_a_chunk_refused_mid_stream_ends_the_open_calls_truncated_then_raises() -> None:
+    """``events()`` over a stream with a malformed chunk: the stream cannot go on, so the call
+    it left open ends truncated, naming the refusal, and then ``InvalidChunk`` propagates."""
+    bad = chat_chunk(fragment(0, "}"))
+    bad["choices"][0]["index"] = "zero"
+    stream = [chat_chunk(fragment(0, '{"a": ', id="cut", name="f")), bad]
+    seen: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        async for event in OpenAIChatAdapter().events(stream):
+            seen.append(event)
+
+    with pytest.raises(InvalidChunk):
+        asyncio.run(main())
+    assert [(e["type"], e["id"]) for e in seen] == [
+        ("start", "cut"),
+        ("delta", "cut"),
+        ("error", "cut"),
+    ]
+    assert seen[-1]["error"]["kind"] == "truncated"
+    assert "InvalidChunk" in seen[-1]["error"]["message"]
