@@ -189,12 +189,12 @@ class ToolExecutor:
     @property
     def calls(self) -> list[ExecutionView]:
         """Views of every tracked call, in arrival order."""
-        return [call.state() for call in self._book.calls.values()]
+        return [call.to_view() for call in self._book.calls.values()]
 
     def get_call(self, tool_call_id: str) -> ExecutionView | None:
         """The view of one tracked call, or ``None``."""
         call = self._book.calls.get(tool_call_id)
-        return None if call is None else call.state()
+        return None if call is None else call.to_view()
 
     def reset(self) -> None:
         """Abort every in-flight call and forget every call. Aborted calls never settle:
@@ -209,7 +209,7 @@ class ToolExecutor:
         if call is None:
             raise KeyError(tool_call_id)
         if call.settled:
-            return call.state()
+            return call.to_view()
         waiter: asyncio.Future[ExecutionView] = asyncio.get_running_loop().create_future()
         if call.waiters is None:
             call.waiters = []
@@ -355,11 +355,12 @@ class ToolExecutor:
         signal = call.signal = AbortSignal()
         signal._loop = self._loop
         task = call.handle or asyncio.current_task()  # this task (eager tasks run before)
+        bound = call.tool_input()
         try:
             if tool.is_async and self._local:  # the usual case, without a hop
-                result = await tool.invoke(call.bound, signal)
+                result = await tool.invoke(bound, signal)
             else:
-                result = await self._runner.run(tool, call.args, call.bound, signal)
+                result = await self._runner.run(tool, call.args, bound, signal)
         except asyncio.CancelledError:
             if signal.aborted:  # we stopped it: the book already settled or dropped the call
                 raise
@@ -420,9 +421,9 @@ class ToolExecutor:
             call.waiters = None
             for waiter in waiters:
                 if not waiter.done():
-                    waiter.set_result(call.state())
+                    waiter.set_result(call.to_view())
         if self._on_call_settled is not None:
-            self._notify(call.state())
+            self._notify(call.to_view())
 
     def _drop(self, call: ExecutionModel, reason: str | None) -> None:
         self._stop(call, reason)
