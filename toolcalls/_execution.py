@@ -279,8 +279,8 @@ if _BINDING.initial is not None or _BINDING.instance_names:  # pragma: no cover 
     raise RuntimeError("ExecutionChart's pending state must have no enter callback")
 _EXECUTING_NODE = _BINDING.nodes["executing"]
 #: The compiled transitions of the hot path (a call starting, a tool returning): run directly
-#: when that is what send() would do (not re-entrant, and nothing observes outcomes, as chart
-#: coverage does).
+#: when that is what send() would do (the instance class keeps the plain send, checked once
+#: below; not re-entrant; nothing observes outcomes, as chart coverage does).
 _FIRE_START = _PENDING.table["start"]
 _FIRE_SUCCEED = _EXECUTING_NODE.table["succeed"]
 _SEND = Instance.send
@@ -385,6 +385,10 @@ class ExecutionModel(_RecordBase):
 
     def __repr__(self) -> str:
         return f"<ExecutionModel {self.tool_call_id!r} {self.tool_name!r} {self.status}>"
+
+
+if ExecutionModel.send is not _SEND:  # pragma: no cover - by design
+    raise RuntimeError("ExecutionChart declares event options: its hot path must go through send")
 
 
 EffectKind = Literal["stop", "run", "settle", "drop"]
@@ -562,12 +566,7 @@ class CallBook:
 
     def _start(self, call: ExecutionModel) -> Effect:
         """Move a call to ``executing``; the shell runs its tool."""
-        if (
-            call._node is _PENDING
-            and call._pending is None
-            and type(call).send is _SEND
-            and not _runtime._observers
-        ):
+        if call._node is _PENDING and call._pending is None and not _runtime._observers:
             _FIRE_START(call, (), {})  # the compiled transition, without send()'s dispatch
         else:
             call.send("start")
@@ -588,12 +587,7 @@ class CallBook:
         if call.dropped:
             return []
         if event == "succeed":
-            if (
-                call._node is _EXECUTING_NODE
-                and call._pending is None
-                and type(call).send is _SEND
-                and not _runtime._observers
-            ):
+            if call._node is _EXECUTING_NODE and call._pending is None and not _runtime._observers:
                 outcome = _FIRE_SUCCEED(call, (), {"result": value})
             else:
                 outcome = call.send(event, result=value)
