@@ -7,8 +7,11 @@ calls the session had registered for execution and not yet settled, in arrival o
 ``pending`` ones were waiting for a concurrency slot (their tool never started), ``executing``
 ones were running. ``unreported`` are calls that settled but were not yet handed to the
 consumer. ``remembered`` are the settled calls the executor still knows (``max_history``), so
-that a re-delivered id is still not run twice once the tracker forgets it. ``position`` is the
-caller's (where its stream stood).
+that a re-delivered id is still not run twice once the tracker forgets it; ``refused``
+(``[{"id", "name", "args"}]``, oldest first) the calls reusing a remembered id that were
+refused and reported, so that their re-delivery is still not reported twice (both optional:
+an older checkpoint without them reads as empty). ``position`` is the caller's (where its
+stream stood).
 
 The resume rule (``ToolCallSession.resume``): a ``pending`` call is submitted again (its tool
 never ran); an ``executing`` call is submitted again only if its tool is named in ``rerun``
@@ -62,6 +65,14 @@ class _Unreported(BaseModel):
     error: _Error | None = None
 
 
+class _Refused(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
 class _Picture(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -71,6 +82,7 @@ class _Picture(BaseModel):
     inFlight: list[_InFlight]
     unreported: list[_Unreported]
     remembered: list[_Unreported] = []
+    refused: list[_Refused] = []
     finished: bool
     position: Any = None
 
@@ -78,7 +90,15 @@ class _Picture(BaseModel):
 class SessionPicture:
     """A checked session checkpoint, read back (see the module docstring)."""
 
-    __slots__ = ("finished", "in_flight", "position", "remembered", "tracker", "unreported")
+    __slots__ = (
+        "finished",
+        "in_flight",
+        "position",
+        "refused",
+        "remembered",
+        "tracker",
+        "unreported",
+    )
 
     def __init__(
         self,
@@ -88,8 +108,10 @@ class SessionPicture:
         finished: bool,
         position: Any,
         remembered: list[ExecutionView],
+        refused: list[tuple[str, str, dict[str, Any]]],
     ) -> None:
         self.remembered = remembered
+        self.refused = refused
         self.tracker = tracker
         self.in_flight = in_flight
         self.unreported = unreported
@@ -104,8 +126,10 @@ def take(
     finished: bool,
     position: Any,
     remembered: list[ExecutionView],
+    refused: list[tuple[str, str, dict[str, Any]]],
 ) -> dict[str, Any]:
-    """The picture of a session (``in_flight`` as ``(id, name, "pending" | "executing")``)."""
+    """The picture of a session (``in_flight`` as ``(id, name, "pending" | "executing")``,
+    ``refused`` as ``(id, name, args)``)."""
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -115,6 +139,10 @@ def take(
             _json(state.to_dict(), f"unreported.{index}") for index, state in enumerate(unreported)
         ],
         "remembered": [_remembered(state, index) for index, state in enumerate(remembered)],
+        "refused": [
+            _json({"id": i, "name": n, "args": a}, f"refused.{index}")
+            for index, (i, n, a) in enumerate(refused)
+        ],
         "finished": finished,
         "position": _json(position, "position"),
     }
@@ -173,8 +201,15 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
                 where = f"{field}.{index}"
                 raise CheckpointError(where, f"call {item.toolCallId!r} is listed twice")
             seen.add(entry)
+    refused = [(item.id, item.name, item.args) for item in picture.refused]
     return SessionPicture(
-        picture.tracker, in_flight, unreported, picture.finished, picture.position, remembered
+        picture.tracker,
+        in_flight,
+        unreported,
+        picture.finished,
+        picture.position,
+        remembered,
+        refused,
     )
 
 

@@ -255,6 +255,33 @@ class ExecutionView:
             data["error"] = self.error.to_dict()
         return data
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and deep-copy with ``args`` as a plain dict (a read-only view of a mapping
+        cannot be pickled or copied), read-only again once loaded."""
+        return (
+            _view,
+            (
+                self.tool_call_id,
+                self.tool_name,
+                dict(self.args),
+                self.status,
+                self.result,
+                self.error,
+            ),
+        )
+
+
+def _view(
+    tool_call_id: str,
+    tool_name: str,
+    args: dict[str, Any],
+    status: ExecutionStatus,
+    result: Any,
+    error: ToolError | None,
+) -> ExecutionView:
+    """An ``ExecutionView`` loaded by ``pickle`` or made by ``copy.deepcopy``."""
+    return ExecutionView(tool_call_id, tool_name, MappingProxyType(args), status, result, error)
+
 
 def _copied(value: Any) -> Any:
     """A deep copy of ``value``, or ``value`` itself when it cannot be copied."""
@@ -534,12 +561,22 @@ class CallBook:
 
     def forget(self, tool_call_id: str) -> bool:
         """Forget one settled call (an in-flight one stays); return whether one was forgotten.
-        Its heap entry stays behind and is skipped when it surfaces."""
+        Its heap entry stays behind and is skipped when it surfaces, or dropped once such
+        entries outnumber the calls tracked (eviction may never come to trim them)."""
         call = self.calls.get(tool_call_id)
         if call is None or not call.settled:
             return False
-        del self.calls[tool_call_id]
+        calls = self.calls
+        del calls[tool_call_id]
         call.release()  # no cycle left: the record is freed at once
+        settled = self._settled
+        if len(settled) > 2 * len(calls) + 32:  # mostly entries of forgotten calls: drop them
+            self._settled = [
+                (seq, key)
+                for seq, key in settled
+                if (kept := calls.get(key)) is not None and kept.seq == seq
+            ]
+            heapq.heapify(self._settled)
         return True
 
     def clear(self, reason: str) -> Effects:

@@ -17,6 +17,7 @@ whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``ti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import inspect
 import logging
@@ -134,8 +135,9 @@ class ToolExecutor:
         ``ToolCallReadyChunk``, or any object with ``tool_call_id``, ``tool_name``, ``args``
         attributes. Raises ``InvalidToolCall`` for a malformed chunk and ``ExecutorClosed``
         after ``aclose()``, and ``RuntimeError`` when called without a running event loop (or
-        from another loop than the one it runs on) for a call that may need one (a registered
-        tool, or an ``async`` ``on_call_settled``); in every case nothing changes.
+        from another loop than the one it runs on, or from another thread while its loop runs)
+        for a call that may need one (a registered tool, or an ``async`` ``on_call_settled``);
+        in every case nothing changes.
         """
         tool_call_id, tool_name, args = _read_chunk(chunk)
         book = self._book
@@ -214,7 +216,11 @@ class ToolExecutor:
         if call.waiters is None:
             call.waiters = []
         call.waiters.append(waiter)
-        return await waiter
+        try:
+            return await waiter
+        finally:
+            if waiter.cancelled() and call.waiters is not None:  # the waiter gave up
+                _discard(call.waiters, waiter)
 
     # -- beyond the original API (X19) -------------------------------------------------------
 
@@ -237,7 +243,11 @@ class ToolExecutor:
         while self._book.in_flight:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._idle.append(waiter)
-            await waiter
+            try:
+                await waiter
+            finally:
+                if waiter.cancelled():  # the joiner gave up (a timeout): forget its waiter
+                    _discard(self._idle, waiter)
 
     @property
     def runner(self) -> Runner:
@@ -293,7 +303,8 @@ class ToolExecutor:
         call registered from a running loop) and bound again once that loop is closed.
 
         Raises ``RuntimeError``, before anything changes, when there is no usable loop (none
-        bound and none running) or when called from another running loop while calls of its
+        bound and none running), when called from another thread while its loop runs (a
+        task cannot be made there safely), or from another running loop while calls of its
         own loop are still in flight.
         """
         try:
@@ -304,7 +315,12 @@ class ToolExecutor:
         if running is not None and running is loop:
             return loop
         if loop is not None and not loop.is_closed():
-            if running is None or running is loop:
+            if running is None:
+                if loop.is_running():  # in its own thread, the running loop would be ``loop``
+                    raise RuntimeError(
+                        "ToolExecutor is used from another thread than its event loop's: "
+                        "hand the call over with loop.call_soon_threadsafe"
+                    )
                 return loop
             if self._book.in_flight:
                 raise RuntimeError("ToolExecutor is in use on another event loop")
@@ -445,7 +461,9 @@ class ToolExecutor:
         assert callback is not None
         try:
             outcome = callback(state)
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # CancelledError too: the bookkeeping goes on
             self._callback_failed(state, exc)
             return
         if outcome is not None and inspect.isawaitable(outcome):
@@ -481,6 +499,12 @@ def _cancelled_by_someone_else(signal: AbortSignal, task: asyncio.Task[Any] | No
     """Whether the running tool's ``task`` was cancelled, not by the executor (which aborts
     the signal first): the loop is going away, whatever the tool did about it."""
     return not signal.aborted and task is not None and task.cancelling() > 0
+
+
+def _discard(waiters: list[Any], waiter: Any) -> None:
+    """Remove ``waiter`` from ``waiters`` if it is there."""
+    with contextlib.suppress(ValueError):
+        waiters.remove(waiter)
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:

@@ -117,9 +117,10 @@ class ToolCallSession:
 
         Returns the tracker's outcome. Raises ``InvalidEvent`` for a malformed event,
         ``SessionClosed`` after ``finish()`` or ``aclose()``, and ``RuntimeError`` for a
-        ``ready`` event applied without the session's running event loop; in every case
-        nothing changes. When the stream itself ends a call whose tool is running (a
-        ``result`` or ``error`` event), the tool is aborted and the call is not reported.
+        ``ready`` event applied without the session's running event loop (or from another
+        thread while it runs); in every case nothing changes. When the stream itself ends a
+        call whose tool is running (a ``result`` or ``error`` event), the tool is aborted and
+        the call is not reported.
         """
         if self._stopped:
             raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
@@ -372,7 +373,8 @@ class ToolCallSession:
                 status = "executing" if state is None else state.status
                 in_flight.append((call.id, call.name, status))
         # Every settled call the executor remembers, the tracker's too: once the tracker
-        # forgets one, a re-delivery of its id must still not run it again after a resume.
+        # forgets one, a re-delivery of its id must still not run it again after a resume;
+        # and the calls refused for reusing a remembered id, not to report them twice.
         remembered = [state for state in executor.calls if state.settled]
         return _checkpoint.take(
             self._tracker.snapshot(),
@@ -381,6 +383,7 @@ class ToolCallSession:
             self._finished,
             position,
             remembered,
+            [(call_id, name, args) for call_id, (name, args) in self._refused.items()],
         )
 
     @classmethod
@@ -457,6 +460,8 @@ class ToolCallSession:
         session.position = picture.position
         for settled in picture.remembered:
             session._executor._remember(settled)
+        # Refused calls reported already: not reported again.
+        session._refused.update((call_id, (name, args)) for call_id, name, args in picture.refused)
         for call_id, name, state in picture.in_flight:
             if state == "pending" or name in rerun:
                 session._deferred[call_id] = None

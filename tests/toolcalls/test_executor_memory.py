@@ -7,6 +7,9 @@ Counting objects the cyclic collector tracks is what matters for speed: with tho
 waiting at once, every object more per call brings the collector's full collection nearer, a
 cost that bare ``create_task`` never pays (``benchmarks/bench_executor.py``)."""
 
+# Rules checked here (docs/spec.md): X11 and X19 (an evicted or forgotten call is let go of),
+# X13 (reset), X21 (no shared arguments).
+
 from __future__ import annotations
 
 import asyncio
