@@ -9,7 +9,8 @@ ones were running. ``unreported`` are calls that settled but were not yet handed
 consumer. ``remembered`` are the settled calls the executor still knows (``max_history``), so
 that a re-delivered id is still not run twice once the tracker forgets it; ``refused``
 (``[{"id", "name", "args"}]``, oldest first) the calls reusing a remembered id that were
-refused and reported, so that their re-delivery is still not reported twice (both optional:
+refused and reported (``"error"`` too when their arguments could not run), so that their
+re-delivery is still not reported twice (both optional:
 an older checkpoint without them reads as empty). ``position`` is the caller's (where its
 stream stood).
 
@@ -34,6 +35,9 @@ from ._execution import ExecutionView, ToolError, ToolErrorKind
 
 FORMAT = "toolcalls.session"
 VERSION = 1
+
+#: A call refused for reusing a remembered id: ``(id, name, args, error or None)``.
+Refused = tuple[str, str, dict[str, Any], ToolError | None]
 
 
 class _InFlight(BaseModel):
@@ -71,6 +75,7 @@ class _Refused(BaseModel):
     id: str
     name: str
     args: dict[str, Any]
+    error: _Error | None = None
 
 
 class _Picture(BaseModel):
@@ -108,7 +113,7 @@ class SessionPicture:
         finished: bool,
         position: Any,
         remembered: list[ExecutionView],
-        refused: list[tuple[str, str, dict[str, Any]]],
+        refused: list[Refused],
     ) -> None:
         self.remembered = remembered
         self.refused = refused
@@ -126,10 +131,10 @@ def take(
     finished: bool,
     position: Any,
     remembered: list[ExecutionView],
-    refused: list[tuple[str, str, dict[str, Any]]],
+    refused: list[Refused],
 ) -> dict[str, Any]:
     """The picture of a session (``in_flight`` as ``(id, name, "pending" | "executing")``,
-    ``refused`` as ``(id, name, args)``)."""
+    ``refused`` as ``(id, name, args, error or None)``)."""
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -139,13 +144,18 @@ def take(
             _json(state.to_dict(), f"unreported.{index}") for index, state in enumerate(unreported)
         ],
         "remembered": [_remembered(state, index) for index, state in enumerate(remembered)],
-        "refused": [
-            _json({"id": i, "name": n, "args": a}, f"refused.{index}")
-            for index, (i, n, a) in enumerate(refused)
-        ],
+        "refused": [_refused(item, index) for index, item in enumerate(refused)],
         "finished": finished,
         "position": _json(position, "position"),
     }
+
+
+def _refused(item: Refused, index: int) -> Any:
+    call_id, name, args, error = item
+    data: dict[str, Any] = {"id": call_id, "name": name, "args": args}
+    if error is not None:
+        data["error"] = error.to_dict()
+    return _json(data, f"refused.{index}")
 
 
 def _remembered(state: ExecutionView, index: int) -> Any:
@@ -201,7 +211,10 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
                 where = f"{field}.{index}"
                 raise CheckpointError(where, f"call {item.toolCallId!r} is listed twice")
             seen.add(entry)
-    refused = [(item.id, item.name, item.args) for item in picture.refused]
+    refused: list[Refused] = [
+        (item.id, item.name, item.args, None if item.error is None else _error(item.error))
+        for item in picture.refused
+    ]
     return SessionPicture(
         picture.tracker,
         in_flight,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+import pickle
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -120,6 +121,18 @@ class ToolError:
 
     def __str__(self) -> str:
         return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and deep-copy the error; its ``exception`` goes along only when it can be
+        rebuilt (many exceptions' ``__init__`` take other arguments than their ``args``), else
+        ``None``: it is for logging, never compared."""
+        exception = self.exception
+        if exception is not None:
+            try:
+                pickle.loads(pickle.dumps(exception))
+            except Exception:
+                exception = None
+        return (ToolError, (self.kind, self.message, dict(self.details), exception))
 
     def to_dict(self) -> dict[str, Any]:
         """The wire shape: ``{"kind", "message", "details"}`` with camelCase detail keys; a new
@@ -385,18 +398,24 @@ class ExecutionModel(_RecordBase):
         return self._node.terminated
 
     def to_view(self) -> ExecutionView:
-        """The current view (built once per change of state)."""
+        """The current view: built once per change of state for flat arguments (read-only,
+        they share nothing), each time with a copy of nested ones, whose lists and dicts the
+        receiver may change (X21)."""
         view = self.view
         if view is None:
+            args = self.args
+            flat = SCALARS.issuperset(map(type, args.values()))  # is_flat, inlined
             status = self.status
-            view = self.view = ExecutionView(
+            view = ExecutionView(
                 self.tool_call_id,
                 self.tool_name,
-                MappingProxyType(self.args),
+                MappingProxyType(args if flat else copy.deepcopy(args)),
                 status,
                 self.result if status == "success" else None,
                 self.error,
             )
+            if flat:
+                self.view = view
         return view
 
     def tool_input(self) -> Any:
@@ -593,7 +612,8 @@ class CallBook:
         """Drop every in-flight call (never settled); settled calls stay tracked."""
         dropped = [call for call in self.calls.values() if not call.settled]
         for call in dropped:
-            call.dropped = True
+            call.dropped = True  # no event reaches its chart any more
+            call.release()
             del self.calls[call.tool_call_id]
         self._queue.clear()
         self.in_flight = self.executing = 0

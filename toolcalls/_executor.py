@@ -315,19 +315,31 @@ class ToolExecutor:
         if running is not None and running is loop:
             return loop
         if loop is not None and not loop.is_closed():
+            if loop.is_running():  # in its own thread, the running loop would be ``loop``
+                raise RuntimeError(
+                    "ToolExecutor is used from another thread than its event loop's: "
+                    "hand the call over with loop.call_soon_threadsafe"
+                )
             if running is None:
-                if loop.is_running():  # in its own thread, the running loop would be ``loop``
-                    raise RuntimeError(
-                        "ToolExecutor is used from another thread than its event loop's: "
-                        "hand the call over with loop.call_soon_threadsafe"
-                    )
                 return loop
             if self._book.in_flight:
                 raise RuntimeError("ToolExecutor is in use on another event loop")
         if running is None:
             raise RuntimeError("ToolExecutor needs an event loop: use it from async code")
         self._loop = running
+        if loop is not None and self._book.in_flight:  # its loop was closed under its calls
+            self._orphaned()
         return running
+
+    def _orphaned(self) -> None:
+        """The loop the executing calls ran on was closed without stopping them: they end in
+        ``error`` (kind ``aborted``) and are reported; calls waiting for a slot start on the
+        new loop."""
+        book = self._book
+        for call in [call for call in book.calls.values() if call.status == "executing"]:
+            effects = book.abort(call.tool_call_id, "its event loop was closed")
+            if effects:
+                self._apply(effects)
 
     # -- effects -----------------------------------------------------------------------------
 
@@ -353,12 +365,12 @@ class ToolExecutor:
     # tasks or threads of tools.
 
     def _run(self, call: ExecutionModel) -> None:
+        if call.settled or call.dropped:  # aborted meanwhile (by an abort callback, say)
+            return
         tool, loop = call.tool, self._loop
         assert tool is not None
         assert loop is not None  # bound when the call was registered
         call.handle = loop.create_task(self._execute(call, tool))
-        if tool.timeout is not None:
-            call.timer = loop.call_later(tool.timeout, self._time_out, call)
 
     async def _execute(self, call: ExecutionModel, tool: PreparedTool) -> None:
         """Run the tool and report how it ended to the book, as an event for its chart.
@@ -368,8 +380,7 @@ class ToolExecutor:
         Whatever the tool raises is data (kind ``tool_raised``), ``SystemExit`` included: a
         tool cannot end the host. A ``KeyboardInterrupt`` raised on the loop thread settles the
         call and goes on, so Ctrl-C still stops the program."""
-        signal = call.signal = AbortSignal()
-        signal._loop = self._loop
+        signal = self._started(call, tool)
         task = call.handle or asyncio.current_task()  # this task (eager tasks run before)
         bound = call.tool_input()
         try:
@@ -379,6 +390,7 @@ class ToolExecutor:
                 result = await self._runner.run(tool, call.args, bound, signal)
         except asyncio.CancelledError:
             if signal.aborted:  # we stopped it: the book already settled or dropped the call
+                del task  # the error's traceback holds this frame: no cycle through the task
                 raise
             if _cancelled_by_someone_else(signal, task):  # asyncio.run ending, typically
                 self._cancelled(call, signal)
@@ -402,6 +414,15 @@ class ToolExecutor:
             else:
                 self._apply(self._book.succeed(call, result))
 
+    def _started(self, call: ExecutionModel, tool: PreparedTool) -> AbortSignal:
+        """The call's tool starts: make its signal, and arm its timeout, which counts from
+        now (X15), not from registration."""
+        signal = call.signal = AbortSignal()
+        signal._loop = loop = self._loop
+        if tool.timeout is not None and loop is not None:
+            call.timer = loop.call_later(tool.timeout, self._time_out, call)
+        return signal
+
     def _cancelled(self, call: ExecutionModel, signal: AbortSignal) -> None:
         """Someone else cancelled the call's task (the loop is going away): abort its signal,
         so a tool in a worker thread hears of it too, and end it (and the queued calls)."""
@@ -422,7 +443,7 @@ class ToolExecutor:
         task = call.handle
         if task is not None:
             call.handle = None
-            if not task.done():
+            if not task.done() and not task.get_loop().is_closed():
                 task.cancel()
                 self._draining.add(task)
                 task.add_done_callback(self._draining.discard)
@@ -436,7 +457,7 @@ class ToolExecutor:
         if waiters is not None:
             call.waiters = None
             for waiter in waiters:
-                if not waiter.done():
+                if _waiting(waiter):
                     waiter.set_result(call.to_view())
         if self._on_call_settled is not None:
             self._notify(call.to_view())
@@ -445,13 +466,13 @@ class ToolExecutor:
         self._stop(call, reason)
         waiters, call.waiters = call.waiters, None
         for waiter in waiters or ():
-            if not waiter.done():
+            if _waiting(waiter):
                 waiter.set_exception(ToolAborted(reason))
 
     def _wake_idle(self) -> None:
         idle, self._idle = self._idle, []
         for waiter in idle:
-            if not waiter.done():
+            if _waiting(waiter):
                 waiter.set_result(None)
 
     # -- on_call_settled ---------------------------------------------------------------------
@@ -499,6 +520,11 @@ def _cancelled_by_someone_else(signal: AbortSignal, task: asyncio.Task[Any] | No
     """Whether the running tool's ``task`` was cancelled, not by the executor (which aborts
     the signal first): the loop is going away, whatever the tool did about it."""
     return not signal.aborted and task is not None and task.cancelling() > 0
+
+
+def _waiting(waiter: asyncio.Future[Any]) -> bool:
+    """Whether a waiter still waits (not done, and its loop not closed under it)."""
+    return not waiter.done() and not waiter.get_loop().is_closed()
 
 
 def _discard(waiters: list[Any], waiter: Any) -> None:

@@ -85,7 +85,10 @@ class ToolCallSession:
         self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
         #: Calls refused because their id was taken, as (tool, arguments), the last
         #: ``max_history``: an identical re-delivery of one is not reported again.
-        self._refused: dict[str, tuple[str, dict[str, Any]]] = {}
+        #: Calls refused for reusing a remembered id, by id: (tool name, arguments, the error
+        #: of arguments that cannot run or ``None``), so an identical re-delivery is reported
+        #: once.
+        self._refused: dict[str, tuple[str, dict[str, Any], ToolError | None]] = {}
         #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
         self.position: Any = None
 
@@ -220,25 +223,30 @@ class ToolCallSession:
         tracker's call takes the remembered outcome. Another call reusing the id is not run
         either; it ends in ``error`` (its own, when its arguments cannot run, else "the id is
         taken") and is reported, so the model hears about it."""
-        if error is not None:  # it cannot run: the same call only if the earlier one could not
-            same = known.tool_name == name and known.error == error
+        unrunnable = error  # it cannot run: the same call only if the earlier one could not
+        if unrunnable is not None:
+            same = known.tool_name == name and known.error == unrunnable
         else:
             same = known.tool_name == name and same_json(dict(known.args), args)
-            if not same:
-                reason = f"id {call_id!r} is taken by an earlier call with other arguments"
-                error = _unrunnable(name, reason, "duplicate_id")
-                refused = self._refused.get(call_id)
-                if refused is not None and refused[0] == name and same_json(refused[1], args):
-                    self._tracker._send(call_id, "error", error.to_dict())  # reported before
-                    return
-                self._refused.pop(call_id, None)
-                self._refused[call_id] = (name, copy_args(args, is_flat(args)))
-                if len(self._refused) > self._executor._book.max_history:
-                    del self._refused[next(iter(self._refused))]
         if same:
             self._record(call_id, known)
             return
-        assert error is not None
+        if error is None:
+            reason = f"id {call_id!r} is taken by an earlier call with other arguments"
+            error = _unrunnable(name, reason, "duplicate_id")
+        refused = self._refused.get(call_id)
+        if (
+            refused is not None
+            and refused[0] == name
+            and refused[2] == unrunnable
+            and (unrunnable is not None or same_json(refused[1], args))
+        ):
+            self._tracker._send(call_id, "error", error.to_dict())  # reported before
+            return
+        self._refused.pop(call_id, None)
+        self._refused[call_id] = (name, copy_args(args, is_flat(args)), unrunnable)
+        if len(self._refused) > self._executor._book.max_history:
+            del self._refused[next(iter(self._refused))]
         self._tracker._send(call_id, "error", error.to_dict())
         view = MappingProxyType(copy_args(args, is_flat(args)))
         self._ready.append(ExecutionView(call_id, name, view, "error", None, error))
@@ -383,7 +391,7 @@ class ToolCallSession:
             self._finished,
             position,
             remembered,
-            [(call_id, name, args) for call_id, (name, args) in self._refused.items()],
+            [(call_id, *refused) for call_id, refused in self._refused.items()],
         )
 
     @classmethod
@@ -461,7 +469,9 @@ class ToolCallSession:
         for settled in picture.remembered:
             session._executor._remember(settled)
         # Refused calls reported already: not reported again.
-        session._refused.update((call_id, (name, args)) for call_id, name, args in picture.refused)
+        session._refused.update(
+            (call_id, (name, args, error)) for call_id, name, args, error in picture.refused
+        )
         for call_id, name, state in picture.in_flight:
             if state == "pending" or name in rerun:
                 session._deferred[call_id] = None
@@ -470,7 +480,9 @@ class ToolCallSession:
                 args = tracker.get(call_id).args  # type: ignore[union-attr]
                 tracker._send(call_id, "error", error.to_dict())  # may evict it: read it first
                 view = MappingProxyType(dict(args) if isinstance(args, dict) else {})
-                session._ready.append(ExecutionView(call_id, name, view, "error", None, error))
+                interrupted = ExecutionView(call_id, name, view, "error", None, error)
+                session._ready.append(interrupted)
+                session._executor._remember(interrupted)  # delivered again: not run again
         return session
 
     def _start_resumed(self) -> None:

@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import gc
 import json
 import pickle
+import time
+from decimal import Decimal
+from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
 import pytest
 
-from toolcalls import AbortSignal, ExecutionView, ToolCallSession, ToolError, ToolExecutor
+from toolcalls import AbortSignal, ExecutionView, Tool, ToolCallSession, ToolError, ToolExecutor
 
 from .executor_support import Gates, chunk, run_async
 
@@ -235,3 +239,272 @@ async def test_a_checkpoint_without_refused_calls_still_resumes() -> None:
     resumed = ToolCallSession.resume(saved, {"echo": _echo})
     resumed.finish()
     assert [(s.tool_call_id, s.status) async for s in resumed.settled()] == [("a", "success")]
+
+
+# -- X15: timeouts --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seconds", [Decimal("0.05"), Fraction(1, 20), 1])
+def test_a_timeout_of_any_real_number_is_taken_as_float_seconds(seconds: Any) -> None:
+    assert Tool(quick, timeout=seconds).timeout == float(seconds)
+    assert type(Tool(quick, timeout=seconds).timeout) is float
+
+
+@pytest.mark.parametrize("seconds", ["1", True, complex(1, 0), Decimal("NaN"), Fraction(-1, 2)])
+def test_a_timeout_that_is_not_a_positive_real_number_is_refused(seconds: Any) -> None:
+    with pytest.raises(ValueError, match="timeout must be"):
+        Tool(quick, timeout=seconds)
+
+
+@run_async
+async def test_a_decimal_timeout_ends_the_call_in_timeout() -> None:
+    async def slow(args: dict[str, Any], signal: AbortSignal) -> None:
+        await asyncio.sleep(5)
+
+    tool = Tool(slow, timeout=Decimal("0.05"))  # type: ignore[arg-type]
+    async with ToolExecutor({"slow": tool}) as executor:
+        executor.register_call(chunk("a", "slow"))
+        state = await asyncio.wait_for(executor.wait("a"), 5)
+    assert (state.status, state.error.kind) == ("error", "timeout")  # type: ignore[union-attr]
+
+
+@run_async
+async def test_a_timeout_counts_from_when_the_tool_starts_not_from_registration() -> None:
+    async def quickish(args: dict[str, Any], signal: AbortSignal) -> str:
+        await asyncio.sleep(0.01)
+        return "ok"
+
+    async with ToolExecutor({"t": Tool(quickish, timeout=0.1)}) as executor:
+        executor.register_call(chunk("a", "t"))
+        time.sleep(0.2)  # the loop is busy: the tool has not started yet
+        assert (await executor.wait("a")).status == "success"
+
+
+# -- X19: a call aborted before its tool started -----------------------------------------------
+
+
+@run_async
+async def test_a_queued_call_aborted_while_its_start_is_carried_out_never_runs_its_tool() -> None:
+    ran: list[str] = []
+    executor: ToolExecutor
+
+    async def tool(args: dict[str, Any], signal: AbortSignal) -> str:
+        ran.append(args["key"])
+        if args["key"] == "a":
+            signal.add_callback(lambda _: executor.abort("b", "its group was aborted"))
+        await asyncio.sleep(5)
+        return "late"
+
+    async with ToolExecutor({"t": tool}, max_concurrency=1) as executor:
+        for key in ("a", "b"):
+            executor.register_call(chunk(key, "t", key=key))
+        await asyncio.sleep(0)
+        assert executor.abort("a")
+        await asyncio.sleep(0.01)
+        assert [(c.tool_call_id, c.status) for c in executor.calls] == [
+            ("a", "error"),
+            ("b", "error"),
+        ]
+    assert ran == ["a"]
+
+
+# -- X6: a signal waited on in another loop ------------------------------------------------------
+
+
+@run_async
+async def test_a_thread_tool_waiting_for_its_signal_on_its_own_loop_is_woken() -> None:
+    def tool(args: dict[str, Any], signal: AbortSignal) -> str | None:
+        async def inner() -> str | None:
+            return await signal.wait()
+
+        return asyncio.run(inner())
+
+    async with ToolExecutor({"t": Tool(tool, timeout=0.05)}) as executor:
+        executor.register_call(chunk("a", "t"))
+        state = await asyncio.wait_for(executor.wait("a"), 5)
+    assert state.error is not None
+    assert state.error.kind == "timeout"
+
+
+# -- X18 and X20: loops ------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_calls_left_executing_on_a_closed_loop_end_in_error_when_the_executor_moves_on() -> None:
+    settled: list[tuple[str, str, str | None]] = []
+
+    async def tool(args: dict[str, Any], signal: AbortSignal) -> int:
+        await asyncio.sleep(0.05)
+        return 1
+
+    def record(view: ExecutionView) -> None:
+        settled.append((view.tool_call_id, view.status, view.error.kind if view.error else None))
+
+    executor = ToolExecutor({"t": tool}, max_concurrency=1, on_call_settled=record)
+
+    async def first() -> None:
+        for call_id in ("a", "queued"):
+            executor.register_call(chunk(call_id, "t"))
+        await asyncio.sleep(0)
+
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(first())
+    finally:
+        loop.close()
+
+    async def second() -> str:
+        executor.register_call(chunk("b", "t"))
+        await asyncio.wait_for(executor.join(), 5)
+        await executor.aclose()
+        return (await executor.wait("b")).status
+
+    assert asyncio.run(second()) == "success"
+    assert settled == [
+        ("a", "error", "aborted"),
+        ("queued", "success", None),
+        ("b", "success", None),
+    ]
+
+
+@run_async
+async def test_a_loop_in_another_thread_is_refused_while_the_executors_loop_runs() -> None:
+    async with ToolExecutor({"t": quick}) as executor:
+
+        def worker() -> None:
+            async def register() -> None:
+                executor.register_call(chunk("w", "t"))
+
+            asyncio.run(register())
+
+        with pytest.raises(RuntimeError, match="another thread"):
+            await asyncio.to_thread(worker)
+        assert executor.register_call(chunk("m", "t"))
+        assert (await executor.wait("m")).result == 1
+
+
+# -- X21: views of nested arguments --------------------------------------------------------------
+
+
+@run_async
+async def test_changing_a_views_nested_arguments_changes_nothing_the_executor_holds() -> None:
+    async with ToolExecutor({"t": quick}) as executor:
+        executor.register_call({"toolCallId": "a", "toolName": "t", "args": {"items": [1, 2]}})
+        view = await executor.wait("a")
+        view.args["items"].append(3)
+        assert executor.get_call("a").args == {"items": [1, 2]}  # type: ignore[union-attr]
+        assert executor.calls[0].args == {"items": [1, 2]}
+
+
+# -- X12: an exception that cannot be rebuilt ----------------------------------------------------
+
+
+class UpstreamFailure(Exception):
+    def __init__(self, code: int, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+
+
+@run_async
+async def test_a_view_whose_exception_cannot_be_rebuilt_copies_without_it() -> None:
+    async def failing(args: dict[str, Any], signal: AbortSignal) -> None:
+        raise UpstreamFailure(503, "down")
+
+    async def raising(args: dict[str, Any], signal: AbortSignal) -> None:
+        raise ValueError("no")
+
+    async with ToolExecutor({"failing": failing, "raising": raising}) as executor:
+        executor.register_call(chunk("a", "failing"))
+        executor.register_call(chunk("b", "raising"))
+        a, b = await executor.wait("a"), await executor.wait("b")
+    for kept in (copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
+        assert kept == a
+        assert kept.error is not None
+        assert kept.error.exception is None
+    for kept in (copy.deepcopy(b), pickle.loads(pickle.dumps(b))):
+        assert kept.error is not None
+        assert isinstance(kept.error.exception, ValueError)
+
+
+# -- X13: records of dropped calls ---------------------------------------------------------------
+
+
+@run_async
+async def test_a_call_dropped_in_flight_is_freed_once_its_tool_stopped() -> None:
+    from toolcalls._execution import ExecutionModel
+
+    def records() -> int:
+        return sum(1 for thing in gc.get_objects() if type(thing) is ExecutionModel)
+
+    gates = Gates()
+    gc.collect()
+    gc.disable()
+    try:
+        before = records()
+        async with ToolExecutor({"gate": gates.tool}) as executor:
+            for key in ("a", "b"):
+                executor.register_call(chunk(key, "gate", key=key))
+            await asyncio.sleep(0)
+            executor.reset()
+            await asyncio.sleep(0.01)
+            assert gates.cancelled == ["a", "b"]
+            assert records() - before == 0
+    finally:
+        gc.enable()
+
+
+# -- S10 and R6: re-delivery -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ['{"x": ', "[1]"], ids=["unparsable", "not-an-object"])
+@run_async
+async def test_a_refused_call_whose_arguments_cannot_run_is_reported_once(text: str) -> None:
+    session = ToolCallSession({"echo": _echo}, max_history=1)
+    for event in _call("a", '{"x": 1}'):
+        session.apply(event)
+    reported = await _reported(session, 1)
+    for round_ in range(3):
+        session.apply({"type": "start", "id": f"other-{round_}", "name": "echo"})
+        for event in _call("a", text):
+            session.apply(event)
+    reported += await _reported(session, 1)
+    saved = json.loads(json.dumps(session.checkpoint()))
+    await session.aclose()
+    assert reported == [("a", "success"), ("a", "error")]
+    assert saved["refused"][0]["error"]["kind"] == "invalid_arguments"
+    resumed = ToolCallSession.resume(saved, {"echo": _echo})
+    resumed.apply({"type": "start", "id": "c", "name": "echo"})
+    for event in _call("a", text):
+        resumed.apply(event)
+    resumed.finish()
+    # Only the calls that never got their arguments are reported, not a again.
+    assert [s.tool_call_id async for s in resumed.settled()] == [
+        "other-0",
+        "other-1",
+        "other-2",
+        "c",
+    ]
+
+
+@run_async
+async def test_an_interrupted_call_delivered_again_after_a_resume_never_runs_again() -> None:
+    runs: list[int] = []
+
+    async def slow(x: int) -> int:
+        runs.append(x)
+        await asyncio.sleep(0.05)
+        return x
+
+    session = ToolCallSession({"echo": slow}, max_history=1)
+    for event in _call("a", '{"x": 1}'):
+        session.apply(event)
+    await asyncio.sleep(0)
+    saved = json.loads(json.dumps(session.checkpoint()))
+    await session.aclose()
+    resumed = ToolCallSession.resume(saved, {"echo": slow})
+    assert await _reported(resumed, 1) == [("a", "error")]
+    resumed.apply({"type": "start", "id": "b", "name": "echo"})
+    for event in _call("a", '{"x": 1}'):
+        resumed.apply(event)
+    resumed.finish()
+    assert [s.tool_call_id async for s in resumed.settled()] == ["b"]
+    assert runs == [1]
