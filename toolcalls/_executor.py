@@ -315,6 +315,8 @@ class ToolExecutor:
         if running is not None and running is loop:
             return loop
         if loop is not None and not loop.is_closed():
+            if running is not None and self._book.in_flight:
+                raise RuntimeError("ToolExecutor is in use on another event loop")
             if loop.is_running():  # in its own thread, the running loop would be ``loop``
                 raise RuntimeError(
                     "ToolExecutor is used from another thread than its event loop's: "
@@ -322,8 +324,6 @@ class ToolExecutor:
                 )
             if running is None:
                 return loop
-            if self._book.in_flight:
-                raise RuntimeError("ToolExecutor is in use on another event loop")
         if running is None:
             raise RuntimeError("ToolExecutor needs an event loop: use it from async code")
         self._loop = running
