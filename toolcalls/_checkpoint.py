@@ -9,7 +9,8 @@ ones were running. ``unreported`` are calls that settled but were not yet handed
 consumer. ``remembered`` are the settled calls the executor still knows (``max_history``), so
 that a re-delivered id is still not run twice once the tracker forgets it; ``refused``
 (``[{"id", "name", "args"}]``, oldest first) the calls reusing a remembered id that were
-refused and reported (``"error"`` too when their arguments could not run), so that their
+refused and reported (``"error"`` too when their arguments could not run, and then ``args`` is
+``{"argsText": their text}``), so that their
 re-delivery is still not reported twice (both optional:
 an older checkpoint without them reads as empty). ``position`` is the caller's (where its
 stream stood).

@@ -39,7 +39,9 @@ from ._tools import (
     PreparedTool,
     Tool,
     ToolFunction,
+    copy_args,
     is_async,
+    is_flat,
     prepare_tool,
 )
 
@@ -186,7 +188,10 @@ class ToolExecutor:
 
     def _remember(self, state: ExecutionView) -> None:
         """Track a call that settled before a resume, settled (nothing runs or is reported)."""
-        self._book.remember(state.tool_call_id, state.tool_name, dict(state.args), state)
+        args = dict(state.args)
+        self._book.remember(
+            state.tool_call_id, state.tool_name, copy_args(args, is_flat(args)), state
+        )
 
     @property
     def calls(self) -> list[ExecutionView]:
@@ -207,6 +212,7 @@ class ToolExecutor:
     async def wait(self, tool_call_id: str) -> ExecutionView:
         """The call's view once it settled. Raises ``KeyError`` if the id is not tracked
         and ``ToolAborted`` if the call is dropped by ``reset()``/``aclose()`` meanwhile."""
+        self._left_behind()
         call = self._book.calls.get(tool_call_id)
         if call is None:
             raise KeyError(tool_call_id)
@@ -240,6 +246,7 @@ class ToolExecutor:
 
     async def join(self) -> None:
         """Wait until no call is in flight (returns at once if none is)."""
+        self._left_behind()
         while self._book.in_flight:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._idle.append(waiter)
@@ -330,6 +337,13 @@ class ToolExecutor:
         if loop is not None and self._book.in_flight:  # its loop was closed under its calls
             self._orphaned()
         return running
+
+    def _left_behind(self) -> None:
+        """Before waiting on the running loop: if the executor's loop was closed under calls
+        in flight, move to this loop, ending them (``_orphaned``), or nothing would."""
+        loop = self._loop
+        if loop is not None and loop.is_closed() and self._book.in_flight:
+            self._bind_loop()
 
     def _orphaned(self) -> None:
         """The loop the executing calls ran on was closed without stopping them: they end in

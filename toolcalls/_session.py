@@ -85,9 +85,9 @@ class ToolCallSession:
         self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
         #: Calls refused because their id was taken, as (tool, arguments), the last
         #: ``max_history``: an identical re-delivery of one is not reported again.
-        #: Calls refused for reusing a remembered id, by id: (tool name, arguments, the error
-        #: of arguments that cannot run or ``None``), so an identical re-delivery is reported
-        #: once.
+        #: Calls refused for reusing a remembered id, by id: (tool name, arguments (for
+        #: arguments that cannot run, ``{"argsText": their text}``), their error or ``None``),
+        #: so an identical re-delivery is reported once.
         self._refused: dict[str, tuple[str, dict[str, Any], ToolError | None]] = {}
         #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
         self.position: Any = None
@@ -201,7 +201,9 @@ class ToolCallSession:
             if cut_short:  # a re-delivery the stream ended early: the call was reported
                 self._tracker._send(call_id, "error", error.to_dict())  # type: ignore[union-attr]
             else:
-                self._redelivered(call_id, name, args, error, known)
+                # A call that cannot run is told apart by its text (errors have no position).
+                same_as = {"argsText": record.args_text} if error is not None else args
+                self._redelivered(call_id, name, args, error, known, same_as)
             return
         self._running.add(call_id)
         if error is not None:
@@ -217,6 +219,7 @@ class ToolCallSession:
         args: dict[str, Any],
         error: ToolError | None,
         known: ExecutionView,
+        same_as: dict[str, Any],
     ) -> None:
         """A call the executor remembers came again. The same call (same tool, arguments
         equal as JSON, or the same reason it cannot run) is never run or reported twice: the
@@ -239,12 +242,12 @@ class ToolCallSession:
             refused is not None
             and refused[0] == name
             and refused[2] == unrunnable
-            and (unrunnable is not None or same_json(refused[1], args))
+            and same_json(refused[1], same_as)
         ):
             self._tracker._send(call_id, "error", error.to_dict())  # reported before
             return
         self._refused.pop(call_id, None)
-        self._refused[call_id] = (name, copy_args(args, is_flat(args)), unrunnable)
+        self._refused[call_id] = (name, copy_args(same_as, is_flat(same_as)), unrunnable)
         if len(self._refused) > self._executor._book.max_history:
             del self._refused[next(iter(self._refused))]
         self._tracker._send(call_id, "error", error.to_dict())
@@ -303,6 +306,7 @@ class ToolCallSession:
     async def _settled(
         self, events: AsyncIterable[Mapping[str, Any]] | Iterable[Mapping[str, Any]] | None
     ) -> AsyncIterator[ExecutionView]:
+        self._executor._left_behind()  # its loop closed under running calls: they end now
         feeder = None if events is None else asyncio.ensure_future(self._feed(events))
         ready = self._ready
         try:
@@ -479,8 +483,10 @@ class ToolCallSession:
                 error = ToolError.interrupted(name)
                 args = tracker.get(call_id).args  # type: ignore[union-attr]
                 tracker._send(call_id, "error", error.to_dict())  # may evict it: read it first
-                view = MappingProxyType(dict(args) if isinstance(args, dict) else {})
-                interrupted = ExecutionView(call_id, name, view, "error", None, error)
+                kept = copy_args(args, is_flat(args)) if isinstance(args, dict) else {}
+                interrupted = ExecutionView(
+                    call_id, name, MappingProxyType(kept), "error", None, error
+                )
                 session._ready.append(interrupted)
                 session._executor._remember(interrupted)  # delivered again: not run again
         return session

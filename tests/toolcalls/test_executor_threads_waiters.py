@@ -508,3 +508,108 @@ async def test_an_interrupted_call_delivered_again_after_a_resume_never_runs_aga
     resumed.finish()
     assert [s.tool_call_id async for s in resumed.settled()] == ["b"]
     assert runs == [1]
+
+
+def _left_on_a_closed_loop() -> ToolExecutor:
+    async def long(args: dict[str, Any], signal: AbortSignal) -> int:
+        await asyncio.sleep(0.05)
+        return 1
+
+    executor = ToolExecutor({"t": long}, max_concurrency=1)
+
+    async def first() -> None:
+        executor.register_call(chunk("a", "t"))
+        await asyncio.sleep(0)
+
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(first())
+    finally:
+        loop.close()
+    return executor
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_join_and_wait_on_the_next_loop_end_the_closed_loops_calls_first() -> None:
+    executor = _left_on_a_closed_loop()
+
+    async def main() -> tuple[str, str | None]:
+        await asyncio.wait_for(executor.join(), 5)
+        state = await asyncio.wait_for(executor.wait("a"), 5)
+        await executor.aclose()
+        return state.status, state.error.kind if state.error else None
+
+    assert asyncio.run(main()) == ("error", "aborted")
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_session_read_on_the_next_loop_reports_the_closed_loops_call() -> None:
+    async def slow(x: int) -> int:
+        await asyncio.sleep(0.05)
+        return x
+
+    session = ToolCallSession({"echo": slow})
+
+    async def first() -> None:
+        for event in _call("a", '{"x": 1}'):
+            session.apply(event)
+        await asyncio.sleep(0)  # its tool starts
+
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(first())
+    finally:
+        loop.close()
+
+    async def main() -> list[tuple[str, str]]:
+        session.finish()
+        reported: list[tuple[str, str]] = [
+            (s.tool_call_id, s.status) async for s in session.settled()
+        ]
+        await session.aclose()
+        return reported
+
+    assert asyncio.run(main()) == [("a", "error")]
+
+
+@run_async
+async def test_distinct_calls_reusing_an_id_with_arguments_that_cannot_run_are_each_reported() -> (
+    None
+):
+    session = ToolCallSession({"echo": _echo}, max_history=1)
+    for event in _call("a", '{"x": 1}'):
+        session.apply(event)
+    reported: list[tuple[str, str]] = await _reported(session, 1)
+    for round_, text in enumerate(['{"x": ', '{"q": "abc", "limit": ', '{"x": ']):
+        session.apply({"type": "start", "id": f"other-{round_}", "name": "echo"})
+        for event in _call("a", text):
+            session.apply(event)
+        if round_ < 2:  # the third is the first again: not reported again
+            reported += await _reported(session, 1)
+    await session.aclose()
+    assert reported == [("a", "success"), ("a", "error"), ("a", "error")]
+
+
+@run_async
+async def test_changing_an_interrupted_views_nested_arguments_changes_nothing_remembered() -> None:
+    async def slow(items: list[int]) -> int:
+        await asyncio.sleep(0.05)
+        return len(items)
+
+    session = ToolCallSession({"echo": slow}, max_history=1)
+    for event in _call("a", '{"items": [1, 2]}'):
+        session.apply(event)
+    await asyncio.sleep(0)
+    saved = json.loads(json.dumps(session.checkpoint()))
+    await session.aclose()
+    resumed = ToolCallSession.resume(saved, {"echo": slow})
+    [state] = [s async for s in _take(resumed, 1)]
+    state.args["items"].append(3)
+    assert resumed.executor.get_call("a").args == {"items": [1, 2]}  # type: ignore[union-attr]
+    await resumed.aclose()
+
+
+async def _take(session: ToolCallSession, count: int) -> Any:
+    settled = session.settled()
+    for _ in range(count):
+        yield await asyncio.wait_for(anext(settled), 5)
