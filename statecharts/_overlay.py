@@ -8,8 +8,11 @@ out from the chart: from the current state, the transitions matching the event a
 order; the first without guards always wins, and guarded ones may or may not fire. When the
 chart alone cannot tell (guards, or several candidates), the step must say what happened, by
 the state it left the call in (``"state"``) or the transition it took (``"transition"``, a
-``TransitionDef.id``, or ``null`` for "ignored"). ``TraceStep.of(outcome)`` records exactly
-that from the compiled runtime. A trace file is JSON lines, one event per line::
+``TransitionDef.id``, or ``null`` for "ignored"). A statechart's step (regions of a parallel
+state, eventless transitions after the event) says every transition its macrostep took
+(``"transitions"``, a list of ids, its own first); the path then follows them as said.
+``TraceStep.of(outcome)`` records exactly that from the compiled runtime. A trace file is
+JSON lines, one event per line::
 
     {"id": "call_1", "event": "start", "name": "search"}
     {"id": "call_1", "event": "ready", "state": "running"}
@@ -95,6 +98,9 @@ class TraceStep:
     state: str | None = None
     transition: str | None = None
     ignored: bool = False
+    #: Every transition the step's macrostep took, in order (its own first): what a
+    #: statechart's step did, which one state cannot say (regions of a parallel state ...).
+    transitions: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, outcome: Outcome) -> TraceStep:
@@ -102,7 +108,8 @@ class TraceStep:
         if outcome.transition is None:
             return cls(outcome.event, ignored=True)
         state = None if outcome.target is None else outcome.target.id
-        return cls(outcome.event, state=state, transition=outcome.transition.id)
+        taken = tuple(transition.id for transition in outcome.transitions)
+        return cls(outcome.event, state=state, transition=outcome.transition.id, transitions=taken)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +193,12 @@ def _trace_step(item: dict[str, Any], where: str) -> TraceStep:
     if transition is not None and not isinstance(transition, str):
         raise TraceError(f'{where}: "transition" must be a transition id or null')
     ignored = "transition" in item and transition is None
-    return TraceStep(event, state=state, transition=transition, ignored=ignored)
+    transitions = item.get("transitions", [])
+    if not isinstance(transitions, list) or not all(isinstance(t, str) for t in transitions):
+        raise TraceError(f'{where}: "transitions" must be a list of transition ids')
+    return TraceStep(
+        event, state=state, transition=transition, ignored=ignored, transitions=tuple(transitions)
+    )
 
 
 def resolve_trace(chart: ChartDef, steps: Iterable[TraceStep]) -> list[PathStep]:
@@ -212,6 +224,17 @@ def _resolve_step(
     where = f"step {number} ({step.event!r} in state {state!r})"
     if step.state is not None and step.state not in chart.states_by_id:
         raise TraceError(f"{where}: {chart.name} has no state {step.state!r}")
+    if step.transitions and not step.ignored:  # what the step took, said in full
+        known = {transition.id: transition for transition in chart.transitions}
+        for transition_id in step.transitions:
+            if transition_id not in known:
+                raise TraceError(f"{where}: {chart.name} has no transition {transition_id!r}")
+        if step.transition is not None and step.transition != step.transitions[0]:
+            raise TraceError(
+                f"{where}: the step took {step.transition}, but its transitions start with "
+                f"{step.transitions[0]}"
+            )
+        return tuple(known[transition_id] for transition_id in step.transitions)
     possible = _possible(chart, state, step.event)
     if step.ignored or step.transition is not None:
         wanted = None if step.ignored else step.transition
