@@ -128,7 +128,7 @@ class Diagram:
     states: tuple[StateView, ...]
     transitions: tuple[TransitionView, ...]
     #: The id of each compound state's initial transition, by the compound state's id: its
-    #: initial marker's edge carries it, so coverage marks it and reports link to it.
+    #: initial arrow (``initial:<child>``) shows the transition's coverage.
     initial_transitions: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -291,15 +291,12 @@ def _dot_nested(
             graph.node(
                 marker, label="", shape="point", width="0.1", id=f"initial-point:{parent.id}"
             )
+            attrs = {"id": f"initial:{initial.id}"}
             transition_id = diagram.initial_transitions.get(parent.id)
-            if transition_id is None:
-                _dot_edge(graph, marker, initial.id, {"id": f"initial:{initial.id}"})
-            else:
-                mark = overlay.transitions.get(transition_id) if overlay else None
-                attrs = {"id": f"transition:{transition_id}"}
-                if mark is not None:
-                    attrs.update(_dot_emphasis(mark.emphasis))
-                _dot_edge(graph, marker, initial.id, attrs)
+            mark = overlay.transitions.get(transition_id) if overlay and transition_id else None
+            if mark is not None:  # coverage marks the initial transition's arrow
+                attrs.update(_dot_emphasis(mark.emphasis))
+            _dot_edge(graph, marker, initial.id, attrs)
     for state in children:
         mark = overlay.states.get(state.id) if overlay else None
         if state.kind in _HISTORY_LABELS:

@@ -205,11 +205,13 @@ def _link(kind: str, item_id: str) -> str:
 
 
 def _transition_link(chart: ChartDef, transition: TransitionDef) -> str:
-    """Where a transition's row links: its edge in the diagram. A parallel state's initial
-    transitions are drawn as no edge (every region is entered), so theirs link to the
-    region's shape."""
-    if transition.initial and chart.state(transition.source).kind == "parallel":
-        return _link("state", transition.target or transition.source)
+    """Where a transition's row links: its edge in the diagram. A compound state's initial
+    transition is its initial arrow (``initial:<child>``); a parallel state's are drawn as no
+    edge (every region is entered), so theirs link to the region's shape."""
+    if transition.initial and transition.target is not None:
+        if chart.state(transition.source).kind == "parallel":
+            return _link("state", transition.target)
+        return _link("initial", transition.target)
     return _link("transition", transition.id)
 
 

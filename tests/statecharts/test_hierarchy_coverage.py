@@ -247,11 +247,11 @@ def test_M5_a_history_state_is_reached_by_the_path_into_it() -> None:
     assert found.to_state["h"].events == ("unmute",)
 
 
-def test_D6_the_initial_marker_of_a_compound_state_is_its_initial_transition() -> None:
-    """The marker edge carries the transition's id (reports link to it, coverage marks it),
-    and no two shapes of the diagram share an id (a compound initial state included)."""
+def test_D6_the_initial_arrow_of_a_compound_state_has_an_id_of_its_own() -> None:
+    """Each compound state's initial arrow has an id (reports link to it, coverage marks
+    it), and no two shapes of the diagram share an id (a compound initial state included)."""
     dot = dot_source(diagram_of(STEREO))
-    assert 'id="transition:on::tape"' in dot
-    assert 'id="transition:tape::play"' in dot
+    assert 'id="initial:tape"' in dot
+    assert 'id="initial:play"' in dot
     shape_ids = re.findall(r'\bid="([^"]+)"', dot)
     assert len(shape_ids) == len(set(shape_ids)), sorted(shape_ids)
