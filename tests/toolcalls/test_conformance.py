@@ -169,25 +169,28 @@ for start in range(0, len(long), 7):
 sys.stdout.buffer.write(b"\\n")
 sys.stdout.buffer.flush()
 sys.stdin.readline()
-sys.stdout.buffer.write(b'{"ok": true}\\n{"ok": true, "value": null}\\n')
+sys.stdout.buffer.write(b'{"ok": true}\\n{"ok": true}\\n')
 sys.stdout.buffer.flush()
 sys.stdin.readline()
 """
 
 
-def test_an_answer_in_many_pieces_and_answers_in_one_piece_are_read_as_lines(
+def test_an_answer_in_many_pieces_is_one_line_and_a_second_answer_is_refused(
     tmp_path: Path,
 ) -> None:
     """M6's protocol is one line per answer, however the pipe delivers it: a long line (a
-    multi-byte character split between reads) is read whole, and two lines that arrive in one
-    read are two answers, the second kept for the next request."""
+    multi-byte character split between reads) is read whole, and a second line answering one
+    request is a protocol error naming that request (L7)."""
     server = tmp_path / "pieces.py"
     server.write_text(PIECES, encoding="utf-8")
     implementation = SubprocessImplementation(f"{sys.executable} {server}")
     try:
         assert implementation.list() == [{"id": "é" * 300000}]
         implementation.reset()
-        assert implementation.get("a") is None
+        with pytest.raises(
+            ProtocolError, match=r"answered {\"op\": \"reset\"} with more than one line"
+        ):
+            implementation.get("a")
     finally:
         implementation.close()
 
