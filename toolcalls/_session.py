@@ -83,9 +83,9 @@ class ToolCallSession:
         self._closed = False
         self._stopped = False  # finished or closed: no more events
         self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
-        #: Calls refused because their id was taken, as (tool, arguments), the last
-        #: ``max_history``: an identical re-delivery of one is not reported again.
-        self._refused: dict[str, tuple[str, dict[str, Any]]] = {}
+        #: Calls reusing an id the executor remembers that were refused, as (the remembered
+        #: call, tool, error, arguments): an identical re-delivery of one is not reported again.
+        self._refused: dict[str, tuple[object, str, ToolError, dict[str, Any]]] = {}
         #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
         self.position: Any = None
 
@@ -218,7 +218,8 @@ class ToolCallSession:
         equal as JSON, or the same reason it cannot run) is never run or reported twice: the
         tracker's call takes the remembered outcome. Another call reusing the id is not run
         either; it ends in ``error`` (its own, when its arguments cannot run, else "the id is
-        taken") and is reported, so the model hears about it."""
+        taken") and is reported, so the model hears about it, once: an identical re-delivery
+        of it, while the executor remembers the call it was refused against, is not."""
         if error is not None:  # it cannot run: the same call only if the earlier one could not
             same = known.tool_name == name and known.error == error
         else:
@@ -226,19 +227,30 @@ class ToolCallSession:
             if not same:
                 reason = f"id {call_id!r} is taken by an earlier call with other arguments"
                 error = _unrunnable(name, reason, "duplicate_id")
-                refused = self._refused.get(call_id)
-                if refused is not None and refused[0] == name and same_json(refused[1], args):
-                    self._tracker._send(call_id, "error", error.to_dict())  # reported before
-                    return
-                self._refused.pop(call_id, None)
-                self._refused[call_id] = (name, copy_args(args, is_flat(args)))
-                if len(self._refused) > self._executor._book.max_history:
-                    del self._refused[next(iter(self._refused))]
         if same:
             self._record(call_id, known)
             return
         assert error is not None
         self._tracker._send(call_id, "error", error.to_dict())
+        # Refused against the call the executor remembers (``holder``): an identical
+        # re-delivery (same tool, same error, arguments equal as JSON) is not reported again.
+        holder = self._executor._book.calls[call_id]
+        refusals = self._refused
+        refused = refusals.get(call_id)
+        if (
+            refused is not None
+            and refused[0] is holder
+            and refused[1] == name
+            and refused[2] == error
+            and same_json(refused[3], args)
+        ):
+            return
+        refusals[call_id] = (holder, name, error, copy_args(args, is_flat(args)))
+        if len(refusals) > self._executor._book.max_history:
+            # Only a refusal against a call the executor still remembers can match again:
+            # keep those (no more than the executor holds), forget the others.
+            calls = self._executor._book.calls
+            self._refused = {i: r for i, r in refusals.items() if calls.get(i) is r[0]}
         view = MappingProxyType(copy_args(args, is_flat(args)))
         self._ready.append(ExecutionView(call_id, name, view, "error", None, error))
         self._wake()

@@ -63,10 +63,12 @@ MODULES = {
     "toolcalls/_session.py": (
         "tests/toolcalls/test_session.py",
         "tests/toolcalls/test_session_rules.py",
+        "tests/toolcalls/test_session_rules_more.py",
         "tests/toolcalls/test_checkpoint.py",
         "tests/review/test_review_issue_8.py",
         "tests/review/test_review_issue_8_more.py",
         "tests/review/test_review_issue_8_r3.py",
+        "tests/review/test_review_issue_8_r3_more.py",
     ),
     "toolcalls/_executor.py": (
         "tests/toolcalls/test_executor.py",
@@ -109,6 +111,8 @@ def configure(work: Path, target: Target) -> None:
         "pytest_add_cli_args_test_selection=",
         *(f"    {test}" for test in target.tests),
         "pytest_add_cli_args=",
+        "    -p",
+        "    tools.mutation.hang_guard",
         "    -p",
         "    no:cacheprovider",
         "    -p",

@@ -20,6 +20,7 @@ from toolcalls._session import BATCH
 
 from .executor_support import Gates, run_async, settle
 from .test_checkpoint import drain, interrupted_session
+from .test_session import crowd_out
 from .test_tracker import delta, ready, start
 
 
@@ -383,3 +384,92 @@ async def test_a_resumed_pending_call_runs_with_its_nested_arguments() -> None:
         [view] = [c for c in resumed.executor.calls if c.tool_call_id == "b"]
         view.args["deep"].append("changed by a reader")  # its own copy: nothing tracked changes
         assert resumed.tracker.get("b").args == nested  # type: ignore[union-attr]
+
+
+# -- S10: refused re-deliveries, remembered as long as the executor remembers the id ---------
+
+
+def redeliver(session: ToolCallSession, call_id: str, text: str) -> None:
+    """The tracker forgets every call it holds (two calls the stream ends itself push them
+    out of a tracker of ``max_history=2``), then ``call_id`` comes whole again."""
+    crowd_out(session, f"{call_id}-{text}-1", f"{call_id}-{text}-2")
+    for event in whole_call(call_id, text):
+        session.apply(event)
+
+
+def taken(call_id: str) -> dict[str, Any]:
+    """The error of a call refused because an earlier call of the same tool holds its id."""
+    reason = f"id {call_id!r} is taken by an earlier call with other arguments"
+    return {
+        "kind": "invalid_arguments",
+        "message": f"cannot run tool 'echo': {reason}",
+        "details": {
+            "toolName": "echo",
+            "errors": [{"loc": [], "msg": reason, "type": "duplicate_id"}],
+        },
+    }
+
+
+@run_async
+async def test_an_identical_redelivery_of_a_refused_call_is_recorded_but_not_reported() -> None:
+    async with ToolCallSession({"echo": echo}, max_history=1) as session:
+        for event in whole_call("a", '{"x": 1}'):
+            session.apply(event)
+        first = await anext(session.settled())
+        crowd_out(session, "b")  # 'a' leaves the tracker, the executor remembers it
+        for event in whole_call("a", '{"x": 2}'):  # another call reusing the id: refused
+            session.apply(event)
+        refused = await anext(session.settled())
+        crowd_out(session, "c")
+        for event in whole_call("a", '{"x": 2}'):  # that refused call, re-delivered
+            session.apply(event)
+        assert session.tracker.get("a").to_dict()["error"] == taken("a")  # type: ignore[union-attr]
+        rest = await drain(session)
+    assert (first.status, refused.status, refused.error.to_dict()) == (  # type: ignore[union-attr]
+        "success",
+        "error",
+        taken("a"),
+    )
+    assert rest == []
+
+
+@run_async
+async def test_refused_calls_are_remembered_while_the_executor_remembers_their_ids() -> None:
+    """Refusals of ``a``, ``b``, ``a`` again (other arguments) and ``c``, with room for two
+    calls: the executor then remembers ``b`` and ``c``, so an identical re-delivery of the
+    refused ``b`` or ``c`` is still not reported, whichever refusal came last."""
+    async with ToolCallSession({"echo": echo}, max_history=2) as session:
+        for event in [*whole_call("a", '{"x": 1}'), *whole_call("b", '{"x": 1}')]:
+            session.apply(event)
+        await settle()
+        redeliver(session, "a", '{"x": 2}')
+        redeliver(session, "b", '{"x": 2}')
+        redeliver(session, "a", '{"x": 3}')
+        for event in whole_call("c", '{"x": 1}'):
+            session.apply(event)
+        await settle()  # c settles: the executor forgets a, the oldest
+        redeliver(session, "c", '{"x": 2}')
+        reported = [(s.tool_call_id, s.status, s.args["x"]) async for s in _now(session)]
+        for call_id in ("b", "c"):  # re-delivered as refused before: recorded, not reported
+            redeliver(session, call_id, '{"x": 2}')
+            assert session.tracker.get(call_id).to_dict()["error"] == taken(call_id)  # type: ignore[union-attr]
+        assert [(s.tool_call_id, s.args["x"]) async for s in _now(session)] == []
+        redeliver(session, "a", '{"x": 3}')  # forgotten by the executor: a new call, it runs
+        rest = await drain(session)
+    assert reported == [
+        ("a", "success", 1),
+        ("b", "success", 1),
+        ("a", "error", 2),
+        ("b", "error", 2),
+        ("a", "error", 3),
+        ("c", "success", 1),
+        ("c", "error", 2),
+    ]
+    assert [(s.tool_call_id, s.status, s.args["x"]) for s in rest] == [("a", "success", 3)]
+
+
+async def _now(session: ToolCallSession) -> AsyncIterator[ExecutionView]:
+    """The calls settled so far, without ending the session."""
+    await settle()
+    while session._ready:
+        yield await anext(session.settled())
