@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from toolcalls import ExecutionView, SessionClosed, SnapshotError, ToolCallSession
+from toolcalls import CheckpointError, ExecutionView, SessionClosed, SnapshotError, ToolCallSession
 from toolcalls._runner import LocalRunner
 from toolcalls._session import BATCH
 
@@ -473,3 +473,150 @@ async def _now(session: ToolCallSession) -> AsyncIterator[ExecutionView]:
     await settle()
     while session._ready:
         yield await anext(session.settled())
+
+
+def unrunnable(reason: str, kind: str) -> dict[str, Any]:
+    """The error of an ``echo`` call that never reached its tool."""
+    return {
+        "kind": "invalid_arguments",
+        "message": f"cannot run tool 'echo': {reason}",
+        "details": {"toolName": "echo", "errors": [{"loc": [], "msg": reason, "type": kind}]},
+    }
+
+
+@run_async
+async def test_a_call_that_cannot_run_reusing_a_remembered_id_is_reported_once() -> None:
+    async with ToolCallSession({"echo": echo}, max_history=1) as session:
+        for event in whole_call("a", '{"x": 1}'):
+            session.apply(event)
+        await settle()
+        for text in ("[1]", "[1]", "[2]", "{}", "{}", '{"x": ', '{"x": 2}', '{"x": 2}'):
+            crowd_out(session, f"other {text}")  # the tracker forgets 'a' each time
+            for event in whole_call("a", text):
+                session.apply(event)
+            await settle()
+        reported = await drain(session)
+    not_an_object = unrunnable("arguments must be a JSON object", "session")
+    assert [(s.status, s.error and s.error.to_dict()) for s in reported][:3] == [
+        ("success", None),
+        ("error", not_an_object),  # [2] is refused for the same reason: nothing new to report
+        ("error", taken("a")),  # {}: the id is taken
+    ]
+    assert [(s.error.kind, s.error.details["errors"][0]["type"]) for s in reported[3:]] == [  # type: ignore[union-attr]
+        ("invalid_arguments", "json_invalid"),  # no arguments either, but another error
+        ("invalid_arguments", "duplicate_id"),
+    ]
+    assert session.tracker.get("a").to_dict()["error"] == taken("a")  # type: ignore[union-attr]
+
+
+@run_async
+async def test_a_refusal_is_forgotten_with_the_call_it_was_refused_against() -> None:
+    """``a`` (x=2) is refused while the executor remembers ``a`` (x=1); once the executor
+    forgot that call and ``a`` (x=5) ran, ``a`` (x=2) is refused against another call."""
+    async with ToolCallSession({"echo": echo}, max_history=1) as session:
+        for call_id, text in (("a", '{"x": 1}'), ("a", '{"x": 2}'), ("d", '{"x": 1}')):
+            crowd_out(session, f"other {call_id} {text}")
+            for event in whole_call(call_id, text):
+                session.apply(event)
+            await settle()  # d settles: the executor forgets a (x=1)
+        for text in ('{"x": 5}', '{"x": 2}'):
+            crowd_out(session, f"other {text}")
+            for event in whole_call("a", text):
+                session.apply(event)
+            await settle()
+        reported = await drain(session)
+    assert [(s.tool_call_id, s.status, s.args["x"]) for s in reported] == [
+        ("a", "success", 1),
+        ("a", "error", 2),
+        ("d", "success", 1),
+        ("a", "success", 5),
+        ("a", "error", 2),
+    ]
+
+
+@run_async
+async def test_a_remembered_call_redelivered_and_cut_short_ends_in_error_unreported() -> None:
+    async with ToolCallSession({"echo": echo}, max_history=1) as session:
+        for event in whole_call("a", '{"x": 1}'):
+            session.apply(event)
+        first = await anext(session.settled())
+        crowd_out(session, "b")  # 'a' leaves the tracker, the executor remembers it
+        session.apply(start("a", "echo"))
+        session.apply(delta("a", '{"x": 1'))
+        rest = await drain(session)  # finish(): the re-delivery never became ready
+    assert (first.tool_call_id, first.status, rest) == ("a", "success", [])
+    reason = "the stream ended before the arguments were complete"
+    assert session.tracker.get("a").to_dict() == {  # type: ignore[union-attr]
+        "id": "a",
+        "name": "echo",
+        "argsText": '{"x": 1',
+        "status": "error",
+        "error": unrunnable(reason, "session"),
+    }
+
+
+# -- S6: the loop turn between batches is one turn ------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["list", "async generator"])
+@run_async
+async def test_run_yields_one_loop_turn_between_batches_of_events(source: str) -> None:
+    """A task spinning on the loop counts its turns while ``run()`` applies three batches of
+    events: one turn per batch, never a pause (the spinner would count thousands)."""
+    events = [start("b", "echo"), *[delta("b", " ") for _ in range(3 * BATCH)]]
+    turns, running = 0, True
+
+    async def spin() -> None:
+        nonlocal turns
+        while running and turns < 10_000:
+            turns += 1
+            await asyncio.sleep(0)
+
+    async def produce() -> AsyncIterator[dict[str, Any]]:
+        for event in events:
+            yield event
+
+    async with ToolCallSession({"echo": echo}) as session:
+        spinner = asyncio.create_task(spin())
+        feed = events if source == "list" else produce()
+        reported = [s.tool_call_id async for s in session.run(feed)]
+        running = False
+        await spinner
+    assert reported == ["b"]  # cut short by the end of the events
+    assert turns < 20
+
+
+# -- R2: damaged checkpoints, odd ones --------------------------------------------------------
+
+
+@run_async
+async def test_damage_in_the_checkpoints_tracker_is_a_checkpoint_error_naming_the_field() -> None:
+    checkpoint = await interrupted_session(Gates())
+    checkpoint["tracker"]["calls"][0]["status"] = "finished"
+    with pytest.raises(CheckpointError) as raised:
+        ToolCallSession.resume(checkpoint, {"gate": Gates().tool, "safe": Gates().tool})
+    assert raised.value.field == "tracker.calls.0.status"
+    assert raised.value.reason == "Input should be 'pending', 'running', 'done' or 'error'"
+
+
+@run_async
+async def test_an_executing_call_whose_arguments_are_no_object_resumes_interrupted() -> None:
+    """A checkpoint written by hand: a call executing with arguments ``[1]`` (a session never
+    runs such a call) is reported interrupted, with no arguments, like any executing call."""
+    checkpoint = await interrupted_session(Gates())
+    [c3] = [call for call in checkpoint["tracker"]["calls"] if call["id"] == "c3"]
+    c3.update(argsText="[1]", args=[1])
+    session = ToolCallSession.resume(checkpoint, {"gate": Gates().tool, "safe": Gates().tool})
+    async with session:
+        reported = [await anext(session.settled()) for _ in range(2)]
+    assert reported[1].to_dict() == {
+        "toolCallId": "c3",
+        "toolName": "gate",
+        "args": {},
+        "status": "error",
+        "error": {
+            "kind": "interrupted",
+            "message": "tool 'gate' was executing when its process stopped; it was not run again",
+            "details": {"toolName": "gate"},
+        },
+    }

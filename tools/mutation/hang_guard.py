@@ -21,7 +21,8 @@ LIMIT = float(os.environ.get("MUTATION_TEST_LIMIT", "20"))
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
-    faulthandler.dump_traceback_later(LIMIT, exit=True)
+    # To file descriptor 2: mutmut replaces sys.stderr with an object that has no file.
+    faulthandler.dump_traceback_later(LIMIT, exit=True, file=2)
     try:
         return (yield)
     finally:
