@@ -620,3 +620,58 @@ async def test_an_executing_call_whose_arguments_are_no_object_resumes_interrupt
             "details": {"toolName": "gate"},
         },
     }
+
+
+# -- S1: the executor hands every settled call to the session without a failure --------------
+
+
+@run_async
+async def test_calls_settling_with_and_without_a_waiting_consumer_record_no_failure() -> None:
+    gates = Gates()
+    async with ToolCallSession({"gate": gates.tool}) as session:
+        for call_id in ("a", "b", "c"):
+            for event in whole_call(call_id, json.dumps({"key": call_id}), "gate"):
+                session.apply(event)
+        await settle()
+        gates.open("a", 1)  # settles while nobody waits for a settled call
+        await settle()
+        settled = session.settled()
+        assert (await anext(settled)).tool_call_id == "a"
+        waiting = asyncio.ensure_future(anext(settled))
+        await settle()
+        gates.open("b", 2)  # settles while the consumer waits
+        gates.open("c", 3)  # in the same loop turn: the consumer's wake-up is already due
+        await settle()
+        assert (await waiting).tool_call_id == "b"
+        assert (await anext(settled)).tool_call_id == "c"
+        await settled.aclose()
+        assert session.executor.callback_errors == ()
+
+
+# -- S5, R6: closing; a session's position -----------------------------------------------------
+
+
+@run_async
+async def test_closing_ends_every_unfinished_call_in_error_naming_its_tool() -> None:
+    gates = Gates()
+    session = ToolCallSession({"gate": gates.tool})
+    async with session:
+        for event in whole_call("running", '{"key": "k"}', "gate"):
+            session.apply(event)
+        session.apply(start("streaming", "gate"))
+        session.apply(delta("streaming", '{"ke'))
+        await settle()
+    aborted = {
+        "kind": "aborted",
+        "message": "tool 'gate' was aborted: the session closed",
+        "details": {"toolName": "gate", "reason": "the session closed"},
+    }
+    for call_id in ("running", "streaming"):
+        assert session.tracker.get(call_id).to_dict()["error"] == aborted  # type: ignore[union-attr]
+    assert gates.cancelled == ["k"]
+
+
+def test_a_new_session_has_no_position_one_resumed_has_its_checkpoints() -> None:
+    assert ToolCallSession({"echo": echo}).position is None
+    checkpoint = ToolCallSession({"echo": echo}).checkpoint(position={"offset": 3})
+    assert ToolCallSession.resume(checkpoint, {"echo": echo}).position == {"offset": 3}
