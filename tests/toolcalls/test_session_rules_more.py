@@ -675,3 +675,35 @@ def test_a_new_session_has_no_position_one_resumed_has_its_checkpoints() -> None
     assert ToolCallSession({"echo": echo}).position is None
     checkpoint = ToolCallSession({"echo": echo}).checkpoint(position={"offset": 3})
     assert ToolCallSession.resume(checkpoint, {"echo": echo}).position == {"offset": 3}
+
+
+@run_async
+async def test_a_resumed_session_remembers_the_settled_calls_so_a_redelivery_is_not_run() -> None:
+    """R6, S10: the executor of a resumed session holds every settled call of the checkpoint
+    under its id and tool; the tracker forgot ``a``, so its re-delivery takes its outcome."""
+    runs: list[Any] = []
+
+    async def counted(x: Any) -> Any:
+        runs.append(x)
+        return x
+
+    async with ToolCallSession({"echo": counted}, max_history=1) as session:
+        for event in whole_call("a", '{"x": 1}'):
+            session.apply(event)
+        await anext(session.settled())
+        crowd_out(session, "b")  # the tracker forgets 'a'; the executor remembers it
+        checkpoint = json.loads(json.dumps(session.checkpoint()))
+    resumed = ToolCallSession.resume(checkpoint, {"echo": counted})
+    async with resumed:
+        remembered = resumed.executor.get_call("a")
+        assert remembered is not None
+        assert (remembered.tool_name, dict(remembered.args), remembered.result) == (
+            "echo",
+            {"x": 1},
+            {"x": 1},
+        )
+        for event in whole_call("a", '{"x": 1}'):
+            resumed.apply(event)
+        reported = await drain(resumed)
+    assert (runs, reported) == ([{"x": 1}], [])
+    assert resumed.tracker.get("a").to_dict()["result"] == {"x": 1}  # type: ignore[union-attr]
