@@ -497,12 +497,13 @@ async def test_a_call_that_cannot_run_reusing_a_remembered_id_is_reported_once()
             await settle()
         reported = await drain(session)
     not_an_object = unrunnable("arguments must be a JSON object", "session")
-    assert [(s.status, s.error and s.error.to_dict()) for s in reported][:3] == [
+    assert [(s.status, s.error and s.error.to_dict()) for s in reported][:4] == [
         ("success", None),
-        ("error", not_an_object),  # [2] is refused for the same reason: nothing new to report
+        ("error", not_an_object),  # [1], once
+        ("error", not_an_object),  # [2]: another call, reported too
         ("error", taken("a")),  # {}: the id is taken
     ]
-    assert [(s.error.kind, s.error.details["errors"][0]["type"]) for s in reported[3:]] == [  # type: ignore[union-attr]
+    assert [(s.error.kind, s.error.details["errors"][0]["type"]) for s in reported[4:]] == [  # type: ignore[union-attr]
         ("invalid_arguments", "json_invalid"),  # no arguments either, but another error
         ("invalid_arguments", "duplicate_id"),
     ]
