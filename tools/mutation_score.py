@@ -3,6 +3,7 @@
     python tools/mutation_score.py derived                     # (or `make mutation`)
     python tools/mutation_score.py module toolcalls/_session.py
     python tools/mutation_score.py module toolcalls/_executor.py
+    python tools/mutation_score.py module statecharts/_runtime.py --sample 300 --seed 1
 
 Two modes:
 
@@ -11,6 +12,12 @@ Two modes:
   against every mutant of the tracker and its chart (``toolcalls/_tracker.py``, ``_chart.py``,
   ``_record.py``). No hand-written test runs.
 - ``module MODULE``: one module against the hand-written tests that exercise it.
+
+``--only GLOB`` (mutmut names, e.g. ``'statecharts._runtime.x_*'``) and ``--sample N --seed S``
+(a uniformly random sample of the module's mutants, drawn after mutmut generated them) measure
+part of a module when the whole takes too long; the score printed is then the part's, labelled
+so, with its 95% Wilson interval. ``--keep`` keeps the temporary copy and ``--resume DIR`` goes
+on with it: a resumed sample runs only the mutants it has not judged yet.
 
 Needs ``mutmut`` (``pip install -e '.[mutation]'``); it runs the tests once per mutant, so it
 takes minutes to an hour: it runs one mutant at a time under ``nice`` unless told otherwise.
@@ -32,7 +39,10 @@ Steps:
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import math
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -59,7 +69,7 @@ DERIVED = Target(
 )
 #: The hand-written tests that exercise each module (mutmut runs, per mutant, those of them
 #: that reach the mutated function).
-MODULES = {
+MODULES: dict[str, tuple[str, ...]] = {
     "toolcalls/_session.py": (
         "tests/toolcalls/test_session.py",
         "tests/toolcalls/test_session_rules.py",
@@ -77,6 +87,25 @@ MODULES = {
         "tests/toolcalls/test_session.py",
     ),
 }
+#: The statecharts runtime, code generator and hierarchy algorithm: the fast behaviour tests
+#: (the differential test against python-statemachine among them). Left out: the W3C suite
+#: (minutes per mutant), and test_compile.py, which compares vars(Instance) with the names a
+#: chart may not use, and mutmut's trampolines add a name per mutant to the class.
+STATECHARTS_TESTS = (
+    "tests/statecharts/test_differential.py",
+    "tests/statecharts/test_runtime.py",
+    "tests/statecharts/test_hierarchy.py",
+    "tests/statecharts/test_callback_arguments.py",
+    "tests/statecharts/test_codegen.py",
+    "tests/statecharts/test_snapshot.py",
+    "tests/statecharts/test_custom_init.py",
+    "tests/statecharts/test_async.py",
+)
+for _module in ("statecharts/_runtime.py", "statecharts/_codegen.py", "statecharts/_hierarchy.py"):
+    MODULES[_module] = STATECHARTS_TESTS
+PACKAGES = ("toolcalls", "statecharts")
+#: Where a kept copy remembers which mutants a --only or --sample run judges.
+SELECTION = "mutation-selection.txt"
 SKIP = {".git", ".venv", "mutants", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis"}
 
 
@@ -93,14 +122,20 @@ def copy_tree(target: Path) -> None:
 
 
 def configure(work: Path, target: Target) -> None:
-    """mutmut reads its settings from setup.cfg; the copy gets its own."""
+    """mutmut reads its settings from setup.cfg; the copy gets its own.
+
+    ``source_paths`` is the mutated modules' own package (mutmut names mutants after it); the
+    other package is copied alongside unchanged.
+    """
+    package = target.modules[0].split("/")[0]
+    others = [other for other in PACKAGES if other != package]
     lines = [
         "[mutmut]",
-        "source_paths=toolcalls",
+        f"source_paths={package}",
         "only_mutate=",
         *(f"    {module}" for module in target.modules),
         "also_copy=",
-        "    statecharts",
+        *(f"    {other}" for other in others),
         "    examples",
         "    diagrams",
         "    tests",
@@ -172,8 +207,98 @@ def equivalent_names() -> dict[str, str]:
     return names
 
 
-def report(work: Path, label: str, target: Target, nice: int) -> None:
+def wilson(killed: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a sampled proportion."""
+    if total == 0:
+        return 0.0, 1.0
+    p = killed / total
+    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def measured_commit() -> str:
+    """The commit the working tree is at, and whether it had changes not committed."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True, capture_output=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+    ).stdout.strip()
+    return f"{head or 'unknown'}{' with uncommitted changes' if dirty else ''}"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which mutants a run judges: all of them, or those a --only/--sample run picked."""
+
+    names: tuple[str, ...] | None
+    how: str
+
+    def save(self, work: Path) -> None:
+        lines = [f"# {self.how}", *(self.names or ())] if self.names is not None else []
+        (work / SELECTION).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, work: Path) -> Selection:
+        path = work / SELECTION
+        if not path.exists() or not path.read_text(encoding="utf-8").strip():
+            return cls(None, "all mutants")
+        how, *names = path.read_text(encoding="utf-8").splitlines()
+        return cls(tuple(name for name in names if name), how.removeprefix("# "))
+
+
+NO_MUTANT = "no-such-mutant__mutmut_0"
+
+
+def generate(work: Path, children: int, nice: int) -> dict[str, str] | None:
+    """Let mutmut generate the mutants (and time the tests) without judging any.
+
+    ``mutmut run`` with a name no mutant has does every step up to judging, then stops saying
+    nothing matches: the mutants are then listed by ``mutmut results`` as not checked.
+    """
+    done = run(
+        [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), NO_MUTANT],
+        work,
+        nice=nice,
+    )
+    if "nothing matches" not in done.stdout + done.stderr:
+        print(done.stdout[-3000:], done.stderr[-3000:], sep="\n", file=sys.stderr)
+        return None
+    return statuses(work)
+
+
+def select(work: Path, args: argparse.Namespace, children: int, nice: int) -> Selection | None:
+    """The mutants --only and --sample pick (all of them without either); None on failure."""
+    if not args.only and args.sample is None:
+        return Selection(None, "all mutants")
+    every = generate(work, children, nice)
+    if every is None:
+        return None
+    names = sorted(
+        name
+        for name in every
+        if not args.only or any(fnmatch.fnmatch(name, glob) for glob in args.only)
+    )
+    how = f"{len(names)} of {len(every)} mutants matching {' '.join(args.only)}"
+    if not args.only:
+        how = f"all {len(every)} mutants"
+    if args.sample is not None and args.sample < len(names):
+        names = sorted(random.Random(args.seed).sample(names, args.sample))
+        how = f"a uniformly random sample (seed {args.seed}) of {len(names)} of {how}"
+    if not names:
+        print(f"no mutant matches {args.only}", file=sys.stderr)
+        return None
+    return Selection(tuple(names), how)
+
+
+def report(work: Path, label: str, target: Target, selection: Selection, nice: int) -> None:
     verdicts = statuses(work)
+    if selection.names is not None:
+        verdicts = {name: verdicts.get(name, "not checked") for name in selection.names}
     equivalent = equivalent_names()
     survivors = [
         name
@@ -189,13 +314,19 @@ def report(work: Path, label: str, target: Target, nice: int) -> None:
     left = [name for name in survivors if name not in real_kills]
     counted = [name for name in verdicts if name not in equivalent]
     killed = len(counted) - len(left)
+    recorded = work / "mutation-commit.txt"
+    commit = recorded.read_text(encoding="utf-8").strip() if recorded.exists() else "unknown"
     print(f"{label}: {len(verdicts)} mutants of {', '.join(target.modules)}")
+    print(f"  measured: {selection.how}, at commit {commit}")
     for verdict in sorted(set(verdicts.values())):
         print(f"  mutmut {verdict}: {sum(1 for v in verdicts.values() if v == verdict)}")
     print(f"  survivors killed when re-run for real: {len(real_kills)}")
     print(f"  equivalent (tools/equivalent_mutants.txt): {len(verdicts) - len(counted)}")
     score = killed / max(len(counted), 1)
     print(f"  score: {killed}/{len(counted)} = {score:.1%} of non-equivalent mutants")
+    if selection.names is not None and selection.how.startswith("a uniformly random sample"):
+        low, high = wilson(killed, len(counted))
+        print(f"  (a sample: 95% Wilson interval of the module's score {low:.1%} to {high:.1%})")
     for name in left:
         diff = run([sys.executable, "-m", "mutmut", "show", name], work, nice=0).stdout
         print(f"\nSURVIVED {name}\n{diff}")
@@ -214,6 +345,22 @@ def main(argv: list[str] | None = None) -> int:
         mode.add_argument(
             "--resume", type=Path, metavar="DIR", help="go on with a copy kept by --keep"
         )
+        mode.add_argument(
+            "--only",
+            action="append",
+            default=[],
+            metavar="GLOB",
+            help="judge only the mutants whose mutmut names match (e.g. "
+            "'statecharts._runtime.x_*'); the score printed is theirs",
+        )
+        mode.add_argument(
+            "--sample",
+            type=int,
+            metavar="N",
+            help="judge a uniformly random sample of N mutants (of those --only picks); the "
+            "score printed is the sample's, with its 95%% Wilson interval",
+        )
+        mode.add_argument("--seed", type=int, default=0, help="the sample's random seed")
     args = parser.parse_args(argv)
     if args.mode == "derived":
         target, label = DERIVED, "derived tests alone"
@@ -224,21 +371,42 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.resume is not None:
         work, args.keep = args.resume, True
+        selection = Selection.load(work)
     else:
         work = Path(tempfile.mkdtemp(prefix="mutation-"))
         copy_tree(work)
         configure(work, target)
-    try:
-        done = run(  # mutmut's own progress display shows; it resumes a kept copy's run
-            [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.children)],
-            work,
-            nice=args.nice,
-            capture=False,
-        )
-        if done.returncode != 0:
-            print(f"mutmut run failed (exit status {done.returncode})", file=sys.stderr)
+        (work / "mutation-commit.txt").write_text(measured_commit() + "\n", encoding="utf-8")
+        picked = select(work, args, args.children, args.nice)
+        if picked is None:
+            shutil.rmtree(work, ignore_errors=True)
             return 1
-        report(work, label, target, args.nice)
+        selection = picked
+        selection.save(work)
+    try:
+        names: list[str] = []
+        if selection.names is not None:  # only those not judged yet (a resumed run)
+            verdicts = statuses(work)
+            names = [name for name in selection.names if verdicts.get(name) == "not checked"]
+        if selection.names is None or names:
+            done = run(  # mutmut's own progress display shows; it resumes a kept copy's run
+                [
+                    sys.executable,
+                    "-m",
+                    "mutmut",
+                    "run",
+                    "--max-children",
+                    str(args.children),
+                    *names,
+                ],
+                work,
+                nice=args.nice,
+                capture=False,
+            )
+            if done.returncode != 0:
+                print(f"mutmut run failed (exit status {done.returncode})", file=sys.stderr)
+                return 1
+        report(work, label, target, selection, args.nice)
         return 0
     finally:
         if args.keep:
