@@ -104,6 +104,7 @@ STATECHARTS_TESTS = (
     "tests/statecharts/test_time_stateful.py",
     "tests/statecharts/test_flat_eventless.py",
     "tests/statecharts/test_loaded.py",
+    "tests/statecharts/test_runtime_details.py",
 )
 #: Run only when a survivor is re-run for real: test_compile.py compares vars(Instance) with
 #: the names a chart may not use, and mutmut's trampolines add a name per mutant to the class;

@@ -1,0 +1,229 @@
+"""Details of the compiled runtime a mutation run found untested, each checked against
+python-statemachine where it has the same behaviour: errors after termination, internal
+events raised with options, events left over by a failing guard, what a custom ``__init__``
+gets without a model, and the runtime's own messages (``repr``, unknown states, snapshots of
+an async instance not started).
+
+Rules checked here (docs/spec.md): C5, C7, C11, C17, C19, C20, C21.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from statemachine import Event, State, StateChart
+from statemachine.exceptions import InvalidStateValue, TransitionNotAllowed
+from statemachine.model import Model
+
+from statecharts import InstanceSnapshotError, compile_chart
+
+
+class Log:
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+        self.fail = True
+
+
+def both(chart: type[StateChart[Any]]) -> list[Any]:
+    """A python-statemachine instance and a compiled one of ``chart``, each with a ``Log``."""
+    return [chart(Log()), compile_chart(chart).create(Log())]
+
+
+def ids(machine: Any) -> list[str]:
+    return [state.id for state in machine.configuration]
+
+
+class StrictBox(StateChart[Log]):
+    allow_event_without_transition = False
+
+    class box(State.Compound):
+        a = State(initial=True)
+        b = State()
+        hop = a.to(b)
+
+    end = State(final=True)
+    go = box.to(end)
+
+
+@pytest.mark.parametrize("event", ["hop", "nope"])
+def test_c5_a_terminated_strict_statechart_refuses_events_as_python_statemachine_does(
+    event: str,
+) -> None:
+    errors = []
+    for machine in both(StrictBox):
+        machine.send("go")
+        with pytest.raises(TransitionNotAllowed) as raised:
+            machine.send(event)
+        errors.append((str(raised.value), [s.id for s in raised.value.configuration]))
+    assert errors[0] == errors[1]
+    assert errors[1][1] == ["end"]
+
+
+def test_c5_a_terminated_statechart_still_says_what_a_non_string_event_is() -> None:
+    instance = compile_chart(StrictBox).create()
+    instance.send("go")
+    assert instance.is_terminated
+    with pytest.raises(TypeError, match=r"^event must be a str, got int: 3$"):
+        instance.send(3)  # type: ignore[arg-type]
+
+
+class Raising(StateChart[Log]):
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on="kick")
+    ping = b.to(c, on="got")
+    deep = Event(b.to(c, on="got"), internal=True)
+    ext = b.to(a) | c.to(a)
+
+    def kick(self, how: str = "raise") -> None:
+        self.send("ext")
+        if how == "raise":
+            self.raise_("ping", 7, send_id="s1", tag=1)
+        else:
+            self.send("deep", tag=2)
+        self.model.log.append("kicked")
+
+    def got(self, *args: Any, event_data: Any, **kwargs: Any) -> None:
+        self.model.log.append(("got", args, event_data.args, sorted(kwargs)))
+
+    def on_enter_state(self, state: Any, event: Any, **kwargs: Any) -> None:
+        payload = {key: value for key, value in kwargs.items() if key in ("tag", "internal")}
+        self.model.log.append((state.id, str(event), payload))
+
+
+@pytest.mark.parametrize("how", ["raise", "declared"])
+def test_c11_an_internal_event_with_options_runs_before_events_sent_earlier(how: str) -> None:
+    """``raise_`` with a ``send_id``, and ``send`` of an event declared ``internal``, queue it
+    on the internal queue (it runs within the macrostep, before ``ext`` sent just before), its
+    payload without the option."""
+    logs = []
+    for machine in both(Raising):
+        machine.send("go", how=how)
+        logs.append((ids(machine), machine.model.log))
+    assert logs[0] == logs[1]
+    log = logs[1][1]
+    entered = [entry[:2] for entry in log if isinstance(entry, tuple) and entry[0] != "got"]
+    event = "ping" if how == "raise" else "deep"
+    assert entered == [("a", "__initial__"), ("b", "go"), ("c", event), ("a", "ext")]
+    got = next(entry for entry in log if entry[0] == "got")
+    assert got[1:3] == (((7,), (7,)) if how == "raise" else ((), ()))
+    assert "tag" in got[3]
+    assert not {"internal", "send_id", "delay"} & set(got[3])
+
+
+def test_c5_an_internal_event_sent_from_a_callback_is_queued_under_its_own_name() -> None:
+    outcomes = []
+
+    class Queues(StateChart[Log]):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="kick")
+        back = b.to(a)
+
+        def kick(self) -> None:
+            outcomes.append(self.send("back", internal=True, tag=3))
+
+    instance = compile_chart(Queues).create(Log())
+    instance.send("go")
+    assert [(o.applied, o.event, o.reason) for o in outcomes] == [(False, "back", "queued")]
+    assert instance.state.id == "a"
+
+
+class Leftover(StateChart[Log]):
+    catch_errors_as_events = False
+
+    class box(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="kick")
+        y = b.to(a, cond="shaky")
+        z = a.to(b) | b.to(a)
+
+    w = box.to.itself(internal=True, on="note")
+
+    def kick(self) -> None:
+        self.send("y")
+        self.send("z")
+
+    def shaky(self) -> bool:
+        if self.model.fail:
+            self.model.fail = False
+            raise ValueError("shaky")
+        return True
+
+    def note(self) -> None:
+        self.model.log.append("w")
+
+    def on_enter_state(self, state: Any, event: Any) -> None:
+        self.model.log.append((state.id, str(event)))
+
+
+def test_c7_events_left_over_by_a_raising_guard_run_before_the_next_event() -> None:
+    """A guard raised while ``y`` (queued by ``go``) was selected: ``z``, queued behind it,
+    stays queued and runs before the next event sent, ``w``, as in python-statemachine."""
+    logs = []
+    for machine in both(Leftover):
+        with pytest.raises(ValueError, match="shaky"):
+            machine.send("go")
+        assert ids(machine) == ["box", "b"]
+        machine.send("w")
+        logs.append((ids(machine), machine.model.log))
+    assert logs[0] == logs[1]
+    assert logs[1][1].index(("a", "z")) < logs[1][1].index("w")
+
+
+def test_c20_a_chart_with_a_custom_init_created_without_a_model_gets_a_fresh_model() -> None:
+    class Counter(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        def __init__(self, model: Any = None, start: int = 1) -> None:
+            self.start = start
+            super().__init__(model)
+
+    reference, instance = Counter(), compile_chart(Counter).create()
+    assert type(reference.model) is Model
+    assert type(instance.model) is Model
+    assert instance.model is not compile_chart(Counter).create().model
+    assert instance.send("go").applied
+
+
+def test_c10_an_instance_shows_its_class_state_and_model() -> None:
+    class Lamp(StateChart):
+        off = State(initial=True)
+        on = State()
+        flip = off.to(on) | on.to(off)
+
+    instance = compile_chart(Lamp).create("the model")
+    assert repr(instance) == "<LampInstance state='off' model='the model'>"
+
+
+def test_c19_resume_in_an_unknown_state_names_the_value_and_the_states() -> None:
+    class Lamp(StateChart):
+        off = State(initial=True)
+        on = State()
+        flip = off.to(on) | on.to(off)
+
+    with pytest.raises(InvalidStateValue) as raised:
+        compile_chart(Lamp).resume("dim")
+    assert raised.value.value == "dim"
+    assert str(raised.value) == "'dim' is not a state of Lamp (states: off, on)"
+
+
+def test_c21_an_async_instance_not_started_cannot_be_snapshotted() -> None:
+    class Later(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        async def on_enter_a(self) -> None:
+            pass
+
+    instance = compile_chart(Later).create()
+    with pytest.raises(InstanceSnapshotError) as raised:
+        instance.snapshot()
+    assert raised.value.field == "instance"
+    assert "initial state is not entered yet" in raised.value.reason
