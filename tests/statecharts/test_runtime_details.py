@@ -227,3 +227,40 @@ def test_c21_an_async_instance_not_started_cannot_be_snapshotted() -> None:
         instance.snapshot()
     assert raised.value.field == "instance"
     assert "initial state is not entered yet" in raised.value.reason
+
+
+class StrictLeftover(StateChart[Log]):
+    catch_errors_as_events = False
+    allow_event_without_transition = False
+
+    class box(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="kick")
+        y = b.to(a, cond="shaky")
+        z = b.to(a, cond="never")
+
+    def kick(self) -> None:
+        self.send("y")
+
+    def shaky(self) -> bool:
+        raise ValueError("shaky")
+
+    def never(self) -> bool:
+        return False
+
+
+def test_c7_after_a_queued_event_s_guard_raised_a_strict_chart_still_refuses_events() -> None:
+    """The failure left the instance's queues in place (python-statemachine keeps them); the
+    next event whose guards all fail is still refused with ``TransitionNotAllowed``, not
+    dropped as an internal event would be."""
+    errors = []
+    for machine in both(StrictLeftover):
+        with pytest.raises(ValueError, match="shaky"):
+            machine.send("go")
+        for _ in range(2):
+            with pytest.raises(TransitionNotAllowed) as raised:
+                machine.send("z")
+            errors.append(str(raised.value))
+        assert ids(machine) == ["box", "b"]
+    assert errors == ["Can't Z when in Box, B."] * 4
