@@ -46,12 +46,25 @@ class StrictBox(StateChart[Log]):
     go = box.to(end)
 
 
+class StrictFlat(StateChart[Log]):
+    """Flat, with an eventless transition: it runs in the statechart processing loop."""
+
+    allow_event_without_transition = False
+    a = State(initial=True)
+    b = State()
+    end = State(final=True)
+    go = a.to(b)
+    hop = a.to(a)
+    b.to(end)
+
+
+@pytest.mark.parametrize("chart", [StrictBox, StrictFlat])
 @pytest.mark.parametrize("event", ["hop", "nope"])
 def test_c5_a_terminated_strict_statechart_refuses_events_as_python_statemachine_does(
-    event: str,
+    chart: type[StateChart[Log]], event: str
 ) -> None:
     errors = []
-    for machine in both(StrictBox):
+    for machine in both(chart):
         machine.send("go")
         with pytest.raises(TransitionNotAllowed) as raised:
             machine.send(event)
@@ -60,8 +73,11 @@ def test_c5_a_terminated_strict_statechart_refuses_events_as_python_statemachine
     assert errors[1][1] == ["end"]
 
 
-def test_c5_a_terminated_statechart_still_says_what_a_non_string_event_is() -> None:
-    instance = compile_chart(StrictBox).create()
+@pytest.mark.parametrize("chart", [StrictBox, StrictFlat])
+def test_c5_a_terminated_statechart_still_says_what_a_non_string_event_is(
+    chart: type[StateChart[Log]],
+) -> None:
+    instance = compile_chart(chart).create()
     instance.send("go")
     assert instance.is_terminated
     with pytest.raises(TypeError, match=r"^event must be a str, got int: 3$"):
