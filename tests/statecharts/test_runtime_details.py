@@ -16,7 +16,7 @@ from statemachine import Event, State, StateChart
 from statemachine.exceptions import InvalidStateValue, TransitionNotAllowed
 from statemachine.model import Model
 
-from statecharts import InstanceSnapshotError, compile_chart
+from statecharts import InstanceSnapshotError, Outcome, compile_chart, observe_outcomes
 
 
 class Log:
@@ -280,3 +280,48 @@ def test_c7_after_a_queued_event_s_guard_raised_a_strict_chart_still_refuses_eve
             errors.append(str(raised.value))
         assert ids(machine) == ["box", "b"]
     assert errors == ["Can't Z when in Box, B."] * 4
+
+
+class Retry(StateChart[Log]):
+    """Flat, with an eventless transition whose ``before`` fails twice, then lets it run."""
+
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b)
+    b.to(c, before="attempt")
+    error_execution = b.to(a, on="note")
+
+    def attempt(self) -> None:
+        self.model.log.append("attempt")
+        if self.model.log.count("attempt") <= 2:
+            raise ValueError("not yet")
+
+    def note(self, error: Exception) -> None:
+        self.model.log.append(("error", str(error)))
+
+    def on_enter_state(self, state: Any, event: Any) -> None:
+        self.model.log.append((state.id, str(event)))
+
+
+def test_c7_a_failed_eventless_microstep_is_retried_before_its_error_is_handled() -> None:
+    """python-statemachine counts a microstep whose ``before`` raised as taken, so the
+    macrostep selects eventless transitions again before it takes ``error.execution`` from the
+    internal queue; the third attempt succeeds and the errors find no transition in ``c``. The
+    compiled flat chart handled the first error at once (and ended in ``a``)."""
+    runs = []
+    seen: list[Outcome] = []
+    for machine in both(Retry):
+        with observe_outcomes(lambda _, outcome: seen.append(outcome)):
+            machine.send("go")
+        runs.append((ids(machine), machine.model.log))
+    assert runs[0] == runs[1]
+    assert runs[1][0] == ["c"]
+    assert runs[1][1].count("attempt") == 3
+    # observers see each failed microstep, as they do in a hierarchical chart
+    assert [(o.event, o.reason) for o in seen[:4]] == [
+        ("go", None),
+        ("", "failed"),
+        ("", "failed"),
+        ("", None),
+    ]
