@@ -156,6 +156,9 @@ def configure(work: Path, target: Target) -> None:
         "    tests",
         "    tools",
         "    README.md",
+        # a mutant that loops forever is stopped after 6 times its tests' measured time in CPU
+        # seconds (mutmut's default, 30 times, costs an hour a loop on a shared machine)
+        "timeout_multiplier=3",
         "pytest_add_cli_args_test_selection=",
         *(f"    {test}" for test in target.tests),
         "pytest_add_cli_args=",
