@@ -16,7 +16,13 @@ from statemachine import Event, State, StateChart
 from statemachine.exceptions import InvalidStateValue, TransitionNotAllowed
 from statemachine.model import Model
 
-from statecharts import InstanceSnapshotError, Outcome, compile_chart, observe_outcomes
+from statecharts import (
+    InstanceSnapshotError,
+    Outcome,
+    VirtualClock,
+    compile_chart,
+    observe_outcomes,
+)
 
 
 class Log:
@@ -325,3 +331,77 @@ def test_c7_a_failed_eventless_microstep_is_retried_before_its_error_is_handled(
         ("", "failed"),
         ("", None),
     ]
+
+
+class Lamp(StateChart):
+    off = State(initial=True)
+    on = State()
+    flip = off.to(on) | on.to(off)
+
+
+def test_c5_an_outcome_is_an_immutable_value_that_says_what_happened() -> None:
+    chart = compile_chart(Lamp)
+    first, second = chart.create(), chart.create()
+    applied, again = first.send("flip"), second.send("flip")
+    ignored = first.send("nope")
+    assert applied == again
+    assert hash(applied) == hash(again)
+    assert applied != ignored
+    assert applied != "flip"
+    assert len({applied, again, ignored}) == 2
+    assert repr(applied) == "Outcome(applied, 'flip': off:flip:on)"
+    assert repr(ignored) == "Outcome(ignored, 'nope' in 'on': unknown_event)"
+    assert applied.transitions == (applied.transition,)
+    assert ignored.transitions == ()
+    with pytest.raises(AttributeError, match="Outcome is immutable"):
+        applied.applied = False  # type: ignore[misc]
+    assert applied.applied
+
+
+def test_c10_create_refuses_extra_positional_arguments_and_constructor_options() -> None:
+    chart = compile_chart(Lamp)
+    with pytest.raises(
+        TypeError, match=r"^create\(\) takes one positional argument \(a model\), got 3$"
+    ):
+        chart.create(None, 1, 2)
+    for option in ("listeners", "start_value", "state_field"):
+        with pytest.raises(
+            TypeError, match=rf"^create\(\) does not take python-statemachine's '{option}' option"
+        ):
+            chart.create(None, **{option: "x"})
+    with pytest.raises(TypeError, match=r"'listeners' option"):  # the first, in name order
+        chart.create(None, start_value="x", listeners=[])
+    instance = chart.create(None, unrelated="payload")  # other keywords go to enter callbacks
+    assert type(instance.model) is Model
+
+
+def test_c21_a_chart_with_async_callbacks_takes_no_clock() -> None:
+    class Slow(StateChart):
+        off = State(initial=True)
+        on = State()
+        flip = off.to(on) | on.to(off)
+
+        async def on_enter_on(self) -> None:
+            pass
+
+    with pytest.raises(TypeError, match=r"^a chart with async callbacks takes no clock$"):
+        compile_chart(Slow).create(clock=VirtualClock())
+
+
+def test_c17_run_until_idle_refuses_to_run_from_inside_a_callback() -> None:
+    errors: list[str] = []
+
+    class Impatient(StateChart):
+        off = State(initial=True)
+        on = State()
+        flip = off.to(on, on="wait") | on.to(off)
+
+        def wait(self) -> None:
+            try:
+                self.run_until_idle()
+            except RuntimeError as error:
+                errors.append(str(error))
+
+    instance = compile_chart(Impatient).create(clock=VirtualClock())
+    assert instance.send("flip").applied
+    assert errors == ["run_until_idle() cannot run from inside a callback"]
