@@ -9,11 +9,14 @@ Rules checked here (docs/spec.md): C5, C7, C11, C17, C19, C20, C21.
 
 from __future__ import annotations
 
+import contextlib
+import io
 from typing import Any
 
 import pytest
 from statemachine import Event, State, StateChart
 from statemachine.exceptions import InvalidStateValue, TransitionNotAllowed
+from statemachine.io import load
 from statemachine.model import Model
 
 from statecharts import (
@@ -405,3 +408,66 @@ def test_c17_run_until_idle_refuses_to_run_from_inside_a_callback() -> None:
     instance = compile_chart(Impatient).create(clock=VirtualClock())
     assert instance.send("flip").applied
     assert errors == ["run_until_idle() cannot run from inside a callback"]
+
+
+class GuardError(StateChart):
+    class box(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, cond="shaky")
+        error_execution = a.to(b)
+
+    def shaky(self) -> bool:
+        raise ValueError("shaky")
+
+
+def test_c5_an_ignored_event_reports_the_transitions_its_errors_took_and_no_target() -> None:
+    """The guard raised, so ``go`` was ignored; its macrostep took the ``error.execution``
+    transition, which the outcome lists, but an ignored event has no target."""
+    instance = compile_chart(GuardError).create()
+    outcome = instance.send("go")
+    assert (outcome.applied, outcome.reason, outcome.target) == (False, "guards_rejected", None)
+    assert [t.id for t in outcome.transitions] == ["a:error_execution|error.execution:b"]
+    assert ids(instance) == ["box", "b"]
+
+
+SENDIDS = """<?xml version="1.0" encoding="UTF-8"?>
+<scxml xmlns="http://www.w3.org/2005/07/scxml" initial="s0" version="1.0" datamodel="python">
+  <datamodel><data id="seen" expr="[]" /></datamodel>
+  <state id="s0">
+    <onentry>
+      <send event="tick" delay="1s" id="the-tick" />
+      <send event="tock" delay="2s" />
+      <raise event="inner" />
+    </onentry>
+    <transition event="inner">
+      <assign location="seen" expr="seen + [(str(_event.name), _event.type, _event.sendid)]" />
+    </transition>
+    <transition event="tick">
+      <assign location="seen" expr="seen + [(str(_event.name), _event.type, _event.sendid)]" />
+    </transition>
+    <transition event="tock" target="done">
+      <assign location="seen" expr="seen + [(str(_event.name), _event.type, _event.sendid)]" />
+    </transition>
+  </state>
+  <final id="done" />
+</scxml>
+"""
+
+
+def test_c18_a_loaded_chart_sees_each_event_s_type_and_sendid_as_python_statemachine() -> None:
+    with contextlib.redirect_stdout(io.StringIO()):
+        reference = load(SENDIDS, format="scxml", trusted=True)()
+        clock = VirtualClock()
+        instance = compile_chart(load(SENDIDS, format="scxml", trusted=True)).create(clock=clock)
+        instance.run_until_idle()
+    assert (
+        instance.model.seen
+        == reference.model.seen
+        == [
+            ("inner", "internal", None),
+            ("tick", "external", "the-tick"),
+            ("tock", "external", None),
+        ]
+    )
+    assert ids(instance) == ids(reference) == ["done"]
