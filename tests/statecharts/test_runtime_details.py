@@ -471,3 +471,33 @@ def test_c18_a_loaded_chart_sees_each_event_s_type_and_sendid_as_python_statemac
         ]
     )
     assert ids(instance) == ids(reference) == ["done"]
+
+
+class Initial(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b)
+
+    def on_enter_a(
+        self, transition: Any, event: Any, source: Any, target: Any, event_data: Any
+    ) -> None:
+        self.model.log.append(
+            (
+                str(transition.event),
+                [str(e) for e in transition.events],
+                str(event),
+                source.id,
+                target.id,
+                transition.source.id,
+                transition.target.id,
+                str(event_data.transition.event),
+            )
+        )
+
+
+def test_c8_the_initial_state_s_enter_callbacks_get_the_initial_transition() -> None:
+    logs = [machine.model.log for machine in both(Initial)]
+    assert logs[0] == logs[1]
+    assert logs[1] == [
+        ("__initial__", ["__initial__"], "__initial__", "", "a", "", "a", "__initial__")
+    ]
