@@ -501,3 +501,26 @@ def test_c8_the_initial_state_s_enter_callbacks_get_the_initial_transition() -> 
     assert logs[1] == [
         ("__initial__", ["__initial__"], "__initial__", "", "a", "", "a", "__initial__")
     ]
+
+
+class StrictPrefix(StateChart):
+    allow_event_without_transition = False
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, cond="never") | b.to(a)
+
+    def never(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("event", ["go.now", "go.now.really"])
+def test_c5_a_strict_chart_refuses_a_prefix_event_whose_guards_all_fail(event: str) -> None:
+    """``go.now`` matches the descriptor ``go`` (SCXML's prefix matching); its guard fails,
+    so a strict chart raises as python-statemachine does, every time."""
+    errors = []
+    for machine in both(StrictPrefix):
+        for _ in range(2):
+            with pytest.raises(TransitionNotAllowed) as raised:
+                machine.send(event)
+            errors.append((str(raised.value), [s.id for s in raised.value.configuration]))
+    assert errors == [(f"Can't {event} when in A.", ["a"])] * 4
