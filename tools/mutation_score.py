@@ -111,7 +111,17 @@ STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops 
 #: the async tests fail under the trampolines of _runtime and _hierarchy (an async chart's
 #: synchronous steps run in a greenlet, and a trampoline then resets a context variable's token
 #: in another context than the one that set it).
-STATECHARTS_REAL_ONLY = ("tests/statecharts/test_compile.py", "tests/statecharts/test_async.py")
+#: The review tests of the statecharts runtime run there too (some run async charts).
+STATECHARTS_REAL_ONLY = (
+    "tests/statecharts/test_compile.py",
+    "tests/statecharts/test_async.py",
+    "tests/review/test_review_issue_10.py",
+    "tests/review/test_review_issue_10_more.py",
+    "tests/review/test_review_issue_10_r3.py",
+    "tests/review/test_review_issue_10_r3_more.py",
+    "tests/review/test_review_issue_10b_r3.py",
+    "tests/review/test_review_issue_10b_r3_more.py",
+)
 MODULES["statecharts/_codegen.py"] = (*STATECHARTS_TESTS, "tests/statecharts/test_async.py")
 MODULES["statecharts/_runtime.py"] = STATECHARTS_TESTS
 MODULES["statecharts/_hierarchy.py"] = STATECHARTS_TESTS
