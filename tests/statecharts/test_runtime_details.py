@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from statemachine import Event, State, StateChart
-from statemachine.exceptions import InvalidStateValue, TransitionNotAllowed
+from statemachine.exceptions import InvalidDefinition, InvalidStateValue, TransitionNotAllowed
 from statemachine.io import load
 from statemachine.model import Model
 
@@ -524,3 +524,206 @@ def test_c5_a_strict_chart_refuses_a_prefix_event_whose_guards_all_fail(event: s
                 machine.send(event)
             errors.append((str(raised.value), [s.id for s in raised.value.configuration]))
     assert errors == [(f"Can't {event} when in A.", ["a"])] * 4
+
+
+class QueuedUnknown(StateChart[Log]):
+    catch_errors_as_events = False
+    allow_event_without_transition = False
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="kick")
+    back = b.to(a)
+    nxt = a.to(b) | b.to(a)
+
+    def kick(self) -> None:
+        self.send("nope")
+        self.send("back")
+
+    def on_enter_state(self, state: Any, event: Any) -> None:
+        self.model.log.append((state.id, str(event)))
+
+
+def test_c5_a_strict_chart_refuses_a_queued_unknown_event_and_keeps_the_rest_queued() -> None:
+    runs = []
+    for machine in both(QueuedUnknown):
+        with pytest.raises(TransitionNotAllowed, match=r"^Can't nope when in B\.$"):
+            machine.send("go")
+        assert ids(machine) == ["b"]
+        machine.send("nxt")  # ``back``, kept queued, runs first
+        runs.append((ids(machine), machine.model.log))
+    assert runs[0] == runs[1]
+    assert runs[1][1][-2:] == [("a", "back"), ("b", "nxt")]
+
+
+class RaisesUnmatched(StateChart[Log]):
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on="kick")
+    sub = b.to(c)
+    back = c.to(a) | b.to(a)
+
+    def kick(self) -> None:
+        self.raise_("nope")  # no transition: dropped
+        self.raise_("sub.deeper")  # matches ``sub`` by prefix
+
+    def on_enter_state(self, state: Any, event: Any) -> None:
+        self.model.log.append((state.id, str(event)))
+
+
+def test_c11_internal_events_without_a_transition_are_dropped_and_prefixes_match() -> None:
+    runs = []
+    seen: list[Outcome] = []
+    for machine in both(RaisesUnmatched):
+        with observe_outcomes(lambda _, outcome: seen.append(outcome)):
+            machine.send("go")
+        runs.append((ids(machine), machine.model.log))
+    assert runs[0] == runs[1]
+    assert runs[1] == (["c"], [("a", "__initial__"), ("b", "go"), ("c", "sub.deeper")])
+    assert [(o.event, o.applied, o.reason) for o in seen] == [
+        ("go", True, None),
+        ("nope", False, "unknown_event"),
+        ("sub.deeper", True, None),
+    ]
+
+
+class BrokenCallbacks(StateChart):
+    a = State(initial=True)
+    b = State()
+    by_guard = a.to(b, cond="bad_guard")
+    by_action = a.to(b, on="bad")
+    by_before = a.to(b, before="bad")
+    back = b.to(a)
+    error_execution = a.to(a)
+
+    def bad_guard(self) -> bool:
+        raise InvalidDefinition("guard broken")
+
+    def bad(self) -> None:
+        raise InvalidDefinition("action broken")
+
+
+@pytest.mark.parametrize(
+    ("event", "message"),
+    [("by_guard", "guard broken"), ("by_action", "action broken"), ("by_before", "action broken")],
+)
+def test_c7_an_invalid_definition_raised_by_a_callback_is_never_caught_as_an_event(
+    event: str, message: str
+) -> None:
+    for machine in (BrokenCallbacks(), compile_chart(BrokenCallbacks).create()):
+        with pytest.raises(InvalidDefinition, match=message):
+            machine.send(event)
+        assert ids(machine) == ["a"]
+
+
+def test_c7_an_initial_enter_callback_that_raises_fails_creation_without_caught_errors() -> None:
+    class NoStart(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        def on_enter_a(self) -> None:
+            raise ValueError("no start")
+
+    with pytest.raises(ValueError, match="no start"):
+        NoStart()
+    with pytest.raises(ValueError, match="no start"):
+        compile_chart(NoStart).create()
+
+
+class Eventful(StateChart[Log]):
+    """Flat, with an eventless transition somewhere (so it runs in the statechart loop)."""
+
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b)
+    b.to(c, cond="ready")
+
+    def ready(self) -> bool:
+        return bool(self.model.log)
+
+
+def test_c5_an_event_ignored_again_is_reported_again() -> None:
+    instance = compile_chart(Eventful).create(Log())
+    seen: list[Outcome] = []
+    with observe_outcomes(lambda _, outcome: seen.append(outcome)):
+        first, second = instance.send("nope"), instance.send("nope")
+    assert first == second
+    assert (second.applied, second.reason, second.source.id) == (False, "unknown_event", "a")
+    assert seen == [first, second]
+
+
+def test_c17_a_terminated_instance_drops_its_delayed_events() -> None:
+    class Fuse(StateChart[Log]):
+        a = State(initial=True)
+        end = State(final=True)
+        light = a.to(a, on="schedule", internal=True)
+        stop = a.to(end)
+        bang = a.to(end, on="boom")
+
+        def schedule(self) -> None:
+            self.send("bang", delay=1000)
+
+        def boom(self) -> None:
+            self.model.log.append("boom")
+
+    clock = VirtualClock()
+    instance = compile_chart(Fuse).create(Log(), clock=clock)
+    instance.send("light")
+    assert instance.next_due() == 1.0
+    instance.send("stop")
+    assert instance.is_terminated
+    assert instance.next_due() is None
+    instance.run_until_idle()
+    clock.advance(5)
+    assert instance.model.log == []
+
+
+def test_c17_run_due_does_nothing_without_queues_or_from_a_callback() -> None:
+    calls: list[Any] = []
+
+    class Pinger(StateChart[Log]):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="poke") | b.to(a)
+        ping = b.to(a)
+
+        def poke(self) -> None:
+            self.send("ping", delay=10)
+            calls.append(self.run_due())  # the instance is running: it settles later
+
+    instance = compile_chart(Pinger).create(Log())
+    assert instance.run_due() is None  # no clock, nothing queued
+    assert instance.clock is None
+    clock = VirtualClock()
+    instance = compile_chart(Pinger).create(Log(), clock=clock)
+    instance.send("go")
+    assert calls == [None]
+    assert ids(instance) == ["b"]
+    assert instance.next_due() == 0.01
+    clock.advance(0.01)
+    assert ids(instance) == ["a"]
+
+
+def test_c17_run_until_idle_without_a_clock_runs_events_left_over_by_a_failure() -> None:
+    instance = compile_chart(Leftover).create(Log())
+    with pytest.raises(ValueError, match="shaky"):
+        instance.send("go")
+    assert instance.clock is None
+    instance.run_until_idle()  # ``z``, left over, runs now
+    assert instance.model.log[-1] == ("a", "z")
+    assert ids(instance) == ["box", "a"]
+
+
+def test_c17_a_delayed_send_without_a_clock_waits_in_real_time_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr("statecharts._runtime.time.sleep", slept.append)
+    instance = compile_chart(Lamp).create()
+    assert instance.send("flip", delay=250).applied
+    assert instance.send("flip", delay=-5).applied  # due in the past: at once
+    assert slept == [0.25]
+    assert ids(instance) == ["off"]
