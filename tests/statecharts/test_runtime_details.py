@@ -22,6 +22,7 @@ from statemachine.model import Model
 from statecharts import (
     InstanceSnapshotError,
     Outcome,
+    UnsupportedChart,
     VirtualClock,
     compile_chart,
     observe_outcomes,
@@ -727,3 +728,82 @@ def test_c17_a_delayed_send_without_a_clock_waits_in_real_time_first(
     assert instance.send("flip", delay=-5).applied  # due in the past: at once
     assert slept == [0.25]
     assert ids(instance) == ["off"]
+
+
+UNREACHABLE = """<?xml version="1.0" encoding="UTF-8"?>
+<scxml xmlns="http://www.w3.org/2005/07/scxml" initial="s0" version="1.0" datamodel="python">
+  <state id="s0">
+    <onentry><send event="hello" target="#_nobody" /></onentry>
+    <transition event="error.communication" target="pass" />
+    <transition event="*" target="fail" />
+  </state>
+  <final id="pass" />
+  <final id="fail" />
+</scxml>
+"""
+
+
+def test_c18_a_send_to_a_session_that_does_not_exist_raises_error_communication() -> None:
+    """Executable content reaches the engine's invoke manager, which has no child session
+    (invoke is refused), so ``<send target="#_nobody">`` fails as python-statemachine's does;
+    the machine offers its ``catch_errors_as_events`` flag as python-statemachine's does."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        reference = load(UNREACHABLE, format="scxml", trusted=True)()
+        instance = compile_chart(load(UNREACHABLE, format="scxml", trusted=True)).create()
+    assert ids(instance) == ids(reference) == ["pass"]
+    assert instance.catch_errors_as_events is reference.catch_errors_as_events is True
+
+
+def test_c7_a_statechart_whose_initial_entry_sends_a_failing_event_fails_creation() -> None:
+    class Boot(StateChart):
+        catch_errors_as_events = False
+
+        class box(State.Compound):
+            a = State(initial=True)
+            b = State()
+            go = a.to(b, on="boom")
+            back = b.to(a)
+
+        def on_enter_a(self) -> None:
+            self.send("go")
+
+        def boom(self) -> None:
+            raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        Boot()
+    with pytest.raises(ValueError, match="boom"):
+        compile_chart(Boot).create()
+
+
+@pytest.mark.parametrize(
+    ("name", "construct"),
+    [("prepare_event", "a prepare_event callback"), ("on_invoke_state", "invoke")],
+)
+def test_c6_a_model_bringing_a_refused_callback_is_refused_naming_it(
+    name: str, construct: str
+) -> None:
+    model_type = type("Helper", (), {name: lambda self: None})
+    with pytest.raises(UnsupportedChart) as raised:
+        compile_chart(Lamp).create(model_type())
+    assert str(raised.value) == (
+        f"Lamp: {construct} is not supported by the compiled runtime (Helper.{name} on the model)"
+    )
+
+
+def test_c19_resume_takes_a_clock_and_a_statechart_resumes_with_its_ancestors() -> None:
+    clock = VirtualClock()
+    instance = compile_chart(Lamp).resume("on", clock=clock)
+    assert instance.clock is clock
+    assert ids(instance) == ["on"]
+    assert ids(compile_chart(Leftover).resume("b")) == ["box", "b"]
+
+
+def test_c4_a_declared_event_is_a_method_of_the_instance_as_in_python_statemachine() -> None:
+    reference, instance = Lamp(), compile_chart(Lamp).create()
+    reference.flip()
+    outcome = instance.flip()  # type: ignore[attr-defined]
+    assert outcome.applied
+    assert outcome.event == "flip"
+    assert ids(instance) == ids(reference) == ["on"]
+    assert type(instance).flip.__name__ == "flip"  # type: ignore[attr-defined]
