@@ -807,3 +807,67 @@ def test_c4_a_declared_event_is_a_method_of_the_instance_as_in_python_statemachi
     assert outcome.event == "flip"
     assert ids(instance) == ids(reference) == ["on"]
     assert type(instance).flip.__name__ == "flip"  # type: ignore[attr-defined]
+
+
+def test_c7_an_error_after_a_strict_chart_terminated_is_refused_as_an_event() -> None:
+    """The ``after`` callback of the transition into the final state raises: its
+    ``error.execution`` cannot be sent to a strict machine that stopped, so the sender gets
+    ``TransitionNotAllowed``, as from python-statemachine; the instance stays terminated."""
+
+    class Late(StateChart):
+        allow_event_without_transition = False
+        a = State(initial=True)
+        end = State(final=True)
+        go = a.to(end, after="late")
+
+        def late(self) -> None:
+            raise ValueError("late")
+
+    for machine in (Late(), compile_chart(Late).create()):
+        with pytest.raises(TransitionNotAllowed, match=r"^Can't Error execution when in End\.$"):
+            machine.send("go")
+        assert ids(machine) == ["end"]
+
+
+def test_c5_a_strict_chart_drops_an_internal_event_whose_guards_all_fail() -> None:
+    class Inner(StateChart):
+        allow_event_without_transition = False
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="kick")
+        back = b.to(a)
+        inner = b.to(a, cond="never")
+
+        def kick(self) -> None:
+            self.raise_("inner")
+
+        def never(self) -> bool:
+            return False
+
+    for machine in (Inner(), compile_chart(Inner).create()):
+        machine.send("go")  # no TransitionNotAllowed: an internal event is dropped
+        assert ids(machine) == ["b"]
+
+
+def test_c20_a_chart_with_a_custom_init_keeps_the_clock_create_was_given() -> None:
+    class Timed(StateChart):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="later")
+        ping = b.to(a)
+
+        def __init__(self, model: Any = None, tag: str = "x") -> None:
+            self.tag = tag
+            super().__init__(model)
+
+        def later(self) -> None:
+            self.send("ping", delay=500)
+
+    clock = VirtualClock()
+    instance = compile_chart(Timed).create(tag="y", clock=clock)
+    assert instance.clock is clock
+    assert instance.tag == "y"  # type: ignore[attr-defined]
+    instance.send("go")
+    assert (ids(instance), instance.next_due()) == (["b"], 0.5)
+    clock.advance(1)
+    assert ids(instance) == ["a"]
