@@ -94,6 +94,7 @@ MODULES: dict[str, tuple[str, ...]] = {
 #: (minutes per mutant).
 STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops at a failure
     "tests/statecharts/test_runtime_details.py",
+    "tests/statecharts/test_codegen_details.py",
     "tests/statecharts/test_runtime.py",
     "tests/statecharts/test_hierarchy.py",
     "tests/statecharts/test_callback_arguments.py",
