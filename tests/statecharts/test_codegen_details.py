@@ -214,3 +214,53 @@ def test_c8_event_data_and_trigger_data_show_the_event_and_where_it_goes() -> No
         "target=State('B', id='b', value='b', initial=False, final=False, parallel=False))",
         "TriggerData(event=Event('go', delay=0, internal=False), args=(1,), kwargs={'x': 2})",
     ]
+
+
+class Validated(StateChart):
+    """Validators raise whatever the chart's ``catch_errors_as_events`` says (they are not
+    guards): the error reaches the sender, with or without a guard beside them."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, validators="check") | b.to(a)
+    guarded = a.to(b, validators="check", cond="ok")
+
+    def check(self, amount: int = 0) -> None:
+        if amount < 0:
+            raise ValueError("negative")
+
+    def ok(self) -> bool:
+        return True
+
+
+class ValidatedUncaught(Validated):
+    catch_errors_as_events = False
+
+
+@pytest.mark.parametrize("chart", [Validated, ValidatedUncaught])
+@pytest.mark.parametrize("event", ["go", "guarded"])
+def test_c7_a_raising_validator_reaches_the_sender_as_in_python_statemachine(
+    chart: type[StateChart], event: str
+) -> None:
+    for machine in (chart(), compile_chart(chart).create()):
+        with pytest.raises(ValueError, match=r"^negative$"):
+            machine.send(event, amount=-1)
+        assert [state.id for state in machine.configuration] == ["a"]
+        machine.send(event, amount=1)
+        assert [state.id for state in machine.configuration] == ["b"]
+
+
+def test_c16_without_a_source_directory_the_first_name_is_the_label_and_later_ones_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from statecharts import _codegen
+
+    monkeypatch.setenv("STATECHARTS_SOURCE_DIR", "")
+    label = f"Counted {id(monkeypatch)}"
+    names = [_codegen.source_file(label, f"x = {n}\n") for n in range(3)]
+    assert names == [
+        f"<statecharts {label}>",
+        f"<statecharts {label} #2>",
+        f"<statecharts {label} #3>",
+    ]
+    assert [linecache.getline(name, 1) for name in names] == ["x = 0\n", "x = 1\n", "x = 2\n"]
