@@ -264,3 +264,32 @@ def test_c16_without_a_source_directory_the_first_name_is_the_label_and_later_on
         f"<statecharts {label} #3>",
     ]
     assert [linecache.getline(name, 1) for name in names] == ["x = 0\n", "x = 1\n", "x = 2\n"]
+
+
+def test_c21_an_async_callback_set_on_a_model_instance_is_refused_when_it_runs() -> None:
+    """The chart was compiled for the model's class, which has no async callback, so it runs
+    synchronously; an async function found on the instance when the event runs cannot be
+    awaited there, and says so (defined on the class, it makes the chart async)."""
+
+    class Hooked:
+        def __init__(self) -> None:
+            async def hook() -> None:
+                pass
+
+            self.hook = hook
+
+    class UsesHook(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="hook")
+        back = b.to(a)
+
+    instance = compile_chart(UsesHook).create(Hooked())
+    with pytest.raises(TypeError) as raised:
+        instance.send("go")
+    assert str(raised.value) == (
+        "hook is an async callback read from the model instance, and the chart was compiled "
+        "for a synchronous run: define it on the model's class"
+    )
+    assert [state.id for state in instance.configuration] == ["a"]
