@@ -11,7 +11,9 @@ stopped call becomes ready as soon as the model is seen to go on (a later block 
 message says why it stopped (``message_delta``) with a reason other than a limit. ``max_tokens``
 or ``model_context_window_exceeded``, an ``error`` event, or a stream that ends first cut the
 open calls off: they end in error, truncated, and never run. ``server_tool_use`` blocks run on
-Anthropic's side and are not reported.
+Anthropic's side and are not reported. A ``content_block_start`` seen again for the same index
+(same id and name) is the same block delivered twice and changes nothing; indices count again
+from 0 in each message.
 """
 
 from __future__ import annotations
@@ -37,12 +39,18 @@ class AnthropicAdapter(StreamAdapter):
         self._blocks: dict[int, _Call] = {}
         self._start_input: dict[str, Any] = {}
         self._stopped: list[_Call] = []  # stopped blocks waiting to be proven complete
+        self._started: dict[Any, tuple[str, str]] = {}  # block index -> (provider id, name)
 
     def _reset(self) -> None:
         super()._reset()
         self._blocks.clear()
         self._start_input.clear()
         self._stopped.clear()
+        self._started.clear()
+
+    def _message_start(self, chunk: Any) -> None:
+        """Block indices count from 0 again in each message."""
+        self._started.clear()
 
     def _delta(self, chunk: Any) -> None:
         call = self._blocks.get(get(chunk, "index"))
@@ -57,10 +65,22 @@ class AnthropicAdapter(StreamAdapter):
             name = text_field(block, "name", "content_block")
             if not name:
                 raise InvalidChunk("content_block.name", "missing (the tool's name)")
-            call_id = text_field(block, "id", "content_block") or self._new_id()
+            given_id = text_field(block, "id", "content_block")
+            index = get(chunk, "index")
+            repeated = self._started.get(index)
+            if repeated is not None:
+                if repeated == (given_id, name):
+                    return  # the same block delivered again: the call goes on (A5)
+                raise InvalidChunk(
+                    "content_block_start.index",
+                    f"block {index!r} already started as tool_use {repeated[0]!r}"
+                    f" ({repeated[1]!r}) in this message",
+                )
+            call_id = given_id or self._new_id()
             self._release()
             call = self._book.start(call_id, name)
-            self._blocks[get(chunk, "index")] = call
+            self._blocks[index] = call
+            self._started[index] = (given_id, name)
             given = get(block, "input")
             if given:
                 self._start_input[call.id] = given
@@ -96,6 +116,7 @@ class AnthropicAdapter(StreamAdapter):
         self._stopped.clear()
 
     _handlers: ClassVar[dict[str, Callable[[Any, Any], object]]] = {
+        "message_start": _message_start,
         "content_block_delta": _delta,
         "content_block_start": _block_start,
         "content_block_stop": _block_stop,

@@ -13,7 +13,9 @@ those facts into the five native events and holds the rules every provider gets 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -162,16 +164,19 @@ class StreamAdapter:
     async def events(self, stream: AsyncIterable[Any] | Iterable[Any]) -> AsyncIterator[Event]:
         """Events of every chunk of ``stream`` (an SDK stream, async or not), then ``finish``.
 
-        If reading the stream raises (a dropped connection, say), the calls still open are
-        truncated, naming the error, and then the error propagates.
+        A plain iterator other than a list or tuple (a synchronous SDK stream waiting on the
+        network) is read on a worker thread of its own, so the event loop, and the tools it runs,
+        never wait on it. If reading the stream raises (a dropped connection, say), the calls
+        still open are truncated, naming the error, and then the error propagates.
         """
         try:
-            if isinstance(stream, AsyncIterable):
-                async for chunk in stream:
+            if isinstance(stream, (list, tuple)):
+                for chunk in stream:
                     for event in self.feed(chunk):
                         yield event
             else:
-                for chunk in stream:
+                chunks = stream if isinstance(stream, AsyncIterable) else _on_a_thread(stream)
+                async for chunk in chunks:
                     for event in self.feed(chunk):
                         yield event
         except InvalidChunk:
@@ -184,6 +189,22 @@ class StreamAdapter:
             raise
         for event in self.finish():
             yield event
+
+
+async def _on_a_thread(stream: Iterable[Any]) -> AsyncIterator[Any]:
+    """The chunks of a blocking iterator, each ``next`` run on one worker thread of its own (not
+    the loop's default pool, which blocking tools may fill)."""
+    chunks = iter(stream)
+    loop = asyncio.get_running_loop()
+    reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolcalls-stream-reader")
+    try:
+        while True:
+            chunk = await loop.run_in_executor(reader, next, chunks, _ABSENT)
+            if chunk is _ABSENT:
+                return
+            yield chunk
+    finally:
+        reader.shutdown(wait=False)
 
 
 def field(obj: Any, name: str) -> Any:

@@ -11,14 +11,20 @@ piece for that path), ended by an empty ``functionCall`` or one without ``willCo
 adapter rebuilds the arguments and emits them as JSON text when the call ends. A candidate that
 finishes for a reason other than ``STOP`` (``MAX_TOKENS``, say) while a call streams, or a
 stream that just ends, cuts that call off: it ends in error, truncated, and never runs.
+
+Gemini's thinking models put a ``thoughtSignature`` on a function call's part, and want it back
+with that part in the next request. The adapter keeps each call's signature
+(``thought_signatures``, across streams) and ``function_call_part(call)`` rebuilds the model's
+part with it, for the history.
 """
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._errors import InvalidChunk
@@ -53,6 +59,9 @@ class GeminiAdapter(StreamAdapter):
         #: Whole calls the model sent with an id, as ``(name, args text)``: the same call
         #: delivered again (a retried or replayed chunk) is skipped, never run twice.
         self._whole: dict[str, tuple[str, str]] = {}
+        #: The ``thoughtSignature`` (base64 text) of each call that had one, by call id; kept
+        #: after ``finish()``, since the next request sends it back (``function_call_part``).
+        self.thought_signatures: dict[str, str] = {}
 
     def _reset(self) -> None:
         super()._reset()
@@ -91,6 +100,8 @@ class GeminiAdapter(StreamAdapter):
                     return  # the same whole call delivered again: it already ran once
                 self._whole[function_call.id] = seen
             call = book.start(function_call.id or self._new_id(), function_call.name)
+            if function_call.signature is not None:
+                self.thought_signatures[call.id] = function_call.signature
             if whole:
                 book.delta(call, function_call.args_text)
                 book.ready(call)
@@ -118,6 +129,23 @@ class GeminiAdapter(StreamAdapter):
         call_id = call.tool_call_id if isinstance(call, ExecutionView) else call.id
         return gemini_function_response(call, send_id=call_id not in self.generated_ids)
 
+    def function_call_part(self, call: Settled) -> dict[str, Any]:
+        """The model's ``functionCall`` part of a call (wire keys), for the history sent back:
+        its name and arguments, its id if the model sent one, and its ``thoughtSignature`` if
+        it had one (thinking models refuse a history whose calls lost theirs)."""
+        if isinstance(call, ExecutionView):
+            call_id, name, args = call.tool_call_id, call.tool_name, call.args
+        else:
+            call_id, name, args = call.id, call.name, call.args
+        body: dict[str, Any] = {"name": name, "args": args if isinstance(args, dict) else {}}
+        if call_id not in self.generated_ids:
+            body["id"] = call_id
+        part: dict[str, Any] = {"functionCall": body}
+        signature = self.thought_signatures.get(call_id)
+        if signature is not None:
+            part["thoughtSignature"] = signature
+        return part
+
 
 @dataclass(frozen=True, slots=True)
 class _Piece:
@@ -137,6 +165,7 @@ class _FunctionCall:
     args_text: str  # the whole arguments of a complete call, as JSON text ("" for none)
     pieces: tuple[_Piece, ...]
     goes_on: bool
+    signature: str | None = None  # the part's thoughtSignature, as base64 text
 
 
 _WHERE = "candidates[].content.parts[].functionCall"
@@ -154,9 +183,23 @@ def _read_candidate(candidate: Any) -> tuple[int, list[_FunctionCall], str | Non
     for part in (get(content, "parts") or ()) if content is not None else ():
         function_call = field2(part, "functionCall", "function_call")
         if function_call is not None:
-            calls.append(_read_function_call(function_call))
+            read = _read_function_call(function_call)
+            signature = field2(part, "thoughtSignature", "thought_signature")
+            if signature is not None:
+                read = replace(read, signature=_signature_text(signature))
+            calls.append(read)
     reason = field2(candidate, "finishReason", "finish_reason")
     return number, calls, None if reason is None else str(getattr(reason, "value", reason))
+
+
+def _signature_text(signature: Any) -> str:
+    """A ``thoughtSignature`` as the wire's base64 text (google-genai holds it as bytes)."""
+    if isinstance(signature, bytes):
+        return base64.b64encode(signature).decode("ascii")
+    if isinstance(signature, str):
+        return signature
+    where = "candidates[].content.parts[].thoughtSignature"
+    raise InvalidChunk(where, f"expected base64 text or bytes, got {_kind(signature)}")
 
 
 def _read_function_call(function_call: Any) -> _FunctionCall:

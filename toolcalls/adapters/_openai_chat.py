@@ -13,9 +13,12 @@ and what this adapter does about it:
   and a fragment naming an earlier call's id goes to that call;
 - no id at all: a deterministic one is generated (``call_0``, ``call_1``, ...).
 
-Calls become ready at the choice's ``finish_reason`` (``tool_calls``, or ``stop`` from servers
-that say that). ``length`` (the token limit), any other reason, or a stream that ends without
-one, cuts the open calls off: they end in error, truncated, and never run.
+Only the calls of choice 0 are reported unless the adapter is told otherwise (``choice=``):
+with ``n > 1`` the choices are alternative answers, and running each one's tools would run them
+once per alternative. Calls become ready at the choice's ``finish_reason`` (``tool_calls``, or
+``stop`` from servers that say that). ``length`` (the token limit), any other reason, or a
+stream that ends without one, cuts the open calls off: they end in error, truncated, and never
+run.
 """
 
 from __future__ import annotations
@@ -44,8 +47,15 @@ class OpenAIChatAdapter(StreamAdapter):
     """Reads OpenAI Chat Completions stream chunks (``ChatCompletionChunk`` or dicts), and the
     ``chunk`` events of openai's ``client.chat.completions.stream()`` helper."""
 
-    def __init__(self, *, id_prefix: str | None = None) -> None:
+    def __init__(self, *, id_prefix: str | None = None, choice: int | None = 0) -> None:
+        """``choice`` is the index of the choice whose calls are reported (``n > 1`` asks for
+        alternative answers, and each would run its tools); ``None`` reports every choice's."""
         super().__init__(id_prefix=id_prefix)
+        if choice is not None and (type(choice) is not int or choice < 0):
+            raise ValueError(
+                f"choice must be a choice index (an int >= 0) or None, not {choice!r}"
+            )
+        self.choice = choice
         self._slots: dict[tuple[int, int], _Slot] = {}
         self._by_choice: dict[int, list[_Call]] = {}
         self._by_id: dict[str, _Slot] = {}
@@ -68,6 +78,8 @@ class OpenAIChatAdapter(StreamAdapter):
             return []
         # Read the whole chunk first: a malformed part raises before anything changed.
         steps = [_read_choice(choice) for choice in choices]
+        if self.choice is not None:
+            steps = [step for step in steps if step[0] == self.choice]
         seen = self._book.seen
         for _, fragments, _ in steps:
             seen.update(fragment[1] for fragment in fragments if fragment[1] is not None)

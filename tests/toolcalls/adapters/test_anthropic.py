@@ -1,14 +1,16 @@
 """Anthropic Messages events: blocks by index, whole inputs, empty inputs, max_tokens."""
 
-# Rules checked here (docs/spec.md): A1, A3, A4.
+# Rules checked here (docs/spec.md): A1, A3, A4, A5, A6.
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from anthropic.types import RawMessageStreamEvent
 from pydantic import TypeAdapter
 
+from toolcalls import InvalidChunk
 from toolcalls.adapters import AnthropicAdapter
 
 from .support import calls, summary
@@ -178,3 +180,40 @@ def test_server_tool_use_blocks_are_not_reported() -> None:
         message_delta("end_turn"),
     ]
     assert calls(AnthropicAdapter(), chunks) == []
+
+
+def test_A5_a_block_start_delivered_again_keeps_one_call() -> None:
+    """A re-delivered ``content_block_start`` (mid-arguments or after the stop) is the same
+    block: the call keeps its id and text, and no second call is started."""
+    chunks = [MESSAGE_START, start(0, "toolu_a", "read"), delta(0, '{"path": ')]
+    chunks += [start(0, "toolu_a", "read"), delta(0, '"a.py"}'), stop(0)]
+    chunks += [start(0, "toolu_a", "read"), message_delta("tool_use")]
+    assert summary(AnthropicAdapter(), chunks) == [
+        ("toolu_a", "read", "running", {"path": "a.py"})
+    ]
+
+
+def test_A6_a_different_call_at_a_started_index_is_refused_and_changes_nothing() -> None:
+    """Two tool_use blocks at one index of one message cannot come from the protocol: the
+    second raises ``InvalidChunk`` naming the field, and the first call goes on untouched."""
+    adapter = AnthropicAdapter()
+    assert adapter.feed(MESSAGE_START) == []
+    adapter.feed(start(0, "toolu_a", "read"))
+    with pytest.raises(InvalidChunk) as caught:
+        adapter.feed(start(0, "toolu_b", "write"))
+    assert caught.value.field == "content_block_start.index"
+    assert "toolu_a" in str(caught.value)
+    assert adapter.feed(delta(0, "{}")) == [
+        {"type": "delta", "id": "toolu_a", "argsTextDelta": "{}"}
+    ]
+
+
+def test_A5_block_indices_count_again_in_each_message() -> None:
+    """Index 0 of the next message is a new block, so its call starts normally."""
+    first = [MESSAGE_START, start(0, "toolu_a", "read"), delta(0, "{}"), stop(0)]
+    second = [message_delta("tool_use"), {"type": "message_stop"}, MESSAGE_START]
+    second += [start(0, "toolu_b", "read"), delta(0, "{}"), stop(0), message_delta("tool_use")]
+    assert summary(AnthropicAdapter(), first + second) == [
+        ("toolu_a", "read", "running", {}),
+        ("toolu_b", "read", "running", {}),
+    ]

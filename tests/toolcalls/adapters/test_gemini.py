@@ -1,9 +1,10 @@
 """Gemini chunks: whole calls without ids, Vertex partialArgs by JSON path, truncation."""
 
-# Rules checked here (docs/spec.md): A1, A5, A6.
+# Rules checked here (docs/spec.md): A1, A5, A6, A7.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -196,3 +197,57 @@ def test_numbers_from_google_genai_objects_match_the_wire() -> None:
 def test_a_provider_id_is_never_generated_for_another_call() -> None:
     chunks = [chunk({"name": "f", "args": {}}, {"id": "call_0", "name": "g", "args": {}})]
     assert [c[0] for c in summary(GeminiAdapter(), chunks)] == ["call_1", "call_0"]
+
+
+def signed(signature: Any, **function_call: Any) -> dict[str, Any]:
+    """A chunk whose one part is a function call carrying a ``thoughtSignature``."""
+    part = {"functionCall": function_call, "thoughtSignature": signature}
+    candidate = {"content": {"role": "model", "parts": [part]}, "index": 0}
+    return {"candidates": [candidate], "modelVersion": "gemini-x", "responseId": "r1"}
+
+
+def test_A7_a_calls_thought_signature_goes_back_with_its_function_call_part() -> None:
+    """Thinking models sign a call's part and want the signature back in the history: the
+    adapter keeps it past ``finish()``, and ``function_call_part`` rebuilds the part with it
+    (the generated id is not sent; the model never saw it)."""
+    adapter = GeminiAdapter()
+    signature = base64.b64encode(b"\x00sig\xff").decode()
+    chunks = [signed(signature, name="weather", args={"city": "Moab"}), chunk(finish="STOP")]
+    (call,) = calls(adapter, chunks)
+    assert adapter.function_call_part(call) == {
+        "functionCall": {"name": "weather", "args": {"city": "Moab"}},
+        "thoughtSignature": signature,
+    }
+    part = types.Part.model_validate(adapter.function_call_part(call))
+    assert part.thought_signature == b"\x00sig\xff"
+
+
+def test_A7_signatures_from_google_genai_objects_are_kept_as_the_wire_text() -> None:
+    """google-genai holds the signature as bytes; the part built back is the same as from the
+    wire dicts, with the model's own id."""
+    wire = signed(base64.b64encode(b"s1").decode(), id="fc_1", name="now", args={})
+    objects = [types.GenerateContentResponse.model_validate(wire)]
+    adapter = GeminiAdapter()
+    (call,) = calls(adapter, objects)
+    assert adapter.function_call_part(call) == {
+        "functionCall": {"name": "now", "args": {}, "id": "fc_1"},
+        "thoughtSignature": "czE=",
+    }
+
+
+def test_A7_a_call_without_a_signature_gets_a_part_without_one() -> None:
+    adapter = GeminiAdapter()
+    (call,) = calls(adapter, [chunk({"name": "now", "args": {}}, finish="STOP")])
+    assert adapter.function_call_part(call) == {"functionCall": {"name": "now", "args": {}}}
+
+
+def test_A6_a_signature_that_is_not_text_is_refused_naming_it() -> None:
+    adapter = GeminiAdapter()
+    with pytest.raises(InvalidChunk) as caught:
+        adapter.feed(signed(42, name="now", args={}))
+    assert caught.value.field == "candidates[].content.parts[].thoughtSignature"
+    assert adapter.feed(chunk({"name": "now", "args": {}})) == [
+        {"type": "start", "id": "call_0", "name": "now"},
+        {"type": "delta", "id": "call_0", "argsTextDelta": "{}"},
+        {"type": "ready", "id": "call_0"},
+    ]

@@ -153,17 +153,35 @@ def test_a_call_never_named_ends_in_error_saying_so() -> None:
     assert summary(OpenAIChatAdapter(), chunks) == [("call_a", "(unnamed)", "error", "unnamed")]
 
 
-def test_choices_are_routed_separately() -> None:
-    chunks = [
+def two_choices() -> list[dict]:
+    return [
         chat_chunk(fragment(0, '{"n": 0}', id="c0", name="f"), choice=0),
         chat_chunk(fragment(0, '{"n": 1}', id="c1", name="f"), choice=1),
         chat_chunk(finish="tool_calls", choice=0),
         chat_chunk(finish="length", choice=1),
     ]
-    assert summary(OpenAIChatAdapter(), chunks) == [
+
+
+def test_choices_are_routed_separately_when_every_choice_is_asked_for() -> None:
+    assert summary(OpenAIChatAdapter(choice=None), two_choices()) == [
         ("c0", "f", "running", {"n": 0}),
         ("c1", "f", "error", "truncated"),
     ]
+
+
+def test_A1_only_choice_0_is_reported_by_default_so_n_alternatives_do_not_all_run() -> None:
+    """With ``n=2`` the two choices are alternative answers: by default only the first one's
+    calls are reported (and run); ``choice=1`` picks the other."""
+    assert summary(OpenAIChatAdapter(), two_choices()) == [("c0", "f", "running", {"n": 0})]
+    assert summary(OpenAIChatAdapter(choice=1), two_choices()) == [
+        ("c1", "f", "error", "truncated")
+    ]
+
+
+@pytest.mark.parametrize("choice", [-1, True, 1.0, "0"])
+def test_A1_a_choice_that_is_not_an_index_is_refused(choice: object) -> None:
+    with pytest.raises(ValueError, match="choice must be a choice index"):
+        OpenAIChatAdapter(choice=choice)  # type: ignore[arg-type]
 
 
 def test_text_usage_and_empty_choices_make_no_events() -> None:

@@ -1,9 +1,13 @@
-"""Adapters feeding a session: truncated calls are reported, never run (S2, A4)."""
+"""Adapters feeding a session: truncated calls are reported, never run (S2, A4); synchronous
+streams are read off the loop (A1)."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
+
+import pytest
 
 from toolcalls import ExecutionView, ToolCallSession
 from toolcalls.adapters import AISDKAdapter, OpenAIChatAdapter, openai_chat_tool_message
@@ -53,3 +57,62 @@ def test_a_call_the_stream_itself_ended_while_streaming_is_not_reported() -> Non
     settled, calls = run(AISDKAdapter(), chunks, runs)
     assert (runs, settled) == ([], [])
     assert calls[0].error["kind"] == "denied"
+
+
+class _WaitsForTheLoop:
+    """A synchronous stream whose second chunk arrives only once a task on the loop has run,
+    as a blocking SDK stream waits on the network while tools run."""
+
+    def __init__(self, chunks: list[Any]) -> None:
+        self.chunks = chunks
+        self.loop_ran = threading.Event()
+        self.read_on: set[str] = set()
+
+    def __iter__(self) -> _WaitsForTheLoop:
+        return self
+
+    def __next__(self) -> Any:
+        self.read_on.add(threading.current_thread().name)
+        if not self.chunks:
+            raise StopIteration
+        if len(self.chunks) == 1 and not self.loop_ran.wait(timeout=5):
+            raise TimeoutError("the event loop was blocked while the stream was read")
+        return self.chunks.pop(0)
+
+
+def test_A1_a_blocking_sync_stream_is_read_off_the_loop_so_tools_keep_running() -> None:
+    """``events()`` over a plain (synchronous) SDK stream: while the stream waits for its next
+    chunk, the loop goes on (here a task that the stream itself waits for)."""
+    stream = _WaitsForTheLoop(
+        [
+            chat_chunk(fragment(0, '{"a": 1}', id="one", name="f")),
+            chat_chunk(finish="tool_calls"),
+        ]
+    )
+
+    async def main() -> list[str]:
+        asyncio.get_running_loop().call_later(0.05, stream.loop_ran.set)
+        return [event["type"] async for event in OpenAIChatAdapter().events(stream)]
+
+    assert asyncio.run(main()) == ["start", "delta", "ready"]
+    assert threading.main_thread().name not in stream.read_on
+
+
+def test_A4_a_sync_stream_that_fails_on_its_reader_thread_truncates_and_raises() -> None:
+    """A dropped connection in a synchronous stream (read on a worker thread) still cuts the
+    open calls off, naming the error, then propagates it to the caller."""
+
+    def dropped() -> Any:
+        yield chat_chunk(fragment(0, '{"a": ', id="cut", name="f"))
+        raise ConnectionResetError("peer went away")
+
+    events: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        async for event in OpenAIChatAdapter().events(dropped()):
+            events.append(event)
+
+    with pytest.raises(ConnectionResetError):
+        asyncio.run(main())
+    assert [e["type"] for e in events] == ["start", "delta", "error"]
+    assert "ConnectionResetError: peer went away" in events[-1]["error"]["message"]
