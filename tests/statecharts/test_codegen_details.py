@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import linecache
+import os
 import re
 import traceback
 from pathlib import Path
@@ -293,3 +294,15 @@ def test_c21_an_async_callback_set_on_a_model_instance_is_refused_when_it_runs()
         "for a synchronous run: define it on the model's class"
     )
     assert [state.id for state in instance.configuration] == ["a"]
+
+
+def test_c16_by_default_sources_go_to_a_directory_of_the_user_s_own_under_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    monkeypatch.delenv("STATECHARTS_SOURCE_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    filename, line = _generated_file_of_a_failure(_raising_chart("Defaulted"))
+    assert Path(filename).parent == tmp_path / f"statecharts-{os.getuid()}"
+    assert line.strip() == "fail(inst)"
