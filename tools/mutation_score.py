@@ -3,7 +3,8 @@
     python tools/mutation_score.py derived                     # (or `make mutation`)
     python tools/mutation_score.py module toolcalls/_session.py
     python tools/mutation_score.py module toolcalls/_executor.py
-    python tools/mutation_score.py module statecharts/_runtime.py --sample 300 --seed 1
+    python tools/mutation_score.py module statecharts/_runtime.py --sample 100 --seed 2026
+    python tools/mutation_score.py module statecharts/_codegen.py
 
 Two modes:
 
@@ -28,8 +29,9 @@ Steps:
 2. re-run every survivor *for real*: mutmut switches a mutant on through a trampoline at call
    time, so a mutant in code that runs at import or class-creation time (the chart's
    declaration, tables built at import) survives there untested; the script applies each
-   survivor to the source (``mutmut apply``) and runs the same tests normally, and a failure
-   counts as killed;
+   survivor to the source (``mutmut apply``) and runs the same tests normally (with, for the
+   statecharts modules, the tests that cannot run under mutmut's trampolines: the async
+   tests, test_compile.py, the review tests), and a failure counts as killed;
 3. leave out the mutants listed as equivalent in ``tools/equivalent_mutants.txt`` (one name per
    line, ``#`` then the reason no test can tell it from the original);
 4. print the score, ``killed / (mutants - equivalent)``, and every mutant that survived with
