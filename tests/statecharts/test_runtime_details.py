@@ -871,3 +871,28 @@ def test_c20_a_chart_with_a_custom_init_keeps_the_clock_create_was_given() -> No
     assert (ids(instance), instance.next_due()) == (["b"], 0.5)
     clock.advance(1)
     assert ids(instance) == ["a"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"start_value": "b"}, {"state_field": "where"}, {"listeners": [object()]}],
+)
+def test_c20_a_custom_init_handing_over_python_statemachine_options_is_refused_saying_why(
+    options: dict[str, Any],
+) -> None:
+    class Forwards(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        def __init__(self, model: Any = None, **kwargs: Any) -> None:
+            self.options = sorted(kwargs)
+            super().__init__(model, **kwargs)
+
+    with pytest.raises(TypeError) as raised:
+        compile_chart(Forwards).create(**options)
+    assert str(raised.value) == (
+        "the compiled runtime does not take python-statemachine's state_field, start_value or "
+        "listeners options (Chart.restore starts elsewhere; observe_outcomes() watches events)"
+    )
+    assert compile_chart(Forwards).create(listeners=[]).options == ["listeners"]  # type: ignore[attr-defined]
