@@ -97,6 +97,7 @@ MODULES: dict[str, tuple[str, ...]] = {
 STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops at a failure
     "tests/statecharts/test_runtime_details.py",
     "tests/statecharts/test_codegen_details.py",
+    "tests/statecharts/test_codegen.py",
     "tests/statecharts/test_runtime.py",
     "tests/statecharts/test_hierarchy.py",
     "tests/statecharts/test_callback_arguments.py",
@@ -104,7 +105,6 @@ STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops 
     "tests/statecharts/test_loaded.py",
     "tests/statecharts/test_custom_init.py",
     "tests/statecharts/test_snapshot.py",
-    "tests/statecharts/test_codegen.py",
     "tests/statecharts/test_time.py",
     "tests/statecharts/test_time_stateful.py",
     "tests/statecharts/test_differential.py",
