@@ -896,3 +896,45 @@ def test_c20_a_custom_init_handing_over_python_statemachine_options_is_refused_s
         "listeners options (Chart.restore starts elsewhere; observe_outcomes() watches events)"
     )
     assert compile_chart(Forwards).create(listeners=[]).options == ["listeners"]  # type: ignore[attr-defined]
+
+
+class NestedMissing(StateChart):
+    class box(State.Compound):
+        a = State(initial=True)
+        b = State()
+        hop = a.to(b, on="missing_cb") | b.to(a)
+
+
+class Bare:
+    pass
+
+
+@pytest.mark.parametrize("model_type", [Bare, type(None)])
+def test_c12_a_nested_transition_s_callback_found_nowhere_is_refused_at_creation(
+    model_type: type,
+) -> None:
+    """python-statemachine refuses the instance (the name is on neither the chart nor the
+    model); the compiled one was created and ran ``hop`` without the callback (its error
+    caught as an event), a different answer given silently."""
+    model = None if model_type is type(None) else model_type()
+    errors = []
+    for make in (NestedMissing, compile_chart(NestedMissing).create):
+        with pytest.raises(InvalidDefinition) as raised:
+            make(model)
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1]
+    assert "missing_cb" in errors[1]
+
+
+def test_c12_a_model_carrying_a_nested_transition_s_callback_runs_it() -> None:
+    class Carrier:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def missing_cb(self) -> None:
+            self.calls += 1
+
+    instance = compile_chart(NestedMissing).create(Carrier())
+    instance.send("hop")
+    assert instance.model.calls == 1
+    assert ids(instance) == ["box", "b"]
