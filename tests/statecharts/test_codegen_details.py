@@ -306,3 +306,24 @@ def test_c16_by_default_sources_go_to_a_directory_of_the_user_s_own_under_tmp(
     filename, line = _generated_file_of_a_failure(_raising_chart("Defaulted"))
     assert Path(filename).parent == tmp_path / f"statecharts-{os.getuid()}"
     assert line.strip() == "fail(inst)"
+
+
+def test_c16_a_source_is_written_next_to_where_it_goes_then_moved_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temporary file is made in the source directory itself, so the final rename is
+    atomic (a temporary file elsewhere may sit on another file system, where it fails)."""
+    from statecharts import _codegen
+
+    moves: list[tuple[Path, Path]] = []
+    replace = os.replace
+
+    def recorded(source: str, target: str) -> None:
+        moves.append((Path(source), Path(target)))
+        replace(source, target)
+
+    monkeypatch.setenv("STATECHARTS_SOURCE_DIR", str(tmp_path))
+    monkeypatch.setattr(_codegen.os, "replace", recorded)
+    filename, _ = _generated_file_of_a_failure(_raising_chart("Moved"))
+    assert [(source.parent, target) for source, target in moves] == [(tmp_path, Path(filename))]
+    assert moves[0][0].suffix == ".tmp"
