@@ -7,7 +7,9 @@ One tool call whose arguments (1 KB and 100 KB of JSON) stream in 4-character fr
     ``ChatCompletionChunk`` objects (and ours reading the chunks' JSON dicts too);
 (b) Anthropic Messages: ``AnthropicAdapter`` feeding a tracker, against anthropic's
     ``accumulate_event`` (which re-parses the whole partial input on every fragment), both
-    reading the same ``RawMessageStreamEvent`` objects.
+    reading the same ``RawMessageStreamEvent`` objects;
+(c) ``events()`` reading one stream given as a list, a synchronous generator (read ahead on a
+    thread, as a blocking SDK stream is) and an async generator: ratios against the list.
 
 Times are per chunk, medians of repeated runs; ratios are against the references measured here.
 Run: ``python benchmarks/bench_adapters.py`` (``--quick``: a smoke run, 1 KB and 20 KB).
@@ -16,6 +18,7 @@ Run: ``python benchmarks/bench_adapters.py`` (``--quick``: a smoke run, 1 KB and
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import json
 import statistics
@@ -229,7 +232,40 @@ def run(quick: bool) -> list[str]:
             lines.append(
                 f"  target >= 50x faster than anthropic's at 100 KB: {ratio:.1f}x ({verdict})"
             )
+    lines += through_events(openai_chunks(arguments(20_000 if quick else 100_000)), repeats=3)
     return lines
+
+
+def through_events(chunks: list[Any], repeats: int) -> list[str]:
+    """``events()`` over one stream given as a list (read inline), as a synchronous generator
+    (read ahead on a thread, as a blocking SDK stream is) and as an async generator."""
+
+    async def drain(stream: Any) -> None:
+        async for _ in OpenAIChatAdapter().events(stream):
+            pass
+
+    async def agen() -> Any:
+        for chunk in chunks:
+            yield chunk
+
+    def timed(make: Callable[[], Any]) -> float:
+        times = []
+        for _ in range(repeats):
+            stream = make()
+            start = time.perf_counter()
+            asyncio.run(drain(stream))
+            times.append(time.perf_counter() - start)
+        return statistics.median(times) / len(chunks)
+
+    as_list = timed(lambda: chunks)
+    as_sync = timed(lambda: (chunk for chunk in chunks))
+    as_async = timed(agen)
+    return [
+        f"(c) events() on one stream of {len(chunks)} chunk dicts, per chunk",
+        f"  a list (read inline)                {_us(as_list)}   1.00x",
+        f"  a synchronous generator (a thread)  {_us(as_sync)}   {as_sync / as_list:.2f}x",
+        f"  an async generator                  {_us(as_async)}   {as_async / as_list:.2f}x",
+    ]
 
 
 def main(argv: Iterable[str] | None = None) -> int:

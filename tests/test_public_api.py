@@ -135,6 +135,7 @@ EXPORTS = {
         "OpenAIChatAdapter",
         "OpenAIResponsesAdapter",
         "StreamAdapter",
+        "StreamSuperseded",
         "ai_sdk_tool_output",
         "anthropic_tool_result",
         "gemini_function_response",

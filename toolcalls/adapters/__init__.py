@@ -19,7 +19,7 @@ from .._errors import InvalidChunk
 from .._record import TRUNCATED
 from ._ai_sdk import AISDKAdapter
 from ._anthropic import AnthropicAdapter
-from ._base import Event, StreamAdapter
+from ._base import Event, StreamAdapter, StreamSuperseded
 from ._gemini import GeminiAdapter
 from ._openai_chat import OpenAIChatAdapter
 from ._openai_responses import OpenAIResponsesAdapter
@@ -51,6 +51,7 @@ __all__ = [
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",
     "StreamAdapter",
+    "StreamSuperseded",
     "ai_sdk_tool_output",
     "anthropic_tool_result",
     "gemini_function_response",

@@ -46,14 +46,16 @@ class AISDKAdapter(StreamAdapter):
         self._text.clear()
         self._available.clear()
 
-    def feed(self, chunk: Any) -> list[Event]:
+    def _feed(self, chunk: Any) -> list[Event]:
         call_id = get(chunk, "toolCallId")
         if call_id is not None:
-            if get(chunk, "providerExecuted") is True and isinstance(call_id, str):
+            if not isinstance(call_id, str):
+                raise InvalidChunk(f"{get(chunk, 'type')}.toolCallId", "missing or not a string")
+            if get(chunk, "providerExecuted") is True:
                 self._provider_run.add(call_id)
             if call_id in self._provider_run:
                 return []
-        return super().feed(chunk)
+        return super()._feed(chunk)
 
     def _start(self, chunk: Any) -> None:
         self._call(chunk, start=True)
@@ -143,12 +145,15 @@ class AISDKAdapter(StreamAdapter):
         for call in self._book.open_calls():
             self._book.truncate(call, f"{why} ({text})" if text else why)
 
-    def finish(self) -> list[Event]:
-        # The stream ended cleanly without closing the step: what was available is complete.
-        for call_id in list(self._available):
-            self._release(call_id)
+    def _end(self, failure: str | None) -> list[Event]:
+        # A stream that ended cleanly without closing the step: what was available is
+        # complete. One that failed proves nothing: those calls are cut off with the rest.
+        if failure is None:
+            for call_id in list(self._available):
+                self._release(call_id)
+        self._available.clear()
         self._text.clear()
-        return super().finish()
+        return super()._end(failure)
 
     def _forget(self, call_id: str) -> None:
         self._available.pop(call_id, None)

@@ -12,14 +12,15 @@ message says why it stopped (``message_delta``) with a reason other than a limit
 or ``model_context_window_exceeded``, an ``error`` event, or a stream that ends first cut the
 open calls off: they end in error, truncated, and never run. ``server_tool_use`` blocks run on
 Anthropic's side and are not reported. A ``content_block_start`` seen again for the same index
-(same id and name) is the same block delivered twice and changes nothing; indices count again
-from 0 in each message.
+(same block type, id and name) is the same block delivered twice and changes nothing; so is a
+``message_start`` seen again with the same message id. Indices count again from 0 in each
+message, and a new message cuts off the calls the last one never proved complete.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from .._errors import InvalidChunk
@@ -39,7 +40,9 @@ class AnthropicAdapter(StreamAdapter):
         self._blocks: dict[int, _Call] = {}
         self._start_input: dict[str, Any] = {}
         self._stopped: list[_Call] = []  # stopped blocks waiting to be proven complete
-        self._started: dict[Any, tuple[str, str]] = {}  # block index -> (provider id, name)
+        #: The blocks started in this message, by index: (block type, provider id, name).
+        self._started: dict[int, tuple[Any, str, str]] = {}
+        self._message: str | None = None  # the id of the message being read
 
     def _reset(self) -> None:
         super()._reset()
@@ -47,54 +50,76 @@ class AnthropicAdapter(StreamAdapter):
         self._start_input.clear()
         self._stopped.clear()
         self._started.clear()
+        self._message = None
 
     def _message_start(self, chunk: Any) -> None:
-        """Block indices count from 0 again in each message."""
+        """A new message: block indices count from 0 again. Calls of the last message that
+        were never proven complete are cut off; the same message delivered again (same id)
+        changes nothing."""
+        message = get(chunk, "message")
+        message_id = text_field(message, "id", "message_start.message") if message else ""
+        if message_id and message_id == self._message:
+            return
+        if self._book.open_calls():
+            self._cut("a new message started before the last one said why it stopped")
+        self._message = message_id or None
         self._started.clear()
+        self._blocks.clear()
 
     def _delta(self, chunk: Any) -> None:
-        call = self._blocks.get(get(chunk, "index"))
+        call = self._blocks.get(_index(chunk, "content_block_delta"))
         if call is not None:
             delta = get(chunk, "delta")
             if get(delta, "type") == "input_json_delta":
                 self._book.delta(call, text_field(delta, "partial_json", "delta"))
 
     def _block_start(self, chunk: Any) -> None:
+        index = _index(chunk, "content_block_start")
         block = get(chunk, "content_block")
-        if block is not None and get(block, "type") == "tool_use":
+        kind = None if block is None else get(block, "type")
+        name = given_id = ""
+        if kind == "tool_use":
             name = text_field(block, "name", "content_block")
             if not name:
                 raise InvalidChunk("content_block.name", "missing (the tool's name)")
             given_id = text_field(block, "id", "content_block")
-            index = get(chunk, "index")
-            repeated = self._started.get(index)
-            if repeated is not None:
-                if repeated == (given_id, name):
-                    return  # the same block delivered again: the call goes on (A5)
-                raise InvalidChunk(
-                    "content_block_start.index",
-                    f"block {index!r} already started as tool_use {repeated[0]!r}"
-                    f" ({repeated[1]!r}) in this message",
-                )
-            call_id = given_id or self._new_id()
-            self._release()
-            call = self._book.start(call_id, name)
-            self._blocks[index] = call
-            self._started[index] = (given_id, name)
             given = get(block, "input")
+            if (
+                given is not None
+                and not isinstance(given, Mapping)
+                and not hasattr(given, "model_dump")
+            ):
+                raise InvalidChunk(
+                    "content_block.input", f"expected an object, got {type(given).__name__}"
+                )
+        repeated = self._started.get(index)
+        if repeated is not None:
+            if repeated == (kind, given_id, name):
+                return  # the same block delivered again: it changes nothing (A5)
+            raise InvalidChunk(
+                "content_block_start.index",
+                f"block {index} already started in this message, as {_describe(repeated)}",
+            )
+        self._started[index] = (kind, given_id, name)
+        self._release()  # a later block started: the model went on
+        if kind == "tool_use":
+            call = self._book.start(given_id or self._new_id(), name)
+            self._blocks[index] = call
             if given:
                 self._start_input[call.id] = given
-        else:
-            self._release()
 
     def _block_stop(self, chunk: Any) -> None:
-        call = self._blocks.pop(get(chunk, "index"), None)
+        call = self._blocks.pop(_index(chunk, "content_block_stop"), None)
         if call is not None:
             self._stopped.append(call)
 
     def _message_delta(self, chunk: Any) -> None:
         delta = get(chunk, "delta")
         reason = None if delta is None else get(delta, "stop_reason")
+        if reason is not None and not isinstance(reason, str):
+            raise InvalidChunk(
+                "message_delta.delta.stop_reason", f"expected a string, got {reason!r}"
+            )
         if reason in _CUT:
             self._cut(f"the message stopped at {reason!r}")
         elif reason is not None:
@@ -134,6 +159,19 @@ class AnthropicAdapter(StreamAdapter):
                 book.delta(call, json.dumps(_plain(given), ensure_ascii=False))
             book.ready(call)
         self._stopped.clear()
+
+
+def _index(chunk: Any, where: str) -> int:
+    """A block's ``index``: an integer, or the chunk cannot come from the protocol."""
+    index = get(chunk, "index")
+    if type(index) is not int:
+        raise InvalidChunk(f"{where}.index", f"expected an integer, got {index!r}")
+    return index
+
+
+def _describe(block: tuple[Any, str, str]) -> str:
+    kind, call_id, name = block
+    return f"tool_use {call_id!r} ({name!r})" if kind == "tool_use" else f"a {kind!r} block"
 
 
 def _plain(value: Any) -> Any:

@@ -14,8 +14,19 @@ those facts into the five native events and holds the rules every provider gets 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+import contextvars
+import threading
+from collections import deque
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -113,13 +124,29 @@ class StreamAdapter:
         self._book = CallBook()
         self._generated = 0
         self.generated_ids: set[str] = set()
+        self._reading: object | None = None  # the stream ``events()`` is reading, if any
+        self._inside = False  # ``events()`` itself is feeding or finishing
 
     #: For adapters of typed event streams: the handler of each ``type`` (others are ignored).
     _handlers: ClassVar[dict[str, Callable[[Any, Any], object]]] = {}
 
     def feed(self, chunk: Any) -> list[Event]:
-        """Read one chunk (an SDK object or its JSON as a dict); return the events it makes."""
-        handler = self._handlers.get(field(chunk, "type"))
+        """Read one chunk (an SDK object or its JSON as a dict); return the events it makes.
+
+        Fed by hand while an ``events()`` still holds an unfinished stream (one its consumer
+        broke out of), that stream is abandoned first: this chunk starts a new one."""
+        if self._reading is not None and not self._inside:
+            self._abandon()
+        return self._feed(chunk)
+
+    def _feed(self, chunk: Any) -> list[Event]:
+        """``feed`` for adapters of typed event streams: the handler of the chunk's ``type``."""
+        kind = field(chunk, "type")
+        if not isinstance(kind, str):
+            if kind is None:
+                return []
+            raise InvalidChunk("type", f"expected a string, got {type(kind).__name__}")
+        handler = self._handlers.get(kind)
         if handler is None:
             return []
         handler(self, chunk)
@@ -128,9 +155,14 @@ class StreamAdapter:
 
     def finish(self) -> list[Event]:
         """The stream ended: calls still open were cut off and end in error (truncated)."""
-        return self._cut_off("the stream ended before the call was complete")
+        if self._reading is not None and not self._inside:
+            self._abandon()
+        return self._end(None)
 
-    def _cut_off(self, why: str) -> list[Event]:
+    def _end(self, failure: str | None) -> list[Event]:
+        """End the stream: it ran out (``failure`` is ``None``) or failed, saying why. Calls
+        still open are cut off, and the adapter is ready for another stream."""
+        why = failure or "the stream ended before the call was complete"
         book = self._book
         for call in book.open_calls():
             book.truncate(call, why)
@@ -161,50 +193,190 @@ class StreamAdapter:
         out.extend(self.finish())
         return out
 
-    async def events(self, stream: AsyncIterable[Any] | Iterable[Any]) -> AsyncIterator[Event]:
+    async def events(
+        self, stream: AsyncIterable[Any] | Iterable[Any], *, inline: bool = False
+    ) -> AsyncIterator[Event]:
         """Events of every chunk of ``stream`` (an SDK stream, async or not), then ``finish``.
 
         A plain iterator other than a list or tuple (a synchronous SDK stream waiting on the
-        network) is read on a worker thread of its own, so the event loop, and the tools it runs,
-        never wait on it. If reading the stream raises (a dropped connection, say), the calls
-        still open are truncated, naming the error, and then the error propagates.
+        network) is read ahead on a daemon thread of its own, in the caller's context, so the
+        event loop, and the tools it runs, never wait on it; ``inline=True`` reads it on the
+        loop's thread instead (for iterators tied to their thread). If reading the stream fails
+        (a dropped connection, a chunk that raises ``InvalidChunk``), the calls still open are
+        truncated, naming the error, and then the error propagates. One adapter reads one
+        stream at a time: a consumer that stops early leaves the adapter ready for the next
+        stream, and if the adapter is handed another stream (``events()``, ``feed``,
+        ``finish``) before this one ended, this one raises ``StreamSuperseded``.
         """
+        if self._reading is not None:  # an earlier stream was abandoned, never finished
+            self._abandon()
+        token = self._reading = object()
+        ended = False  # the stream ran out, or failed and was cut off
         try:
-            if isinstance(stream, (list, tuple)):
-                for chunk in stream:
-                    for event in self.feed(chunk):
-                        yield event
-            else:
-                chunks = stream if isinstance(stream, AsyncIterable) else _on_a_thread(stream)
-                async for chunk in chunks:
-                    for event in self.feed(chunk):
-                        yield event
-        except InvalidChunk:
-            raise
+            async with aclosing(self._read(stream, inline, token)) as events:
+                async for event in events:
+                    yield event
+            ended = True
         except Exception as error:
-            for event in self._cut_off(
-                f"reading the stream failed ({type(error).__name__}: {error})"
-            ):
+            ended = True
+            if self._reading is not token:
+                raise
+            self._reading = None
+            why = f"reading the stream failed ({type(error).__name__}: {error})"
+            for event in self._end(why):
                 yield event
             raise
-        for event in self.finish():
+        finally:
+            if self._reading is token:
+                self._reading = None
+                if not ended:  # closed or cancelled mid-stream
+                    self._abandon()
+        for event in self._end(None):
             yield event
 
+    async def _read(
+        self, stream: AsyncIterable[Any] | Iterable[Any], inline: bool, token: object
+    ) -> AsyncGenerator[Event, None]:
+        """The events of each chunk, until the stream ends; ``StreamSuperseded`` if another
+        stream takes the adapter over meanwhile."""
+        closing: AbstractAsyncContextManager[Any] = nullcontext()
+        if isinstance(stream, AsyncIterable):
+            chunks: AsyncIterable[Any] = stream  # the caller's own stream stays theirs to close
+        elif inline or isinstance(stream, (list, tuple)):
+            for chunk in stream:
+                for event in self._owned_feed(chunk, token):
+                    yield event
+                    _check_owner(self, token)
+            return
+        else:
+            chunks = _read_ahead(stream)
+            closing = aclosing(chunks)
+        async with closing:
+            async for chunk in chunks:
+                for event in self._owned_feed(chunk, token):
+                    yield event
+                    _check_owner(self, token)
 
-async def _on_a_thread(stream: Iterable[Any]) -> AsyncIterator[Any]:
-    """The chunks of a blocking iterator, each ``next`` run on one worker thread of its own (not
-    the loop's default pool, which blocking tools may fill)."""
-    chunks = iter(stream)
-    loop = asyncio.get_running_loop()
-    reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolcalls-stream-reader")
-    try:
-        while True:
-            chunk = await loop.run_in_executor(reader, next, chunks, _ABSENT)
+    def _owned_feed(self, chunk: Any, token: object) -> list[Event]:
+        _check_owner(self, token)
+        self._inside = True
+        try:
+            return self._feed(chunk)
+        finally:
+            self._inside = False
+
+    def _abandon(self) -> None:
+        """Forget a stream its consumer stopped reading: its routing, and events not taken."""
+        self._reading = None
+        self._book.take()
+        self._reset()
+
+
+#: How many chunks the reader thread buffers for the consumer. A batch handed over frees its
+#: room at once, so at most twice as many are read ahead of what the consumer has seen.
+_READ_AHEAD = 512
+
+
+class _Reader:
+    """Reads a blocking iterator on a daemon thread, handing chunks to the loop in batches.
+
+    The thread wakes the loop only when the consumer is waiting, so a fast stream costs a
+    batch hand-over, not a thread hop per chunk; a daemon thread never holds up interpreter
+    exit when a consumer gives up on a stream that hangs.
+    """
+
+    def __init__(self, stream: Iterable[Any], loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.lock = threading.Lock()
+        self.room = threading.Semaphore(_READ_AHEAD)
+        self.buffer: deque[Any] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.done = False
+        self.error: BaseException | None = None
+        self.stopped = False
+        context = contextvars.copy_context()
+        self.thread = threading.Thread(
+            target=context.run,
+            args=(self._read, iter(stream)),
+            name="toolcalls-stream-reader",
+            daemon=True,
+        )
+
+    def _read(self, chunks: Iterator[Any]) -> None:
+        try:
+            while True:
+                self.room.acquire()
+                if self.stopped:
+                    return
+                chunk = next(chunks, _ABSENT)
+                if chunk is _ABSENT:
+                    break
+                self._hand_over(chunk)
+        except BaseException as error:  # handed to the consumer, which re-raises it
+            self.error = error
+        self._hand_over(_ABSENT)
+
+    def _hand_over(self, chunk: Any) -> None:
+        with self.lock:
             if chunk is _ABSENT:
-                return
-            yield chunk
-    finally:
-        reader.shutdown(wait=False)
+                self.done = True
+            else:
+                self.buffer.append(chunk)
+            waiter, self.waiter = self.waiter, None
+        if waiter is not None and not self.stopped:
+            try:
+                self.loop.call_soon_threadsafe(_wake, waiter)
+            except RuntimeError:  # the loop closed (its consumer was cancelled with it)
+                self.stopped = True
+
+    async def chunks(self) -> AsyncGenerator[Any, None]:
+        self.thread.start()
+        try:
+            while True:
+                with self.lock:
+                    batch = list(self.buffer)
+                    self.buffer.clear()
+                    done = self.done
+                    if not batch and not done:
+                        waiter = self.waiter = self.loop.create_future()
+                if batch:
+                    self.room.release(len(batch))
+                    for chunk in batch:
+                        yield chunk
+                elif done:
+                    if self.error is not None:
+                        raise self.error
+                    return
+                else:
+                    await waiter
+        finally:
+            with self.lock:
+                self.stopped = True
+                self.waiter = None
+            self.room.release()  # a reader waiting for room wakes, sees the stop, and ends
+
+
+class StreamSuperseded(RuntimeError):
+    """The adapter was handed another stream (``events()``, ``feed`` or ``finish``) while
+    ``events()`` was still reading this one: one adapter reads one stream at a time."""
+
+
+def _check_owner(adapter: StreamAdapter, token: object) -> None:
+    if adapter._reading is not token:
+        raise StreamSuperseded(
+            "this adapter was handed another stream before this one ended; its open calls "
+            "belong to the new stream's reader now (one adapter reads one stream at a time)"
+        )
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _read_ahead(stream: Iterable[Any]) -> AsyncGenerator[Any, None]:
+    """The chunks of a blocking iterator, read ahead on a daemon thread (see ``_Reader``)."""
+    return _Reader(stream, asyncio.get_running_loop()).chunks()
 
 
 def field(obj: Any, name: str) -> Any:

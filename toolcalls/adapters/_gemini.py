@@ -23,7 +23,9 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -53,8 +55,16 @@ class _Streaming:
 class GeminiAdapter(StreamAdapter):
     """Reads ``GenerateContentResponse`` chunks (google-genai objects or wire dicts)."""
 
-    def __init__(self, *, id_prefix: str | None = None) -> None:
+    def __init__(self, *, id_prefix: str | None = None, candidate: int | None = 0) -> None:
+        """``candidate`` is the index of the candidate whose calls are reported
+        (``candidateCount > 1`` asks for alternative answers, and each would run its tools);
+        ``None`` reports every candidate's."""
         super().__init__(id_prefix=id_prefix)
+        if candidate is not None and (type(candidate) is not int or candidate < 0):
+            raise ValueError(
+                f"candidate must be a candidate index (an int >= 0) or None, not {candidate!r}"
+            )
+        self.candidate = candidate
         self._streaming: dict[int, _Streaming] = {}
         #: Whole calls the model sent with an id, as ``(name, args text)``: the same call
         #: delivered again (a retried or replayed chunk) is skipped, never run twice.
@@ -68,9 +78,11 @@ class GeminiAdapter(StreamAdapter):
         self._streaming.clear()
         self._whole.clear()
 
-    def feed(self, chunk: Any) -> list[Event]:
+    def _feed(self, chunk: Any) -> list[Event]:
         # Read the whole chunk first: a malformed part raises before anything changed.
         candidates = [_read_candidate(candidate) for candidate in get(chunk, "candidates") or ()]
+        if self.candidate is not None:
+            candidates = [read for read in candidates if read[0] == self.candidate]
         book = self._book
         for _, calls, _ in candidates:
             book.seen.update(call.id for call in calls if call.id is not None)
@@ -81,7 +93,7 @@ class GeminiAdapter(StreamAdapter):
                 streaming = self._streaming.pop(number, None)
                 if streaming is not None:
                     if reason == "STOP":
-                        self._end(streaming)
+                        self._complete(streaming)
                     else:
                         why = f"the candidate finished with {reason!r}"
                         book.truncate(streaming.call, why)
@@ -92,7 +104,7 @@ class GeminiAdapter(StreamAdapter):
         streaming = self._streaming.get(number)
         if function_call.name:
             if streaming is not None:  # a new call begins: the previous one ended
-                self._end(self._streaming.pop(number))
+                self._complete(self._streaming.pop(number))
             whole = not function_call.goes_on and not function_call.pieces
             if whole and function_call.id is not None:
                 seen = (function_call.name, function_call.args_text)
@@ -109,19 +121,21 @@ class GeminiAdapter(StreamAdapter):
             streaming = self._streaming[number] = _Streaming(call)
         elif streaming is None:
             return  # an empty terminator with no call streaming (Vertex repeats it)
+        elif function_call.signature is not None:  # the signature may come on a later part
+            self.thought_signatures.setdefault(streaming.call.id, function_call.signature)
         for piece in function_call.pieces:
             _apply(streaming, piece)
         if not function_call.goes_on:
-            self._end(self._streaming.pop(number))
+            self._complete(self._streaming.pop(number))
 
-    def _end(self, streaming: _Streaming) -> None:
+    def _complete(self, streaming: _Streaming) -> None:
         if streaming.args:
             self._book.delta(streaming.call, json.dumps(streaming.args, ensure_ascii=False))
         self._book.ready(streaming.call)
 
-    def finish(self) -> list[Event]:
+    def _end(self, failure: str | None) -> list[Event]:
         self._streaming.clear()
-        return super().finish()
+        return super()._end(failure)
 
     def function_response(self, call: Settled) -> dict[str, Any]:
         """The ``functionResponse`` part for a settled call; the id goes back only if the
@@ -137,7 +151,8 @@ class GeminiAdapter(StreamAdapter):
             call_id, name, args = call.tool_call_id, call.tool_name, call.args
         else:
             call_id, name, args = call.id, call.name, call.args
-        body: dict[str, Any] = {"name": name, "args": args if isinstance(args, dict) else {}}
+        plain = _thawed(args) if isinstance(args, Mapping) else {}
+        body: dict[str, Any] = {"name": name, "args": plain}
         if call_id not in self.generated_ids:
             body["id"] = call_id
         part: dict[str, Any] = {"functionCall": body}
@@ -192,6 +207,15 @@ def _read_candidate(candidate: Any) -> tuple[int, list[_FunctionCall], str | Non
     return number, calls, None if reason is None else str(getattr(reason, "value", reason))
 
 
+def _thawed(value: Any) -> Any:
+    """A call's arguments as plain JSON data (a view's are read-only mappings and tuples)."""
+    if isinstance(value, Mapping):
+        return {key: _thawed(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_thawed(item) for item in value]
+    return value
+
+
 def _signature_text(signature: Any) -> str:
     """A ``thoughtSignature`` as the wire's base64 text (google-genai holds it as bytes)."""
     if isinstance(signature, bytes):
@@ -208,6 +232,8 @@ def _read_function_call(function_call: Any) -> _FunctionCall:
         if value is not None and not isinstance(value, str):
             raise InvalidChunk(f"{_WHERE}.{key}", f"expected a string, got {_kind(value)}")
     args = get(function_call, "args")
+    if args is not None and not isinstance(args, Mapping):
+        raise InvalidChunk(f"{_WHERE}.args", f"expected an object, got {_kind(args)}")
     args_text = ""
     if args:
         try:
@@ -266,8 +292,11 @@ def _apply(streaming: _Streaming, piece: _Piece) -> None:
 
 
 def _value(piece: Any) -> tuple[Any, bool]:
+    where = f"{_WHERE}.partialArgs[]"
     number = field2(piece, "numberValue", "number_value")
     if number is not None:
+        if type(number) not in (int, float) or not math.isfinite(number):
+            raise InvalidChunk(f"{where}.numberValue", f"expected a finite number, got {number!r}")
         # A protobuf double: google-genai reads 3 as 3.0, JSON as 3. The same stream gives the
         # same arguments either way, and an integer stays an integer.
         if isinstance(number, float) and number.is_integer() and abs(number) <= 2**53:
@@ -275,9 +304,13 @@ def _value(piece: Any) -> tuple[Any, bool]:
         return number, False
     flag = field2(piece, "boolValue", "bool_value")
     if flag is not None:
+        if type(flag) is not bool:
+            raise InvalidChunk(f"{where}.boolValue", f"expected true or false, got {flag!r}")
         return flag, False
     text = field2(piece, "stringValue", "string_value")
     if text is not None:
+        if not isinstance(text, str):
+            raise InvalidChunk(f"{where}.stringValue", f"expected a string, got {_kind(text)}")
         return text, True
     return None, False  # nullValue, or nothing: JSON null
 

@@ -66,7 +66,7 @@ class OpenAIChatAdapter(StreamAdapter):
         self._by_choice.clear()
         self._by_id.clear()
 
-    def feed(self, chunk: Any) -> list[Event]:
+    def _feed(self, chunk: Any) -> list[Event]:
         choices = get(chunk, "choices")
         if choices is None and get(chunk, "type") is not None:
             # An event of openai's stream helper: a "chunk" event wraps the chunk; the others
@@ -159,9 +159,9 @@ class OpenAIChatAdapter(StreamAdapter):
             else:
                 book.truncate(call, f"the response stopped with finish_reason {reason!r}")
 
-    def finish(self) -> list[Event]:
+    def _end(self, failure: str | None) -> list[Event]:
         self._start_waiting(None)
-        return super().finish()
+        return super()._end(failure)
 
 
 _Fragment = tuple[int, str | None, str | None, str]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._errors import InvalidChunk
 from ._base import Event, StreamAdapter, _Call, text_field
 from ._base import field as get
 
@@ -26,6 +27,7 @@ class OpenAIResponsesAdapter(StreamAdapter):
         self._by_index: dict[int, _Call] = {}
         self._by_item: dict[str, _Call] = {}
         self._text: dict[str, list[str]] = {}  # the argument text streamed, by call id
+        self._items: dict[str, tuple[int | None, str]] = {}  # call id -> (output index, item id)
         self._last_sequence = -1
 
     def _reset(self) -> None:
@@ -33,17 +35,20 @@ class OpenAIResponsesAdapter(StreamAdapter):
         self._by_index.clear()
         self._by_item.clear()
         self._text.clear()
+        self._items.clear()
         self._last_sequence = -1
 
-    def feed(self, chunk: Any) -> list[Event]:
+    def _feed(self, chunk: Any) -> list[Event]:
         number = get(chunk, "sequence_number")
         if type(number) is int:
             # Events are numbered in order: one seen again (a resumed stream redelivers from
             # ``starting_after``) or out of order is skipped, never applied twice.
             if number <= self._last_sequence:
                 return []
+            events = super()._feed(chunk)  # a refused event (InvalidChunk) keeps its number
             self._last_sequence = number
-        return super().feed(chunk)
+            return events
+        return super()._feed(chunk)
 
     def _delta(self, chunk: Any) -> None:
         text = text_field(chunk, "delta", "delta")
@@ -90,34 +95,46 @@ class OpenAIResponsesAdapter(StreamAdapter):
         item = get(chunk, "item")
         if item is None or get(item, "type") != "function_call":
             return None
+        # Everything is read before anything changes (A6).
         name = text_field(item, "name", "item")
         arguments = text_field(item, "arguments", "item")
-        call_id = text_field(item, "call_id", "item") or text_field(item, "id", "item")
+        item_id = text_field(item, "id", "item")
+        call_id = text_field(item, "call_id", "item") or item_id
+        index = _output_index(chunk)
         book = self._book
-        call = book.calls.get(call_id) if call_id else None
-        if call is None:
+        call = self._same_item(call_id, index, item_id)
+        if call is None:  # a new item; one bringing a taken id gets a suffix (A5)
             call = book.start(call_id or self._new_id(), name or "(unnamed)")
+            self._items[call.id] = (index, item_id)
             if arguments:
                 self._text[call.id] = [arguments]
                 book.delta(call, arguments)
-        index = get(chunk, "output_index")
         if index is not None:
             self._by_index[index] = call
-        item_id = get(item, "id")
         if item_id:
             self._by_item[item_id] = call
         return call
 
-    def _route(self, chunk: Any) -> _Call | None:
-        index = get(chunk, "output_index")
-        call = self._by_index.get(index) if index is not None else None
+    def _same_item(self, call_id: str, index: int | None, item_id: str) -> _Call | None:
+        """The call this item already started (the item delivered again), if any: the call of
+        that id, if it came from the same item (by item id, or lacking one, output index)."""
+        call = self._book.calls.get(call_id) if call_id else None
         if call is None:
-            item_id = get(chunk, "item_id")
+            return None
+        known_index, known_item = self._items.get(call.id, (None, ""))
+        if item_id and known_item:
+            return call if item_id == known_item else None
+        return call if index == known_index else None
+
+    def _route(self, chunk: Any) -> _Call | None:
+        index = _output_index(chunk)
+        call = self._by_index.get(index) if index is not None else None
+        item_id = text_field(chunk, "item_id", str(get(chunk, "type")))
+        if call is None:
             call = self._by_item.get(item_id) if item_id else None
             if call is None and index is None:
                 open_calls = self._book.open_calls()
                 call = open_calls[0] if len(open_calls) == 1 else None
-        item_id = get(chunk, "item_id")
         if call is not None and item_id:
             self._by_item[item_id] = call  # a rotated item id names the same call
         return call
@@ -171,6 +188,16 @@ OpenAIResponsesAdapter._handlers = {
     "response.failed": OpenAIResponsesAdapter._failed,
     "error": OpenAIResponsesAdapter._failed,
 }
+
+
+def _output_index(chunk: Any) -> int | None:
+    """An event's ``output_index``, if it has one: an integer, or the event is malformed."""
+    index = get(chunk, "output_index")
+    if index is not None and type(index) is not int:
+        raise InvalidChunk(
+            f"{get(chunk, 'type')}.output_index", f"expected an integer, got {index!r}"
+        )
+    return index
 
 
 def _failure(chunk: Any) -> str:

@@ -211,7 +211,8 @@ def test_A6_a_different_call_at_a_started_index_is_refused_and_changes_nothing()
 def test_A5_block_indices_count_again_in_each_message() -> None:
     """Index 0 of the next message is a new block, so its call starts normally."""
     first = [MESSAGE_START, start(0, "toolu_a", "read"), delta(0, "{}"), stop(0)]
-    second = [message_delta("tool_use"), {"type": "message_stop"}, MESSAGE_START]
+    next_message = {**MESSAGE_START, "message": {**MESSAGE_START["message"], "id": "msg_2"}}
+    second = [message_delta("tool_use"), {"type": "message_stop"}, next_message]
     second += [start(0, "toolu_b", "read"), delta(0, "{}"), stop(0), message_delta("tool_use")]
     assert summary(AnthropicAdapter(), first + second) == [
         ("toolu_a", "read", "running", {}),

@@ -251,3 +251,34 @@ def test_A6_a_signature_that_is_not_text_is_refused_naming_it() -> None:
         {"type": "delta", "id": "call_0", "argsTextDelta": "{}"},
         {"type": "ready", "id": "call_0"},
     ]
+
+
+def two_candidates() -> dict[str, Any]:
+    first = {"functionCall": {"name": "send", "args": {"to": "ann"}}}
+    second = {"functionCall": {"name": "send", "args": {"to": "bob"}}}
+    candidates = [
+        {"index": 0, "content": {"role": "model", "parts": [first]}, "finishReason": "STOP"},
+        {"index": 1, "content": {"role": "model", "parts": [second]}, "finishReason": "STOP"},
+    ]
+    return {"candidates": candidates, "modelVersion": "gemini-x", "responseId": "r1"}
+
+
+def test_A1_only_candidate_0_is_reported_by_default_so_alternatives_do_not_all_run() -> None:
+    """``candidateCount=2`` asks for alternative answers: by default only the first one's calls
+    are reported (and run); ``candidate=1`` picks the other, ``None`` reads both."""
+    assert summary(GeminiAdapter(), [two_candidates()]) == [
+        ("call_0", "send", "running", {"to": "ann"})
+    ]
+    assert summary(GeminiAdapter(candidate=1), [two_candidates()]) == [
+        ("call_0", "send", "running", {"to": "bob"})
+    ]
+    assert [c[3] for c in summary(GeminiAdapter(candidate=None), [two_candidates()])] == [
+        {"to": "ann"},
+        {"to": "bob"},
+    ]
+
+
+@pytest.mark.parametrize("candidate", [-1, True, 0.0, "0"])
+def test_A1_a_candidate_that_is_not_an_index_is_refused(candidate: object) -> None:
+    with pytest.raises(ValueError, match="candidate must be a candidate index"):
+        GeminiAdapter(candidate=candidate)  # type: ignore[arg-type]

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
 
-from toolcalls import ExecutionView, ToolCallSession
-from toolcalls.adapters import AISDKAdapter, OpenAIChatAdapter, openai_chat_tool_message
+from toolcalls import ExecutionView, InvalidChunk, ToolCallSession
+from toolcalls.adapters import (
+    AISDKAdapter,
+    OpenAIChatAdapter,
+    StreamSuperseded,
+    openai_chat_tool_message,
+)
+from toolcalls.adapters._base import _READ_AHEAD
 
 from .support import chat_chunk, fragment
 
@@ -116,3 +123,104 @@ def test_A4_a_sync_stream_that_fails_on_its_reader_thread_truncates_and_raises()
         asyncio.run(main())
     assert [e["type"] for e in events] == ["start", "delta", "error"]
     assert "ConnectionResetError: peer went away" in events[-1]["error"]["message"]
+
+
+def _endless(read: list[int]) -> Any:
+    """A synchronous stream that never ends, counting what was read of it."""
+    number = 0
+    while True:
+        read.append(number)
+        yield chat_chunk(fragment(0, " ", id="c", name="f") if number == 0 else fragment(0, " "))
+        number += 1
+
+
+def test_A1_a_sync_stream_is_read_ahead_only_a_bounded_way() -> None:
+    """The reader thread reads ahead of a slow consumer, but only so far (its buffer is
+    bounded), and stops reading once the consumer stops."""
+    read: list[int] = []
+
+    async def main() -> None:
+        events = OpenAIChatAdapter().events(_endless(read))
+        assert (await anext(events))["type"] == "start"
+        for _ in range(50):  # the consumer dawdles; the reader fills its buffer
+            await asyncio.sleep(0.002)
+        await events.aclose()
+
+    asyncio.run(main())
+    stopped_at = len(read)
+    assert stopped_at <= 2 * _READ_AHEAD + 2
+    time.sleep(0.05)
+    assert len(read) == stopped_at  # nothing more is read once the consumer closed
+
+
+def test_A1_inline_reads_a_sync_stream_on_the_loops_own_thread() -> None:
+    """``inline=True`` is for iterators tied to the thread that made them (a database cursor
+    of recorded chunks): every chunk is read on the loop's thread."""
+    threads: set[str] = set()
+
+    def stream() -> Any:
+        threads.add(threading.current_thread().name)
+        yield chat_chunk(fragment(0, '{"a": 1}', id="one", name="f"))
+        threads.add(threading.current_thread().name)
+        yield chat_chunk(finish="tool_calls")
+
+    async def main() -> list[str]:
+        adapter = OpenAIChatAdapter()
+        return [event["type"] async for event in adapter.events(stream(), inline=True)]
+
+    assert asyncio.run(main()) == ["start", "delta", "ready"]
+    assert threads == {threading.current_thread().name}
+
+
+def test_A1_a_new_stream_takes_over_from_one_its_consumer_abandoned() -> None:
+    """A consumer that stops reading one stream without closing it (its generator is still
+    alive) and starts the next: the next stream starts clean, and the old one, if read again,
+    raises ``StreamSuperseded`` rather than yield anything more."""
+    first_stream = [
+        chat_chunk(fragment(0, '{"a": 1}', name="f")),
+        chat_chunk(finish="tool_calls"),
+    ]
+    second_stream = [
+        chat_chunk(fragment(0, '{"a": 2}', name="f")),
+        chat_chunk(finish="tool_calls"),
+    ]
+
+    async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        adapter = OpenAIChatAdapter()
+        first = adapter.events(first_stream)
+        assert (await anext(first))["type"] == "start"  # then abandoned, never closed
+        second = [event async for event in adapter.events(second_stream)]
+        with pytest.raises(StreamSuperseded, match="handed another stream"):
+            await anext(first)
+        return second, []
+
+    second, rest_of_first = asyncio.run(main())
+    assert [(e["type"], e["id"]) for e in second] == [
+        ("start", "call_1"),
+        ("delta", "call_1"),
+        ("ready", "call_1"),
+    ]
+    assert rest_of_first == []
+
+
+def test_A4_a_chunk_refused_mid_stream_ends_the_open_calls_truncated_then_raises() -> None:
+    """``events()`` over a stream with a malformed chunk: the stream cannot go on, so the call
+    it left open ends truncated, naming the refusal, and then ``InvalidChunk`` propagates."""
+    bad = chat_chunk(fragment(0, "}"))
+    bad["choices"][0]["index"] = "zero"
+    stream = [chat_chunk(fragment(0, '{"a": ', id="cut", name="f")), bad]
+    seen: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        async for event in OpenAIChatAdapter().events(stream):
+            seen.append(event)
+
+    with pytest.raises(InvalidChunk):
+        asyncio.run(main())
+    assert [(e["type"], e["id"]) for e in seen] == [
+        ("start", "cut"),
+        ("delta", "cut"),
+        ("error", "cut"),
+    ]
+    assert seen[-1]["error"]["kind"] == "truncated"
+    assert "InvalidChunk" in seen[-1]["error"]["message"]
