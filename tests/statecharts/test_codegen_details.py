@@ -327,3 +327,102 @@ def test_c16_a_source_is_written_next_to_where_it_goes_then_moved_in_place(
     filename, _ = _generated_file_of_a_failure(_raising_chart("Moved"))
     assert [(source.parent, target) for source, target in moves] == [(tmp_path, Path(filename))]
     assert moves[0][0].suffix == ".tmp"
+
+
+class Log:
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+
+
+class Prepared(StateChart[Log]):
+    """A chart with a ``prepare_event`` of its own: every callback is bound as
+    python-statemachine binds it, positional payload and prepared keywords included."""
+
+    catch_errors_as_events = False
+
+    class box(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="act") | b.to(a, on="act")
+
+    def prepare_event(self, event: Any) -> dict[str, Any]:
+        return {"extra": str(event)}
+
+    def act(
+        self, *args: Any, extra: str, previous_configuration: Any, new_configuration: Any
+    ) -> None:
+        self.model.log.append(
+            (
+                args,
+                extra,
+                [state.id for state in previous_configuration],
+                [state.id for state in new_configuration],
+            )
+        )
+
+
+class Configurations(StateChart[Log]):
+    catch_errors_as_events = False
+
+    class box(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="act") | b.to(a, on="act")
+
+    def act(
+        self, previous_configuration: Any, new_configuration: Any, source: Any, target: Any
+    ) -> None:
+        self.model.log.append(
+            (
+                [state.id for state in previous_configuration],
+                [state.id for state in new_configuration],
+                source.id,
+                target.id,
+            )
+        )
+
+
+@pytest.mark.parametrize("chart", [Prepared, Configurations])
+def test_c8_a_statechart_s_on_callbacks_get_the_configurations_before_and_after(
+    chart: type[StateChart[Log]],
+) -> None:
+    logs = []
+    for machine in (chart(Log()), compile_chart(chart).create(Log())):
+        machine.send("go", 1)
+        machine.send("go")
+        logs.append(machine.model.log)
+    assert logs[0] == logs[1]
+    configurations = [entry[:2] if chart is Configurations else entry[2:] for entry in logs[1]]
+    assert configurations == [(["box", "a"], ["box", "b"]), (["box", "b"], ["box", "a"])]
+
+
+class CarriesAct(Log):
+    """``act`` is the instance's own (the chart reads it when the event runs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.act = lambda *args, extra: self.log.append((args, extra))
+
+
+class PreparedDynamic(StateChart[Log]):
+    catch_errors_as_events = False
+
+    class box(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="act") | b.to(a, on="act")
+
+    def prepare_event(self, event: Any) -> dict[str, Any]:
+        return {"extra": str(event)}
+
+
+def test_c8_a_callback_read_from_the_model_instance_gets_the_prepared_arguments() -> None:
+    logs = []
+    for machine in (
+        PreparedDynamic(CarriesAct()),
+        compile_chart(PreparedDynamic).create(CarriesAct()),
+    ):
+        machine.send("go", 1)
+        machine.send("go")
+        logs.append(machine.model.log)
+    assert logs[0] == logs[1] == [((1,), "go"), ((), "go")]
