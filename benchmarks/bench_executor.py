@@ -10,9 +10,10 @@ Two cases, each 10,000 trivial tool calls registered at once and waited for:
 Each time is the median of several repeats on a fresh event loop, the cases interleaved so
 drift hits all alike; ratios are against the baseline of this same run. Targets: async <= 2x,
 sync <= 1.5x. Run: ``python benchmarks/bench_executor.py`` (``--quick`` for a smoke run;
-``--no-gc`` pauses the cyclic collector while timing: each waiting call holds two objects more
-than a bare task, its record and its chart instance, and with 10,000 at once that alone can
-set off a full collection the baseline escapes, so the two figures tell that cost apart).
+``--no-gc`` pauses the cyclic collector while timing: each waiting call holds more than a bare
+task, its record (which is also its chart instance) and its own copy of the arguments, and
+with 10,000 at once a few objects more per call can set off a full collection the baseline
+escapes, so the two figures tell that cost apart).
 """
 
 from __future__ import annotations

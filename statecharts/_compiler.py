@@ -11,7 +11,7 @@ import ast
 import dis
 import inspect
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -62,6 +62,9 @@ RUNTIME_NAMES = frozenset(
         "_prepared",
         "_engine",
         "configuration",
+        "configuration_values",
+        "current_state_value",
+        "_run_loop",
         "snapshot",
         "activate_initial_state",
         "clock",
@@ -80,6 +83,8 @@ _INSTANCE_API = frozenset(
         "raise_",
         "cancel_event",
         "configuration",
+        "configuration_values",
+        "current_state_value",
         "state",
         "model",
         "is_terminated",
@@ -161,8 +166,14 @@ class _Reader:
             seen.add(state.id)
             pending.extend(getattr(state, "states", ()))
         transitions = self._transitions()
+        sent_after = _delayed_sends(states, transitions)
         events = tuple(
-            EventDef(id=str(e.id), name=str(e.name), delay=float(e.delay or 0))
+            EventDef(
+                id=str(e.id),
+                name=str(e.name),
+                delay=float(e.delay or 0),
+                sent_after=tuple(sorted(sent_after.get(str(e.id), ()))),
+            )
             for e in self.cls._events
         )
         flags = Flags(
@@ -235,6 +246,7 @@ class _Reader:
                 "a chart method using python-statemachine's machine API",
                 f"{where} reads self.{unsupported[0]}",
             )
+        self._check_escapes(function, where)
 
     def _check_attribute(self, name: str, value: Any) -> None:
         if name in RUNTIME_NAMES:
@@ -246,20 +258,74 @@ class _Reader:
             return
         if inspect.isasyncgenfunction(function):
             raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
-        unsupported = sorted(self._machine_api_used(function))
-        if unsupported:
-            raise self.refuse(
-                "a chart method using python-statemachine's machine API",
-                f"{self.name}.{name} reads self.{unsupported[0]}",
-                "the compiled instance offers send, raise_, configuration, state, model, "
-                "is_terminated and the event methods",
-            )
+        wrapped = inspect.unwrap(function)  # a decorated method: the wrapper and its function
+        for code_owner in (function, wrapped) if wrapped is not function else (function,):
+            if not inspect.isfunction(code_owner):
+                continue
+            unsupported = sorted(self._machine_api_used(code_owner))
+            if unsupported:
+                raise self.refuse(
+                    "a chart method using python-statemachine's machine API",
+                    f"{self.name}.{name} reads self.{unsupported[0]}",
+                    "the compiled instance offers send, raise_, cancel_event, configuration, "
+                    "configuration_values, current_state_value, state, model, is_terminated "
+                    "and the event methods",
+                )
+            if not isinstance(value, staticmethod | classmethod):
+                self._check_escapes(code_owner, f"{self.name}.{name}")
         if "__class__" in function.__code__.co_freevars:
             raise self.refuse(
                 "a method using zero-argument super()",
                 f"{self.name}.{name}",
                 "call the base class explicitly",
             )
+
+    def _check_escapes(self, function: Any, where: str) -> None:
+        """Refuse a method that hands the machine (``self``, a ``machine`` parameter,
+        ``event_data.machine``) to code the scan cannot follow, or to a helper of the module
+        that reads python-statemachine's machine API on it: the compiled instance does not
+        offer that API, and errors-as-events would swallow the ``AttributeError`` (a silently
+        different run)."""
+        code = function.__code__
+        owners = {"machine"}
+        if code.co_varnames and code.co_argcount:
+            owners.add(code.co_varnames[0])
+        escapes: list[str] = []
+        scan = _MachineScan(self._provided(), escapes)
+        scan.scan(code, owners, function.__globals__)
+        helper_reads = sorted(name for name in scan.found if " (through " in name)
+        if helper_reads:
+            raise self.refuse(
+                "a chart method using python-statemachine's machine API",
+                f"{where} reads self.{helper_reads[0]}",
+                "the compiled instance offers send, raise_, cancel_event, configuration, "
+                "configuration_values, current_state_value, state, model, is_terminated and "
+                "the event methods",
+            )
+        if escapes:
+            raise self.refuse(
+                "a chart method handing the machine to code the compiler cannot check",
+                f"{where} passes self on (to a callable that is not a plain function of its "
+                f"module, such as attrgetter(...)(self), or as a return value or variable) at "
+                f"{escapes[0]}",
+                "the compiled instance is not python-statemachine's machine: pass self.model, "
+                "or the values the code needs",
+            )
+
+    def _provided(self) -> set[str]:
+        """The attribute names a compiled instance has (its API, the chart's attributes, the
+        fields a custom ``__init__`` sets and the declared events)."""
+        provided = set(RUNTIME_NAMES) | set(self.attributes) | _INSTANCE_API
+        init = custom_init(self.cls)
+        if init is not None:
+            provided |= init_fields(init[1])
+        provided |= {
+            name
+            for klass in self.cls.__mro__
+            for name, value in vars(klass).items()
+            if type(value).__name__ == "Event"
+        }
+        return provided
 
     def _machine_api_used(self, function: Any) -> set[str]:
         """Attributes a chart method reads on the machine that only python-statemachine's
@@ -271,19 +337,9 @@ class _Reader:
         owners = {"machine"}
         if code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
-        provided = set(RUNTIME_NAMES) | set(self.attributes) | _INSTANCE_API
-        init = custom_init(self.cls)
-        if init is not None:
-            provided |= init_fields(init[1])
-        provided |= {
-            name
-            for klass in self.cls.__mro__
-            for name, value in vars(klass).items()
-            if type(value).__name__ == "Event"
-        }
-        found: set[str] = set()
-        _scan_machine_reads(code, owners, provided, found)
-        return found
+        scan = _MachineScan(self._provided())
+        scan.scan(code, owners)
+        return scan.found
 
     def _state(self, state: DeclaredState, order: int) -> StateDef:
         where = f"state {state.id!r}"
@@ -445,36 +501,250 @@ def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
     )
 
 
-_LOADS = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE"})
+_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE"})
+_PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST"})
 _READS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR"})
+#: What may follow loading the machine besides an attribute read: deleting an attribute, and
+#: zero-argument ``super()``'s own load of ``self`` (3.12).
+_ATTRIBUTE_USES = frozenset({"DELETE_ATTR", "LOAD_SUPER_ATTR"})
+#: Tests an owner may be an operand of (``event_data.machine is self``).
+_TESTS = frozenset({"IS_OP", "COMPARE_OP"})
+#: Loads a call's plain arguments are made of.
+_ARGUMENT_LOADS = frozenset(
+    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CONST", "LOAD_FAST_LOAD_FAST"}
+)
+#: How many code objects (functions, nested ones and helpers) a scan reads before it stops
+#: following the machine into helpers (and refuses where it would have followed it).
+_HELPER_DEPTH = 64
 
 
-def _scan_machine_reads(code: Any, owners: set[str], provided: set[str], found: set[str]) -> None:
-    """Collect into ``found`` the attributes ``code`` (and the functions nested in it) reads
-    on one of ``owners`` (or ``event_data.machine``) that are not ``provided``; a
-    ``getattr(owner, name)`` whose name is not a provided constant counts as ``getattr``."""
-    instructions = list(dis.get_instructions(code))
-    for index, instruction in enumerate(instructions[:-1]):
-        following = instructions[index + 1]
-        is_owner = instruction.opname in _LOADS and instruction.argval in owners
-        if instruction.opname in _READS and instruction.argval == "machine" and index:
-            before = instructions[index - 1]
-            is_owner = before.opname in _LOADS and before.argval == "event_data"
-        if not is_owner:
-            continue
-        if following.opname in _READS:
-            name = str(following.argval)
-            if name not in provided and not name.startswith("__"):
-                found.add(name)
-        elif (
-            index
-            and _is_getattr_call(instructions[index - 1])
-            and not (following.opname == "LOAD_CONST" and following.argval in provided)
+class _MachineScan:
+    """Reads of python-statemachine's machine API in a chart method's bytecode.
+
+    ``found`` collects the attributes a method (and the functions nested in it) reads on one
+    of its ``owners`` (``self``, a ``machine`` parameter, ``event_data.machine``) that are not
+    ``provided``; a ``getattr(owner, name)`` whose name is not a provided constant counts as
+    ``getattr``. With ``escapes`` (a list), the scan also follows the owner where it leaves
+    the method: handed as an argument to a plain function of the module, that function is
+    scanned the same way, its parameter taking the owner's place (``found`` names it); used
+    any other way but as the object of an attribute access or an operand of an identity or
+    equality test (``attrgetter(...)(self)``, a builtin, a variable, a return value), the
+    place is added to ``escapes``: code outside the scan could read the machine API there.
+    """
+
+    def __init__(self, provided: set[str], escapes: list[str] | None = None) -> None:
+        self.provided = provided
+        self.escapes = escapes
+        self.found: set[str] = set()
+        self.seen: set[Any] = set()
+
+    def scan(
+        self,
+        code: Any,
+        owners: set[str],
+        namespace: Mapping[str, Any] | None = None,
+        via: str = "",
+    ) -> None:
+        """Scan ``code`` (and the functions nested in it) for uses of ``owners``."""
+        self.seen.add(code)
+        instructions = list(dis.get_instructions(code))
+        line = code.co_firstlineno
+        for index, instruction in enumerate(instructions):
+            positions = getattr(instruction, "positions", None)
+            if positions is not None and positions.lineno:
+                line = positions.lineno
+            if _loads_owner(instructions, index, owners):
+                place = f"{code.co_filename.rsplit('/', 1)[-1]}:{line}"
+                self._use(code, instructions, index, owners, namespace, via, place)
+        for constant in code.co_consts:
+            if hasattr(constant, "co_code"):
+                self.scan(constant, owners, namespace, via)
+
+    def _use(
+        self,
+        code: Any,
+        instructions: list[Any],
+        index: int,
+        owners: set[str],
+        namespace: Mapping[str, Any] | None,
+        via: str,
+        place: str,
+    ) -> None:
+        instruction = instructions[index]
+        if _is_pair(instruction):  # two locals at once (3.13): never an attribute's object
+            if not _harmless_use(instructions, index, owners):
+                self._escape(code, instructions, index, owners, namespace, place)
+            return
+        read = _attribute_read(instructions, index)
+        if read is not None:
+            if read not in self.provided and (not read.startswith("__") or read == "__dict__"):
+                self.found.add(f"{read}{via}")
+        elif index and _is_getattr_call(instructions[index - 1]):
+            name = instructions[index + 1] if index + 1 < len(instructions) else None
+            if not (
+                name is not None and name.opname == "LOAD_CONST" and name.argval in self.provided
+            ):
+                self.found.add(f"getattr{via}")
+        elif instruction.opname != "LOAD_CLOSURE" and not _harmless_use(
+            instructions, index, owners
         ):
-            found.add("getattr")
-    for constant in code.co_consts:
-        if hasattr(constant, "co_code"):
-            _scan_machine_reads(constant, owners, provided, found)
+            # (a closure's cell: the nested function is scanned on its own)
+            self._escape(code, instructions, index, owners, namespace, place)
+
+    def _escape(
+        self,
+        code: Any,
+        instructions: list[Any],
+        index: int,
+        owners: set[str],
+        namespace: Mapping[str, Any] | None,
+        place: str,
+    ) -> None:
+        """The owner loaded at ``index`` leaves the method: scan the module function it is an
+        argument of, with the parameter it binds as the owner, or record the escape."""
+        if self.escapes is None:
+            return
+        call = _global_call_argument(code, instructions, index, owners)
+        callee = namespace.get(call[0]) if call is not None and namespace is not None else None
+        parameter = None
+        if call is not None and inspect.isfunction(callee) and len(self.seen) <= _HELPER_DEPTH:
+            parameter = _parameter(callee.__code__, *call[1:])
+        if callee is None or parameter is None:
+            self.escapes.append(place)
+        elif callee.__code__ not in self.seen:
+            through = f" (through {callee.__qualname__}({parameter}), {place})"
+            self.scan(callee.__code__, {parameter}, callee.__globals__, through)
+
+
+def _loads_owner(instructions: list[Any], index: int, owners: set[str]) -> bool:
+    """Whether the instruction at ``index`` puts an owner on the stack."""
+    instruction = instructions[index]
+    argval = instruction.argval
+    if _is_pair(instruction):
+        return isinstance(argval, tuple) and bool(owners.intersection(argval))
+    if instruction.opname in _READS and argval == "machine" and index:
+        before = instructions[index - 1]
+        return before.opname in _LOADS and before.argval == "event_data"
+    return instruction.opname in _LOADS and argval in owners
+
+
+def _attribute_read(instructions: list[Any], index: int) -> str | None:
+    """The attribute read (or written) on the owner loaded at ``index``, if any (``self.x +=
+    1`` copies the owner first)."""
+    following = instructions[index + 1] if index + 1 < len(instructions) else None
+    if following is not None and following.opname == "COPY" and index + 2 < len(instructions):
+        following = instructions[index + 2]
+    if following is not None and following.opname in _READS:
+        return str(following.argval)
+    return None
+
+
+def _harmless_use(instructions: list[Any], index: int, owners: set[str]) -> bool:
+    """Whether the owner loaded at ``index`` is the object of an attribute deletion, of
+    zero-argument ``super()`` (3.12), or an operand of an ``is`` / ``==``-style test (the
+    test right after it, or after exactly one other value: a load and its attributes)."""
+    rest = instructions[index + 1 :]
+    if not rest:
+        return False
+    own = instructions[index]
+    if _is_pair(own):  # (3.13) the owner on top, or below one other value
+        if own.argval[1] in owners:
+            return rest[0].opname in _TESTS
+        return _tested_after_attributes(rest)
+    first = rest[0]
+    if first.opname in _TESTS or first.opname in _ATTRIBUTE_USES:
+        return True
+    if first.opname not in _ARGUMENT_LOADS or _is_pair(first):
+        return False
+    return _tested_after_attributes(rest[1:])
+
+
+def _tested_after_attributes(rest: list[Any]) -> bool:
+    """Whether ``rest`` reads attributes of the value on top, then tests it against the one
+    below."""
+    for instruction in rest:
+        if instruction.opname != "LOAD_ATTR":
+            return instruction.opname in _TESTS
+    return False
+
+
+def _is_pair(instruction: Any) -> bool:
+    return instruction.opname in _PAIR_LOADS
+
+
+def _global_call_argument(
+    code: Any, instructions: list[Any], index: int, owners: set[str]
+) -> tuple[str, int, int, tuple[str, ...]] | None:
+    """If the load at ``index`` is one argument of a call of a global name whose arguments
+    are all plain loads (locals, constants, their attributes): the name, the argument's
+    position, the number of arguments and the call's keyword names. Otherwise ``None``."""
+    before = 0  # arguments loaded before the owner
+    start = index - 1
+    while start >= 0:
+        instruction = instructions[start]
+        if instruction.opname == "LOAD_GLOBAL":
+            break
+        if instruction.opname == "LOAD_ATTR" and start > 0:
+            start -= 1  # an attribute of the argument loaded before it
+            continue
+        if instruction.opname not in _ARGUMENT_LOADS:
+            return None
+        before += 2 if _is_pair(instruction) else 1
+        start -= 1
+    else:
+        return None
+    own = instructions[index]
+    if _is_pair(own):  # which of the two locals is the owner (the first, if both)
+        offset = 0 if own.argval[0] in owners else 1
+        before, after = before + offset, 1 - offset
+    else:
+        after = 0
+    found = _call_after(code, instructions[index + 1 :], before + 1 + after)
+    if found is None:
+        return None
+    count, keywords = found
+    return str(instructions[start].argval), before, count, keywords
+
+
+def _call_after(code: Any, rest: list[Any], loaded: int) -> tuple[int, tuple[str, ...]] | None:
+    """The argument count and keyword names of the call ``rest`` makes once its remaining
+    plain arguments are loaded (``loaded``: the arguments loaded so far), if it is one."""
+    keywords: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()  # the last tuple constant loaded: CALL_KW's names (3.13)
+    for instruction in rest:
+        opname = instruction.opname
+        if opname in ("PRECALL", "PUSH_NULL", "LOAD_ATTR"):
+            continue  # (an attribute of the argument loaded before it)
+        if opname == "KW_NAMES":  # 3.11's argval is not the names: read them off the code
+            keywords = tuple(code.co_consts[instruction.arg])
+        elif opname in _ARGUMENT_LOADS:
+            loaded += 2 if _is_pair(instruction) else 1
+            constant = instruction.argval if opname == "LOAD_CONST" else None
+            names = tuple(constant) if isinstance(constant, tuple) else ()
+        elif opname == "CALL_KW" and names:
+            loaded, keywords = loaded - 1, names
+            break
+        elif opname == "CALL":
+            break
+        else:
+            return None
+    else:
+        return None
+    if instruction.arg != loaded or len(keywords) > loaded:
+        return None
+    return loaded, keywords
+
+
+def _parameter(code: Any, position: int, count: int, keywords: tuple[str, ...]) -> str | None:
+    """The parameter of ``code`` the argument at ``position`` of ``count`` binds (the last
+    ``len(keywords)`` passed by those names); ``None`` for ``*args`` or ``**kwargs``, where the
+    owner would go on unseen."""
+    positional = count - len(keywords)
+    if position < positional:
+        return str(code.co_varnames[position]) if position < code.co_argcount else None
+    keyword = keywords[position - positional]
+    named = code.co_varnames[code.co_posonlyargcount : code.co_argcount + code.co_kwonlyargcount]
+    return keyword if keyword in named else None
 
 
 def _is_getattr_call(instruction: Any) -> bool:
@@ -525,3 +795,36 @@ def descriptor_matches(descriptor: str, event: str) -> bool:
     wanted = descriptor.split(".") if descriptor else []
     given = event.split(".") if event else []
     return len(wanted) <= len(given) and given[: len(wanted)] == wanted
+
+
+def _delayed_sends(
+    states: Iterable[StateDef], transitions: Iterable[TransitionDef]
+) -> dict[str, set[float]]:
+    """The delays (milliseconds) each event is sent with by the chart's own executable
+    content: SCXML ``<send event="..." delay="..."/>`` with a literal event and delay, at any
+    depth (inside ``<if>`` and ``<foreach>`` too). Delays given by expressions are not known
+    before a run and are left out."""
+    found: dict[str, set[float]] = {}
+    callbacks = [c for state in states for c in (*state.enter, *state.exit)]
+    callbacks += [c for transition in transitions for c in transition.actions]
+    pending = [getattr(c.func, "action", None) for c in callbacks if c.func is not None]
+    while pending:
+        action = pending.pop()
+        if action is None:
+            continue
+        if type(action).__name__ == "SendAction":
+            event, delay = getattr(action, "event", None), getattr(action, "delay", None)
+            if isinstance(event, str) and isinstance(delay, str) and delay:
+                from statemachine.io.actions import ParseTime  # loaded: the chart uses it
+
+                try:
+                    milliseconds = ParseTime.time_in_ms(delay)
+                except ValueError:
+                    continue  # python-statemachine raises it as error.execution when run
+                if milliseconds > 0:
+                    found.setdefault(event, set()).add(milliseconds)
+        for name in ("actions", "branches"):
+            inner = getattr(action, name, None)
+            if isinstance(inner, list):
+                pending.extend(inner)
+    return found

@@ -14,7 +14,10 @@ How a chart is drawn:
 - a transition is an arrow labelled ``events [guards]`` over ``/ actions``; a ``cond`` guard
   shows as its expression, an ``unless`` guard as ``not ...``, validators first (they run first);
 - a transition that neither exits nor enters a state (internal, or targetless) is a dashed
-  self-loop in DOT, and a line inside the state marked ``(internal)`` in Mermaid.
+  self-loop in DOT, and a line inside the state marked ``(internal)`` in Mermaid;
+- an event that fires after a delay (``Event(delay=500)``, or sent by the chart's own
+  ``<send delay="5s">``) reads ``remind after 500 ms`` (``timeout after 5 s``); an eventless
+  transition shows its guards alone, or nothing.
 
 Naming-convention callbacks (``on_enter_<state>``, ``before_<event>``, ``after_transition`` ...)
 are shown only when the chart class defines them (``ChartDef.attributes``); other callbacks
@@ -50,6 +53,8 @@ SUFFIXES: Mapping[str, Format] = {
 BINARY_FORMATS: frozenset[Format] = frozenset({"svg", "png"})
 
 INITIAL_NODE = "[*]"
+#: The label of an eventless transition without guards (it is taken as soon as it can be).
+EVENTLESS = "(eventless)"
 FONT = "Helvetica"
 GENERATED = "drawn by statecharts from the compiled chart; do not edit"
 SVG_STAMP = "statecharts-dot-sha256"
@@ -97,10 +102,10 @@ class TransitionView:
     @property
     def trigger(self) -> str:
         """``events [guards]``: what makes the transition fire (``[guards]`` alone for an
-        eventless transition)."""
+        eventless transition, ``(eventless)`` for one without guards)."""
         text = ", ".join(self.events)
         if not self.guards:
-            return text
+            return text or EVENTLESS
         guards = f"[{', '.join(self.guards)}]"
         return f"{text} {guards}" if text else guards
 
@@ -153,16 +158,21 @@ def diagram_of(chart: ChartDef, defined: Collection[str] | None = None) -> Diagr
         )
         for state in chart.states
     )
+    delays = {event.id: event.delays for event in chart.events if event.delays}
     # a compound state's initial transition is drawn as its initial marker, not as an edge
     transitions = tuple(
-        _transition_view(transition, names)
+        _transition_view(transition, names, delays)
         for transition in chart.transitions
         if not transition.initial
     )
     return Diagram(chart.name, chart.qualname, states, transitions)
 
 
-def _transition_view(transition: TransitionDef, names: frozenset[str]) -> TransitionView:
+def _transition_view(
+    transition: TransitionDef,
+    names: frozenset[str],
+    delays: Mapping[str, tuple[float, ...]],
+) -> TransitionView:
     stays = transition.target is None or (
         transition.internal and transition.target == transition.source
     )
@@ -170,11 +180,26 @@ def _transition_view(transition: TransitionDef, names: frozenset[str]) -> Transi
         id=transition.id,
         source=transition.source,
         target=transition.target or transition.source,
-        events=transition.events,
+        events=tuple(_event_label(event, delays.get(event, ())) for event in transition.events),
         guards=_labels(transition.guards, names),
         actions=_labels(transition.actions, names),
         stays=stays,
     )
+
+
+def _event_label(event: str, delays: tuple[float, ...]) -> str:
+    """``event``, or ``event after 500 ms`` (``after 1 s or 2 s``) for one that fires after a
+    delay."""
+    if not delays:
+        return event
+    return f"{event} after {' or '.join(delay_text(delay) for delay in delays)}"
+
+
+def delay_text(milliseconds: float) -> str:
+    """A delay as a reader says it: ``500 ms``, ``5 s``, ``1.5 s``."""
+    if milliseconds >= 1000:
+        return f"{milliseconds / 1000:g} s"
+    return f"{milliseconds:g} ms"
 
 
 def _labels(callbacks: tuple[CallbackDef, ...], defined: frozenset[str]) -> tuple[str, ...]:
@@ -233,10 +258,10 @@ def dot_source(diagram: Diagram, overlay: Overlay | None = None) -> str:
     top = diagram.children(None)
     initial = next((state for state in top if state.initial), None)
     if initial is not None:
-        graph.edge(INITIAL_NODE, initial.id, id=f"initial:{initial.id}")
+        _dot_edge(graph, INITIAL_NODE, initial.id, {"id": f"initial:{initial.id}"})
     for transition in diagram.transitions:
         mark = overlay.transitions.get(transition.id) if overlay else None
-        graph.edge(transition.source, transition.target, **_dot_transition(transition, mark))
+        _dot_edge(graph, transition.source, transition.target, _dot_transition(transition, mark))
     source: str = graph.source
     return source
 
@@ -255,8 +280,10 @@ def _dot_nested(
         initial = next((state for state in children if state.initial), None)
         if initial is not None:
             marker = f"{parent.id}:initial"
-            graph.node(marker, label="", shape="point", width="0.1", id=f"initial:{parent.id}")
-            graph.edge(marker, initial.id, id=f"initial:{initial.id}")
+            graph.node(
+                marker, label="", shape="point", width="0.1", id=f"initial-point:{parent.id}"
+            )
+            _dot_edge(graph, marker, initial.id, {"id": f"initial:{initial.id}"})
     for state in children:
         mark = overlay.states.get(state.id) if overlay else None
         if state.kind in _HISTORY_LABELS:
@@ -277,6 +304,18 @@ def _dot_nested(
                 _dot_nested(cluster, diagram, state, overlay)
         else:
             graph.node(state.id, **_dot_state(state, mark))
+
+
+def _dot_edge(graph: Any, tail: str, head: str, attrs: dict[str, str]) -> None:
+    """An edge between two nodes by name, written by hand: graphviz's ``edge()`` reads a
+    colon in a name as a port (``a:b`` is node ``a``, port ``b``), which a state id (from
+    JSON or SCXML) or an anchor may hold."""
+    from graphviz import quoting
+
+    rest = dict(attrs)
+    label = rest.pop("label", None)  # first, then the others sorted, as edge() writes them
+    attributes = quoting.attr_list(label, kwargs=rest)
+    graph.body.append(f"\t{quoting.quote(tail)} -> {quoting.quote(head)}{attributes}\n")
 
 
 def _dot_state(state: StateView, mark: Mark | None) -> dict[str, str]:
@@ -355,44 +394,59 @@ def _mermaid_nested(
     if parent is not None and parent.kind == "compound":
         initial = next((state for state in children if state.initial), None)
         if initial is not None:
-            yield f"{indent}[*] --> {initial.id}"
-    for number, state in enumerate(children):
-        if parent is not None and parent.kind == "parallel" and number:
-            yield f"{indent}--"
+            yield f"{indent}[*] --> {_mid(initial.id)}"
+    regions = 0
+    for state in children:
+        if parent is not None and parent.kind == "parallel" and state.kind not in _HISTORY_LABELS:
+            if regions:  # a history pseudo-state beside the regions is no region of its own
+                yield f"{indent}--"
+            regions += 1
         if state.kind in ("compound", "parallel"):
-            yield f'{indent}state "{_mermaid_text(state.name)}" as {state.id}'
-            yield f"{indent}state {state.id} {{"
+            yield f'{indent}state "{_mermaid_text(state.name)}" as {_mid(state.id)}'
+            yield f"{indent}state {_mid(state.id)} {{"
             yield from _mermaid_nested(diagram, state, overlay, indent + "    ")
             yield f"{indent}}}"
+            yield from _mermaid_notes(diagram, state, overlay, indent)
         elif parent is not None:
-            yield f'{indent}state "{_mermaid_text(state.name)}" as {state.id}'
+            yield f'{indent}state "{_mermaid_text(state.name)}" as {_mid(state.id)}'
+            yield from _mermaid_notes(diagram, state, overlay, indent)
+            if state.final:
+                yield f"{indent}{_mid(state.id)} --> [*]"
+
+
+def _mermaid_notes(
+    diagram: Diagram, state: StateView, overlay: Overlay | None, indent: str
+) -> Iterator[str]:
+    """A state's description lines: ``entry / ...``, ``exit / ...``, the overlay's notes and
+    the transitions that stay in it, marked ``(internal)``."""
+    mark = overlay.states.get(state.id) if overlay else None
+    for line in state.lines()[1:] + _notes(mark):
+        yield f"{indent}{_mid(state.id)} : {_mermaid_text(line)}"
+    for transition in diagram.transitions:
+        if transition.stays and transition.source == state.id:
+            label = _mermaid_edge_label(transition, overlay, "(internal)")
+            yield f"{indent}{_mid(state.id)} : {label}"
 
 
 def _mermaid_states(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
     for state in diagram.states:
         if diagram.nested and (state.parent is not None or state.kind in ("compound", "parallel")):
             continue
-        yield f'    state "{_mermaid_text(state.name)}" as {state.id}'
-        mark = overlay.states.get(state.id) if overlay else None
-        for line in state.lines()[1:] + _notes(mark):
-            yield f"    {state.id} : {_mermaid_text(line)}"
-        for transition in diagram.transitions:
-            if transition.stays and transition.source == state.id:
-                label = _mermaid_edge_label(transition, overlay, "(internal)")
-                yield f"    {state.id} : {label}"
+        yield f'    state "{_mermaid_text(state.name)}" as {_mid(state.id)}'
+        yield from _mermaid_notes(diagram, state, overlay, "    ")
 
 
 def _mermaid_transitions(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]:
     for state in diagram.states:
         if state.initial and state.parent is None:
-            yield f"    [*] --> {state.id}"
+            yield f"    [*] --> {_mid(state.id)}"
     for transition in diagram.transitions:
         if not transition.stays:
             label = _mermaid_edge_label(transition, overlay)
-            yield f"    {transition.source} --> {transition.target} : {label}"
+            yield f"    {_mid(transition.source)} --> {_mid(transition.target)} : {label}"
     for state in diagram.states:
         if state.final and state.parent is None:
-            yield f"    {state.id} --> [*]"
+            yield f"    {_mid(state.id)} --> [*]"
 
 
 def _mermaid_edge_label(
@@ -410,13 +464,26 @@ def _mermaid_classes(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]
         return
     for emphasis in Emphasis:
         ids = [
-            state.id
+            _mid(state.id)
             for state in diagram.states
             if (mark := overlay.states.get(state.id)) is not None and mark.emphasis is emphasis
         ]
         if ids:
             yield f"    classDef {emphasis.value} {_MERMAID_STYLES[emphasis]}"
             yield f"    class {','.join(ids)} {emphasis.value}"
+
+
+_MERMAID_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _mid(state_id: str) -> str:
+    """A state id as one Mermaid token: itself when it is a plain name, else its name with
+    each other character as ``_`` and a short digest of the id (ids from JSON or SCXML may
+    hold spaces, colons, dashes ...), the same on every run."""
+    if _MERMAID_ID.fullmatch(state_id):
+        return state_id
+    digest = hashlib.sha256(state_id.encode()).hexdigest()[:6]
+    return f"{re.sub(r'[^A-Za-z0-9_]', '_', state_id)}_{digest}"
 
 
 def _mermaid_text(text: str) -> str:

@@ -240,8 +240,11 @@ class HBinding:
         instance._run_queues(outcome)
 
     def resume_node(self, state_id: str) -> HNode:
-        """The node whose configuration is ``state_id`` and its ancestors (an atomic state);
-        ``InvalidStateValue`` for another id."""
+        """The node python-statemachine's ``start_value=state_id`` starts in: the
+        configuration entering ``state_id`` gives (its ancestors, and the initial states of
+        the other regions of each parallel ancestor, in python-statemachine's order), planned
+        with its entry algorithm, no callback run; ``InvalidStateValue`` for an id that is
+        not an atomic state."""
         from statemachine.exceptions import InvalidStateValue
 
         state = self.runtime.declared_states.get(state_id)
@@ -251,8 +254,10 @@ class HBinding:
                 state_id,
                 f"{state_id!r} is not an atomic state of {self.chart.name} (states: {atomic})",
             )
-        chain = [*reversed(list(state.ancestors())), state]
-        return self.node(tuple(chain), {})
+        entry = DeclaredTransition(self.runtime.initial_source, state, event="__initial__")
+        entry._specs.clear()  # type: ignore[no-untyped-call]
+        with self._lock:
+            return self._plan_microstep(self.initial_node, [entry], True).new_node
 
     def check_instance(self, model: Any) -> None:
         """Raise python-statemachine's error if the model lacks a name the class lacks too."""
@@ -924,7 +929,14 @@ class HBinding:
                 configurations=names.configurations,
             )
             group = self._transition_group(history_transition, Group.ON)
-            risky.append(("step", writer.call_lines(group, history_phase)))
+            # The microstep's own transition (a history state without a default) runs with
+            # the arguments python-statemachine cached for its first ``on`` run, error
+            # handler included: each callback isolated, as that run is. A default
+            # transition's content gets fresh arguments, without one: a failure cancels the
+            # microstep.
+            own = any(history_transition is taken for taken in plan.transitions)
+            kind = "on" if own and not names.initial else "step"
+            risky.append((kind, writer.call_lines(group, history_phase)))
         return risky
 
     def _emit_risky(
@@ -961,7 +973,10 @@ class HBinding:
                 writer.isolated(indent, lines)
         if not self.catch:  # a BaseException leaves it where it got, as python-statemachine
             writer.emit(0, "except Exception:")
-            writer.emit(1, f"inst._node = {restore_name}")
+            if not initial:
+                # (entering the initial configuration is no microstep: python-statemachine
+                # leaves the states entered before the failure active)
+                writer.emit(1, f"inst._node = {restore_name}")
             writer.emit(1, "raise")
 
 

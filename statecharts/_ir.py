@@ -188,11 +188,24 @@ class TransitionDef:
 @dataclass(frozen=True, slots=True)
 class EventDef:
     """A declared event: the id sent on the wire, its display name and the delay (in
-    milliseconds, ``0``: none) its declaration gives it."""
+    milliseconds, ``0``: none) its declaration gives it (``Event(delay=...)``).
+
+    ``sent_after`` lists the other delays (milliseconds, ascending) the chart's own executable
+    content sends it with (an SCXML ``<send event="timeout" delay="5s"/>``: a transition on
+    ``timeout`` is then taken 5 s after the send), so diagrams can say when it fires.
+    """
 
     id: str
     name: str
     delay: float = 0
+    sent_after: tuple[float, ...] = ()
+
+    @property
+    def delays(self) -> tuple[float, ...]:
+        """Every delay the event is known to fire after (milliseconds, ascending; ``()``:
+        none, it fires when sent)."""
+        declared = (self.delay,) if self.delay else ()
+        return tuple(sorted(set(declared + self.sent_after)))
 
 
 @dataclass(frozen=True, slots=True)

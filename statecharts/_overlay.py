@@ -8,8 +8,11 @@ out from the chart: from the current state, the transitions matching the event a
 order; the first without guards always wins, and guarded ones may or may not fire. When the
 chart alone cannot tell (guards, or several candidates), the step must say what happened, by
 the state it left the call in (``"state"``) or the transition it took (``"transition"``, a
-``TransitionDef.id``, or ``null`` for "ignored"). ``TraceStep.of(outcome)`` records exactly
-that from the compiled runtime. A trace file is JSON lines, one event per line::
+``TransitionDef.id``, or ``null`` for "ignored"). A statechart's step (regions of a parallel
+state, eventless transitions after the event) says every transition its macrostep took
+(``"transitions"``, a list of ids, its own first); the path then follows them as said.
+``TraceStep.of(outcome)`` records exactly that from the compiled runtime. A trace file is
+JSON lines, one event per line::
 
     {"id": "call_1", "event": "start", "name": "search"}
     {"id": "call_1", "event": "ready", "state": "running"}
@@ -49,9 +52,10 @@ def coverage_overlay(chart: ChartDef, coverage: Coverage) -> Overlay:
     transitions = {
         t.id: _count_mark(counts.taken.get(t.id, 0), "taken") for t in chart.transitions
     }
-    entered = {t.target for t in chart.transitions if t.target and counts.taken.get(t.id)}
+    entered = {target for t in chart.transitions if counts.taken.get(t.id) for target in t.targets}
     if found is not None:
         entered.add(chart.initial.id)
+    entered = _with_entered_around(chart, entered)
     states = {
         state.id: Mark(
             Emphasis.HIT if state.id in entered else Emphasis.MISSED,
@@ -68,6 +72,31 @@ def coverage_overlay(chart: ChartDef, coverage: Coverage) -> Overlay:
         f"{counts.ignored_total()} events ignored"
     )
     return Overlay(caption, states, transitions)
+
+
+def _with_entered_around(chart: ChartDef, targets: set[str]) -> set[str]:
+    """The states entering ``targets`` enters: their ancestors, and the default entry below
+    them (a compound state's initial child, each region of a parallel state), as the runtime
+    enters them."""
+    entered: set[str] = set()
+    pending = list(targets)
+    while pending:
+        state_id = pending.pop()
+        if state_id in entered or state_id not in chart.states_by_id:
+            continue
+        entered.add(state_id)
+        state = chart.states_by_id[state_id]
+        if state.parent is not None:
+            pending.append(state.parent)
+        children = [c for c in chart.children(state_id) if c.kind not in _HISTORY_KINDS]
+        if state.kind == "parallel":
+            pending.extend(child.id for child in children)
+        elif state.kind == "compound":
+            pending.extend(child.id for child in children if child.initial)
+    return entered
+
+
+_HISTORY_KINDS = ("shallow_history", "deep_history")
 
 
 def _count_mark(count: int, verb: str) -> Mark:
@@ -99,6 +128,9 @@ class TraceStep:
     state: str | None = None
     transition: str | None = None
     ignored: bool = False
+    #: Every transition the step's macrostep took, in order (its own first): what a
+    #: statechart's step did, which one state cannot say (regions of a parallel state ...).
+    transitions: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, outcome: Outcome) -> TraceStep:
@@ -106,7 +138,8 @@ class TraceStep:
         if outcome.transition is None:
             return cls(outcome.event, ignored=True)
         state = None if outcome.target is None else outcome.target.id
-        return cls(outcome.event, state=state, transition=outcome.transition.id)
+        taken = tuple(transition.id for transition in outcome.transitions)
+        return cls(outcome.event, state=state, transition=outcome.transition.id, transitions=taken)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +223,12 @@ def _trace_step(item: dict[str, Any], where: str) -> TraceStep:
     if transition is not None and not isinstance(transition, str):
         raise TraceError(f'{where}: "transition" must be a transition id or null')
     ignored = "transition" in item and transition is None
-    return TraceStep(event, state=state, transition=transition, ignored=ignored)
+    transitions = item.get("transitions", [])
+    if not isinstance(transitions, list) or not all(isinstance(t, str) for t in transitions):
+        raise TraceError(f'{where}: "transitions" must be a list of transition ids')
+    return TraceStep(
+        event, state=state, transition=transition, ignored=ignored, transitions=tuple(transitions)
+    )
 
 
 def resolve_trace(chart: ChartDef, steps: Iterable[TraceStep]) -> list[PathStep]:
@@ -216,6 +254,17 @@ def _resolve_step(
     where = f"step {number} ({step.event!r} in state {state!r})"
     if step.state is not None and step.state not in chart.states_by_id:
         raise TraceError(f"{where}: {chart.name} has no state {step.state!r}")
+    if step.transitions and not step.ignored:  # what the step took, said in full
+        known = {transition.id: transition for transition in chart.transitions}
+        for transition_id in step.transitions:
+            if transition_id not in known:
+                raise TraceError(f"{where}: {chart.name} has no transition {transition_id!r}")
+        if step.transition is not None and step.transition != step.transitions[0]:
+            raise TraceError(
+                f"{where}: the step took {step.transition}, but its transitions start with "
+                f"{step.transitions[0]}"
+            )
+        return tuple(known[transition_id] for transition_id in step.transitions)
     possible = _possible(chart, state, step.event)
     if step.ignored or step.transition is not None:
         wanted = None if step.ignored else step.transition

@@ -275,6 +275,46 @@ class _Queues:
         return not (self.timed or self.external or self.internal) and self.clock is None
 
 
+#: python-statemachine's machine API (a ``StateChart``'s public names).
+_MACHINE_API = frozenset(name for name in dir(StateChart) if not name.startswith("_"))
+
+
+class _MachineAPIMissing(UnsupportedChart, AttributeError):
+    """python-statemachine's machine API reached at run time on a compiled instance (past
+    the compile-time check: through a model's method, a helper ...). An ``UnsupportedChart``
+    (an ``InvalidDefinition``), so it reaches the caller rather than becoming
+    ``error.execution``; an ``AttributeError``, so ``hasattr`` and ``getattr(..., default)``
+    still answer."""
+
+    def __init__(self, instance: Any, name: str, verb: str) -> None:
+        chart = instance._node.binding.chart
+        super().__init__(
+            chart.name,
+            "python-statemachine's machine API",
+            f"a callback {'reads' if verb == 'read' else 'sets'} machine.{name} at run time",
+            "the compiled instance offers send, raise_, cancel_event, configuration, "
+            "configuration_values, current_state_value, state, model, is_terminated and the "
+            "event methods",
+        )
+
+
+class _Unavailable:
+    """A name of python-statemachine's machine API (or a state, ``self.b.is_active``) the
+    compiled instance lacks: reading it raises ``_MachineAPIMissing``. A class attribute
+    rather than ``__getattr__``, which would slow every attribute read of the instance; a
+    non-data descriptor, so a custom ``__init__``'s field of that name still wins."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        raise _MachineAPIMissing(instance, self.name, "read")
+
+
 class Instance:
     """One running instance of a compiled chart.
 
@@ -308,6 +348,26 @@ class Instance:
         holds them: its declared ``State`` objects (``id``, ``parent``, ``is_atomic`` ...), in
         its order. It compares equal to a tuple of the same states as ``StateDef``s."""
         return Configuration(self._node.declared_configuration)
+
+    @property
+    def configuration_values(self) -> OrderedSet[Any]:
+        """The values of the active states, in ``configuration``'s order (python-statemachine's
+        ``configuration_values``)."""
+        return OrderedSet(state.value for state in self._node.declared_configuration)
+
+    @property
+    def current_state_value(self) -> Any:
+        """python-statemachine's ``current_state_value``: the active state's value, an
+        ``OrderedSet`` of them when several are active, ``None`` when none is. Read-only: the
+        compiled instance keeps its own state (setting it raises ``UnsupportedChart``)."""
+        values = [state.value for state in self._node.declared_configuration]
+        if len(values) == 1:
+            return values[0]
+        return OrderedSet(values) if values else None
+
+    @current_state_value.setter
+    def current_state_value(self, value: Any) -> None:
+        raise _MachineAPIMissing(self, "current_state_value", "set")
 
     @property
     def chart(self) -> Chart:
@@ -373,10 +433,10 @@ class Instance:
 
     def snapshot(self) -> dict[str, Any]:
         """A JSON-able picture of where this instance is: its configuration, history values,
-        events an earlier failure left queued, and the fields a custom ``__init__`` set; the
-        model is not in it. ``Chart.restore`` continues from it exactly as this instance
-        would. Raises ``InstanceSnapshotError`` from inside a callback or for a payload JSON cannot
-        keep."""
+        events an earlier failure left queued, pending delayed events (due times relative to
+        its clock) and the fields a custom ``__init__`` set; the model is not in it.
+        ``Chart.restore`` continues from it exactly as this instance would. Raises
+        ``InstanceSnapshotError`` from inside a callback or for a payload JSON cannot keep."""
         pending = self._pending
         if isinstance(pending, _Unstarted):
             raise InstanceSnapshotError(
@@ -402,6 +462,7 @@ class Instance:
             if pending is None
             else {"internal": pending.internal, "external": pending.external},
             [] if pending is None else pending.timed,
+            0.0 if pending is None else pending.now(),
             vars(self) if runtime.custom_init else {},
             runtime.instance_fields,
         )
@@ -775,8 +836,30 @@ class StatechartInstance(Instance):
         return self._loop(None, outcome, tried)
 
     def _loop(self, mine: Any, outcome: Outcome | None, tried: bool = False) -> Outcome:
+        """The processing loop for the event sent (``mine``, or its ``outcome`` if taken)."""
+        result = self._run_loop(mine, outcome, tried=tried)
+        assert result is not None
+        return result
+
+    def _drain(self, queues: _Queues, mine: Item | None = None) -> Outcome | None:
+        """Run python-statemachine's processing loop over the events waiting (``mine`` among
+        them; after a clock's wake-up, the delayed events due); return the outcome of
+        ``mine`` if it ran."""
+        return self._run_loop(mine, None, queued=True)
+
+    def _run_loop(
+        self,
+        mine: Any,
+        outcome: Outcome | None,
+        queued: bool | None = None,
+        tried: bool = False,
+    ) -> Outcome | None:
+        """``_processing_loop`` (see its arguments), then the instance idle again: after a
+        failure its queues settled as python-statemachine leaves them and the exception
+        re-raised; otherwise the queues kept (delayed events waiting, a clock to remember)
+        or forgotten."""
         try:
-            result = self._processing_loop(mine, outcome, tried=tried)
+            result = self._processing_loop(mine, outcome, queued, tried)
         except BaseException:
             self._settle_failure()
             raise
@@ -785,18 +868,6 @@ class StatechartInstance(Instance):
             self._settle(pending)
         else:
             self._pending = None
-        assert result is not None
-        return result
-
-    def _drain(self, queues: _Queues, mine: Item | None = None) -> Outcome | None:
-        """Run python-statemachine's processing loop over the events waiting (``mine`` among
-        them); return the outcome of ``mine`` if it ran."""
-        try:
-            result = self._processing_loop(mine, None, queued=True)
-        except BaseException:
-            self._settle_failure()
-            raise
-        self._settle(queues)
         return result
 
     def _processing_loop(
@@ -861,16 +932,7 @@ class StatechartInstance(Instance):
     def _run_queues(self, outcome: Outcome) -> Outcome:
         """After entering the initial configuration: python-statemachine's processing loop
         (a macrostep, then the next queued event, until neither takes anything)."""
-        try:
-            self._processing_loop(None, None, queued=True)
-        except BaseException:
-            self._settle_failure()
-            raise
-        pending = self._pending
-        if isinstance(pending, _Queues):
-            self._settle(pending)
-        else:
-            self._pending = None
+        self._run_loop(None, None, queued=True)
         return outcome
 
     def _macrostep(self, taken: list[TransitionDef], tried: bool = False) -> bool:
@@ -940,6 +1002,10 @@ class StatechartInstance(Instance):
 
 Instance._send_plain = Instance.send
 StatechartInstance._send_plain = StatechartInstance.send
+for _name in sorted(_MACHINE_API):
+    if not hasattr(StatechartInstance, _name):
+        setattr(Instance, _name, _Unavailable(_name))
+del _name
 
 
 class _MachineInstance(StatechartInstance):
@@ -1621,6 +1687,9 @@ class Runtime:
             "__module__": declared.__module__,
             "__doc__": declared.__doc__,
         }
+        for state in chart.states:  # python-statemachine's machine has them (self.b.is_active)
+            if state.id not in namespace and not hasattr(base, state.id):
+                namespace[state.id] = _Unavailable(state.id)
         init = custom_init(declared)
         #: The per-instance fields a custom ``__init__`` sets (kept in snapshots).
         self.instance_fields: frozenset[str] = frozenset()
@@ -2122,7 +2191,9 @@ class Chart(ChartDef):
     def restore(self, snapshot: Any, model: Any = None, *, clock: Clock | None = None) -> Instance:
         """An instance where ``snapshot`` (from ``Instance.snapshot``, perhaps through JSON)
         says, with ``model`` (a fresh ``Model()`` by default) and ``clock`` (as ``create``
-        takes it), without running any callback.
+        takes it), without running any callback. The delayed events the snapshot lists are
+        scheduled on ``clock``, each due as long after the restore as it was due after the
+        snapshot, with its ``send_id``; a snapshot listing any needs a clock.
 
         Raises ``InstanceSnapshotError``, naming the field and what is wrong, for a snapshot
         that is damaged, of another format, version or chart, or names a configuration or
@@ -2131,6 +2202,14 @@ class Chart(ChartDef):
         runtime = self._runtime
         assert runtime is not None
         checked = _snapshot.check(self, snapshot, runtime.instance_fields)
+        if clock is not None:
+            clock = _check_clock(clock)
+        elif checked.timers:
+            raise InstanceSnapshotError(
+                "timers",
+                f"{len(checked.timers)} delayed events are pending: restore(snapshot, model, "
+                "clock=...) takes the clock they wait on",
+            )
         if model is None:
             model = Model()  # type: ignore[no-untyped-call]
         binding: Any = runtime.binding(model)
@@ -2149,10 +2228,11 @@ class Chart(ChartDef):
         for name, value in checked.fields.items():
             object.__setattr__(instance, name, value)
         if checked.internal or checked.external or checked.timers or clock is not None:
-            queues = _Queues(None if clock is None else _check_clock(clock))
+            queues = _Queues(clock)
             queues.internal.extend(checked.internal)
             queues.external.extend(checked.external)
-            _snapshot.restore_timers(queues.timed, checked.timers)
+            for due, send_id, item in _snapshot.restore_timers(checked.timers, queues.now()):
+                heapq.heappush(queues.timed, (due, next(_sequence), send_id, item))
             instance._pending = queues
             instance._settle(queues)  # idle: queued events run before the next event
         return instance

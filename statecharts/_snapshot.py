@@ -7,7 +7,8 @@ The picture (C19)::
                                                               # instance's (entry) order
      "history": {"steps.deep": ["basics", "email"]},          # history values recorded so far
      "queued": {"internal": [], "external": []},              # events an earlier failure left
-     "timers": [],                                            # delayed events (none yet)
+     "timers": [{"event": "remind", "args": [], "kwargs": {},  # delayed events, in the
+                 "send_id": "r1", "due_in_ms": 250.0}],       # order they run
      "fields": {"order_id": 7}}                               # a custom __init__'s fields
 
 A restored instance continues exactly as the original would have: the configuration's order
@@ -18,23 +19,29 @@ is one the chart can be in, that queued payloads are plain JSON) and builds the 
 then, so a damaged or foreign snapshot raises ``InstanceSnapshotError`` naming the field and
 the reason, and nothing is half-restored.
 
-Delayed events (timers) belong to the runtime's timer queue: ``timer_pictures`` and
-``restore_timers`` are the one place they are written and read. Until the runtime keeps
-timers between events, an instance never holds one when it is idle, so ``timers`` is empty;
-a picture that lists timers is refused rather than dropped.
+Delayed events (timers) are kept relative to the instance's clock: ``due_in_ms`` is how long
+after the snapshot was taken each is due (rounded to a nanosecond, so the same remaining time
+gives the same picture; negative: overdue, it runs first). ``Chart.restore(snapshot, model,
+clock=...)`` schedules them on the clock given, each due that long after the restore, in the
+listed order, with its ``send_id`` (so ``cancel_event`` still reaches it); a snapshot listing
+timers needs that clock. Version 1 pictures always had ``timers`` empty before timers were
+kept, and runtimes of that time refuse a picture listing any rather than drop them, so the
+version stays 1.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._errors import InstanceSnapshotError
 from ._ir import ChartDef, StateDef
 
 FORMAT = "statecharts.instance"
 VERSION = 1
+_TIMER_KEYS = ("event", "args", "kwargs", "send_id", "due_in_ms")
 _KEYS = ("format", "version", "chart", "configuration", "history", "queued", "timers", "fields")
 
 
@@ -43,7 +50,8 @@ def take(
     configuration: Iterable[str],
     history: Iterable[tuple[str, Iterable[str]]],
     queued: Mapping[str, Iterable[tuple[str, tuple[Any, ...], dict[str, Any]]]],
-    delayed: list[Any],
+    delayed: Iterable[Any],
+    now: float,
     fields: Mapping[str, Any],
     instance_fields: frozenset[str],
 ) -> dict[str, Any]:
@@ -68,7 +76,7 @@ def take(
             ]
             for kind in ("internal", "external")
         },
-        "timers": timer_pictures(delayed),
+        "timers": timer_pictures(delayed, now),
         "fields": {
             name: _plain(value, f"fields.{name}") for name, value in sorted(fields.items())
         },
@@ -84,19 +92,51 @@ def check(chart: ChartDef, picture: Any, instance_fields: frozenset[str]) -> Che
 # -- the runtime's timer queue -----------------------------------------------------------------
 
 
-def timer_pictures(delayed: list[Any]) -> list[Any]:
-    """The delayed events an idle instance holds, as JSON (the timer queue's extension point:
-    none can be pictured yet, so an instance holding one cannot be snapshotted)."""
-    if delayed:
-        raise InstanceSnapshotError(
-            "timers", f"{len(delayed)} delayed events are pending; snapshots keep none yet"
+def timer_pictures(delayed: Iterable[Any], now: float) -> list[dict[str, Any]]:
+    """The delayed events an idle instance holds (the runtime's ``(due, sequence, send_id,
+    (event, args, kwargs))`` entries), in the order they run, each due ``due_in_ms`` after
+    ``now`` (the clock's time)."""
+    pictures = []
+    for index, (due, _, send_id, (event, args, kwargs)) in enumerate(
+        sorted(delayed, key=lambda entry: (entry[0], entry[1]))
+    ):
+        where = f"timers[{index}]"
+        pictures.append(
+            {
+                "event": event,
+                "args": _plain(list(args), f"{where}.args"),
+                "kwargs": _plain(dict(kwargs), f"{where}.kwargs"),
+                "send_id": _plain(send_id, f"{where}.send_id"),
+                "due_in_ms": _due_in_ms(due, now),
+            }
         )
-    return []
+    return pictures
 
 
-def restore_timers(delayed: list[Any], timers: list[Any]) -> None:
-    """Put pictured delayed events back on the timer queue (none can be pictured yet)."""
-    assert not timers
+def _due_in_ms(due: float, now: float) -> float:
+    # rounded to a nanosecond: the float noise of clock arithmetic stays out of the picture
+    return round((due - now) * 1000, 6) + 0.0  # + 0.0: no negative zero
+
+
+def restore_timers(
+    timers: Iterable[Timer], now: float
+) -> list[tuple[float, Any, tuple[str, tuple[Any, ...], dict[str, Any]]]]:
+    """Checked timers as ``(due, send_id, (event, args, kwargs))``, in the order they run,
+    each due ``due_in_ms`` after ``now`` (the restoring clock's time)."""
+    return [
+        (now + timer.due_in_ms / 1000, timer.send_id, (timer.event, timer.args, timer.kwargs))
+        for timer in timers
+    ]
+
+
+class Timer(NamedTuple):
+    """A delayed event read from a picture."""
+
+    event: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    send_id: Any
+    due_in_ms: float
 
 
 # -- checking a picture ------------------------------------------------------------------------
@@ -120,14 +160,7 @@ class Checked:
             )
         self.internal = self._events(queued["internal"], "queued.internal")
         self.external = self._events(queued["external"], "queued.external")
-        timers = picture["timers"]
-        if not isinstance(timers, list):
-            raise InstanceSnapshotError("timers", f"must be a list, got {_kind(timers)}")
-        if timers:
-            raise InstanceSnapshotError(
-                "timers", "delayed events cannot be restored by this runtime yet"
-            )
-        self.timers: list[Any] = timers
+        self.timers = self._timers(picture["timers"])
         self.fields = self._fields(picture["fields"])
 
     def _ids(self, value: Any, where: str) -> list[StateDef]:
@@ -208,20 +241,30 @@ class Checked:
                 raise InstanceSnapshotError(
                     here, "must be an object with 'event', 'args' and 'kwargs'"
                 )
-            if not isinstance(item["event"], str) or not item["event"]:
-                raise InstanceSnapshotError(f"{here}.event", "must be a non-empty string")
-            if not isinstance(item["args"], list):
-                raise InstanceSnapshotError(
-                    f"{here}.args", f"must be a list, got {_kind(item['args'])}"
-                )
-            if not isinstance(item["kwargs"], Mapping):
-                raise InstanceSnapshotError(
-                    f"{here}.kwargs", f"must be an object, got {_kind(item['kwargs'])}"
-                )
-            args = _plain(item["args"], f"{here}.args")
-            kwargs = _plain(dict(item["kwargs"]), f"{here}.kwargs")
-            events.append((item["event"], tuple(args), kwargs))
+            events.append(_event(item, here))
         return events
+
+    def _timers(self, value: Any) -> list[Timer]:
+        if not isinstance(value, list):
+            raise InstanceSnapshotError("timers", f"must be a list, got {_kind(value)}")
+        timers: list[Timer] = []
+        for index, item in enumerate(value):
+            here = f"timers[{index}]"
+            if not isinstance(item, Mapping) or set(item) != set(_TIMER_KEYS):
+                raise InstanceSnapshotError(
+                    here, "must be an object with " + ", ".join(f"'{k}'" for k in _TIMER_KEYS)
+                )
+            event, args, kwargs = _event(item, here)
+            due = _milliseconds(item["due_in_ms"], f"{here}.due_in_ms")
+            if timers and due < timers[-1].due_in_ms:
+                raise InstanceSnapshotError(
+                    f"{here}.due_in_ms",
+                    f"{due} is due before timers[{index - 1}] ({timers[-1].due_in_ms}); "
+                    "timers are listed in the order they run",
+                )
+            send_id = _plain(item["send_id"], f"{here}.send_id")
+            timers.append(Timer(event, args, kwargs, send_id, due))
+        return timers
 
     def _fields(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, Mapping):
@@ -237,6 +280,37 @@ class Checked:
                 )
             fields[name] = _plain(field, f"fields.{name}")
         return fields
+
+
+def _milliseconds(value: Any, where: str) -> float:
+    """A timer's ``due_in_ms``: a finite number (an integer too large for a float is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InstanceSnapshotError(
+            where, f"must be a finite number of milliseconds, got {value!r}"
+        )
+    try:
+        due = float(value)
+    except OverflowError:
+        due = math.inf
+    if not math.isfinite(due):
+        shown = repr(value) if len(repr(value)) < 40 else f"a number of {len(repr(value))} digits"
+        raise InstanceSnapshotError(where, f"must be a finite number of milliseconds, got {shown}")
+    return due
+
+
+def _event(item: Mapping[str, Any], here: str) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+    """The ``event``, ``args`` and ``kwargs`` of a pictured event, checked."""
+    if not isinstance(item["event"], str) or not item["event"]:
+        raise InstanceSnapshotError(f"{here}.event", "must be a non-empty string")
+    if not isinstance(item["args"], list):
+        raise InstanceSnapshotError(f"{here}.args", f"must be a list, got {_kind(item['args'])}")
+    if not isinstance(item["kwargs"], Mapping):
+        raise InstanceSnapshotError(
+            f"{here}.kwargs", f"must be an object, got {_kind(item['kwargs'])}"
+        )
+    args = _plain(item["args"], f"{here}.args")
+    kwargs = _plain(dict(item["kwargs"]), f"{here}.kwargs")
+    return item["event"], tuple(args), kwargs
 
 
 def _check_header(chart: ChartDef, picture: Any) -> None:

@@ -7,8 +7,13 @@ calls the session had registered for execution and not yet settled, in arrival o
 ``pending`` ones were waiting for a concurrency slot (their tool never started), ``executing``
 ones were running. ``unreported`` are calls that settled but were not yet handed to the
 consumer. ``remembered`` are the settled calls the executor still knows (``max_history``), so
-that a re-delivered id is still not run twice once the tracker forgets it. ``position`` is the
-caller's (where its stream stood).
+that a re-delivered id is still not run twice once the tracker forgets it; ``refused``
+(``[{"id", "name", "args"}]``, oldest first) the calls reusing a remembered id that were
+refused and reported (``"error"`` too when their arguments could not run, and then ``args`` is
+``{"argsText": their text}``), so that their
+re-delivery is still not reported twice (both optional:
+an older checkpoint without them reads as empty). ``position`` is the caller's (where its
+stream stood).
 
 The resume rule (``ToolCallSession.resume``): a ``pending`` call is submitted again (its tool
 never ran); an ``executing`` call is submitted again only if its tool is named in ``rerun``
@@ -31,6 +36,9 @@ from ._execution import ExecutionView, ToolError, ToolErrorKind
 
 FORMAT = "toolcalls.session"
 VERSION = 1
+
+#: A call refused for reusing a remembered id: ``(id, name, args, error or None)``.
+Refused = tuple[str, str, dict[str, Any], ToolError | None]
 
 
 class _InFlight(BaseModel):
@@ -62,6 +70,15 @@ class _Unreported(BaseModel):
     error: _Error | None = None
 
 
+class _Refused(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    error: _Error | None = None
+
+
 class _Picture(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -71,6 +88,7 @@ class _Picture(BaseModel):
     inFlight: list[_InFlight]
     unreported: list[_Unreported]
     remembered: list[_Unreported] = []
+    refused: list[_Refused] = []
     finished: bool
     position: Any = None
 
@@ -78,7 +96,15 @@ class _Picture(BaseModel):
 class SessionPicture:
     """A checked session checkpoint, read back (see the module docstring)."""
 
-    __slots__ = ("finished", "in_flight", "position", "remembered", "tracker", "unreported")
+    __slots__ = (
+        "finished",
+        "in_flight",
+        "position",
+        "refused",
+        "remembered",
+        "tracker",
+        "unreported",
+    )
 
     def __init__(
         self,
@@ -88,8 +114,10 @@ class SessionPicture:
         finished: bool,
         position: Any,
         remembered: list[ExecutionView],
+        refused: list[Refused],
     ) -> None:
         self.remembered = remembered
+        self.refused = refused
         self.tracker = tracker
         self.in_flight = in_flight
         self.unreported = unreported
@@ -104,8 +132,10 @@ def take(
     finished: bool,
     position: Any,
     remembered: list[ExecutionView],
+    refused: list[Refused],
 ) -> dict[str, Any]:
-    """The picture of a session (``in_flight`` as ``(id, name, "pending" | "executing")``)."""
+    """The picture of a session (``in_flight`` as ``(id, name, "pending" | "executing")``,
+    ``refused`` as ``(id, name, args, error or None)``)."""
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -115,9 +145,18 @@ def take(
             _json(state.to_dict(), f"unreported.{index}") for index, state in enumerate(unreported)
         ],
         "remembered": [_remembered(state, index) for index, state in enumerate(remembered)],
+        "refused": [_refused(item, index) for index, item in enumerate(refused)],
         "finished": finished,
         "position": _json(position, "position"),
     }
+
+
+def _refused(item: Refused, index: int) -> Any:
+    call_id, name, args, error = item
+    data: dict[str, Any] = {"id": call_id, "name": name, "args": args}
+    if error is not None:
+        data["error"] = error.to_dict()
+    return _json(data, f"refused.{index}")
 
 
 def _remembered(state: ExecutionView, index: int) -> Any:
@@ -173,8 +212,18 @@ def read(data: Mapping[str, Any]) -> SessionPicture:
                 where = f"{field}.{index}"
                 raise CheckpointError(where, f"call {item.toolCallId!r} is listed twice")
             seen.add(entry)
+    refused: list[Refused] = [
+        (item.id, item.name, item.args, None if item.error is None else _error(item.error))
+        for item in picture.refused
+    ]
     return SessionPicture(
-        picture.tracker, in_flight, unreported, picture.finished, picture.position, remembered
+        picture.tracker,
+        in_flight,
+        unreported,
+        picture.finished,
+        picture.position,
+        remembered,
+        refused,
     )
 
 

@@ -14,6 +14,8 @@
     ├── InvalidTool (TypeError)           ToolExecutor() got a tool it cannot call (X7)
     ├── ExecutorClosed (RuntimeError)     register_call() after aclose() (X14)
     ├── SessionClosed (RuntimeError)      an event applied after finish() or aclose() (S5)
+    ├── StreamSuperseded (RuntimeError)   an adapter's events() was handed over to another
+    │                                     stream before this one ended (A1)
     ├── CheckpointConflict (RuntimeError) another process saved or resumed the checkpoint
     │                                     since: this one no longer owns the stream
     ├── ToolAborted                       the call was aborted: AbortSignal.raise_if_aborted(),
@@ -113,6 +115,11 @@ class ExecutorClosed(ToolCallsError, RuntimeError):
 
 class SessionClosed(ToolCallsError, RuntimeError):
     """An event was applied after ``finish()`` or ``aclose()``."""
+
+
+class StreamSuperseded(ToolCallsError, RuntimeError):
+    """The adapter was handed another stream (``events()``, ``feed`` or ``finish``) while
+    ``events()`` was still reading this one: one adapter reads one stream at a time."""
 
 
 class ToolAborted(ToolCallsError):

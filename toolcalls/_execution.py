@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+import pickle
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -120,6 +121,18 @@ class ToolError:
 
     def __str__(self) -> str:
         return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and deep-copy the error; its ``exception`` goes along only when it can be
+        rebuilt (many exceptions' ``__init__`` take other arguments than their ``args``), else
+        ``None``: it is for logging, never compared."""
+        exception = self.exception
+        if exception is not None:
+            try:
+                pickle.loads(pickle.dumps(exception))
+            except Exception:
+                exception = None
+        return (ToolError, (self.kind, self.message, dict(self.details), exception))
 
     def to_dict(self) -> dict[str, Any]:
         """The wire shape: ``{"kind", "message", "details"}`` with camelCase detail keys; a new
@@ -255,6 +268,33 @@ class ExecutionView:
             data["error"] = self.error.to_dict()
         return data
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and deep-copy with ``args`` as a plain dict (a read-only view of a mapping
+        cannot be pickled or copied), read-only again once loaded."""
+        return (
+            _view,
+            (
+                self.tool_call_id,
+                self.tool_name,
+                dict(self.args),
+                self.status,
+                self.result,
+                self.error,
+            ),
+        )
+
+
+def _view(
+    tool_call_id: str,
+    tool_name: str,
+    args: dict[str, Any],
+    status: ExecutionStatus,
+    result: Any,
+    error: ToolError | None,
+) -> ExecutionView:
+    """An ``ExecutionView`` loaded by ``pickle`` or made by ``copy.deepcopy``."""
+    return ExecutionView(tool_call_id, tool_name, MappingProxyType(args), status, result, error)
+
 
 def _copied(value: Any) -> Any:
     """A deep copy of ``value``, or ``value`` itself when it cannot be copied."""
@@ -270,9 +310,40 @@ def _copied(value: Any) -> Any:
 ToolCallState = ExecutionView
 
 
-class ExecutionModel:
-    """The record of one call: the chart instance's model, plus what the shell attaches
-    (its task, timer, abort signal and waiters). Private to the executor."""
+#: The chart's nodes, for a call without a separate model: a call's record is its chart
+#: instance (see ``ExecutionModel``). The binding is the one for no model, so the chart's
+#: callbacks are resolved on the chart alone (the record's own names are never callbacks).
+_PENDING = EXECUTION.create(None)._node
+_BINDING = _PENDING.binding
+if _BINDING.initial is not None or _BINDING.instance_names:  # pragma: no cover - by design
+    raise RuntimeError("ExecutionChart's pending state must have no enter callback")
+_EXECUTING_NODE = _BINDING.nodes["executing"]
+#: The compiled transitions of the hot path (a call starting, a tool returning): run directly
+#: when that is what send() would do (the instance class keeps the plain send, checked once
+#: below; not re-entrant; nothing observes outcomes, as chart coverage does).
+_FIRE_START = _PENDING.table["start"]
+_FIRE_SUCCEED = _EXECUTING_NODE.table["succeed"]
+_SEND = Instance.send
+#: A raw tool's arguments, copied from the call's own when the tool starts (not before: a call
+#: waiting to start holds one object less).
+COPY_ON_START: Any = object()
+
+
+if TYPE_CHECKING:
+    _RecordBase = Instance
+else:
+    _RecordBase = _BINDING.cls  # the chart's instance class, for no model
+
+
+class ExecutionModel(_RecordBase):
+    """The record of one call, and its chart instance in one object: the chart's model is the
+    record itself (``model`` is ``self`` while the call is tracked), and the shell attaches
+    its task, timer, abort signal and waiters. Private to the executor.
+
+    One object rather than a record plus an instance: with thousands of calls waiting at once,
+    each object more per call is work for the cyclic garbage collector that bare
+    ``asyncio.create_task`` never causes.
+    """
 
     __slots__ = (
         "args",
@@ -280,7 +351,6 @@ class ExecutionModel:
         "dropped",
         "error",
         "handle",
-        "instance",
         "result",
         "seq",
         "signal",
@@ -292,13 +362,18 @@ class ExecutionModel:
         "waiters",
     )
 
-    instance: Instance
     handle: asyncio.Task[None] | None
     timer: asyncio.TimerHandle | None
     signal: AbortSignal | None
     waiters: list[asyncio.Future[ExecutionView]] | None
 
     def __init__(self, tool_call_id: str, tool_name: str, args: dict[str, Any], seq: int) -> None:
+        # ``EXECUTION.create(record)`` without its checks: ``pending`` has no enter callback
+        # and the chart's names are all the chart's own (checked once, above).
+        self._node = _PENDING
+        self._pending = None
+        self.model = self  # the chart's callbacks write the outcome here (a cycle, broken
+        # when the call is forgotten: ``release``)
         self.tool_call_id = tool_call_id
         self.tool_name = tool_name
         self.args = args
@@ -313,32 +388,53 @@ class ExecutionModel:
 
     @property
     def status(self) -> ExecutionStatus:
-        """The chart instance's state."""
-        status: ExecutionStatus = self.instance.state.id  # type: ignore[assignment]
+        """The chart's state."""
+        status: ExecutionStatus = self._node.state.id  # type: ignore[assignment]
         return status
 
     @property
     def settled(self) -> bool:
         """Whether the chart reached a final state."""
-        return self.instance.is_terminated
+        return self._node.terminated
 
-    def state(self) -> ExecutionView:
-        """The current view (built once per change of state)."""
+    def to_view(self) -> ExecutionView:
+        """The current view: built once per change of state for flat arguments (read-only,
+        they share nothing), each time with a copy of nested ones, whose lists and dicts the
+        receiver may change (X21)."""
         view = self.view
         if view is None:
+            args = self.args
+            flat = SCALARS.issuperset(map(type, args.values()))  # is_flat, inlined
             status = self.status
-            view = self.view = ExecutionView(
+            view = ExecutionView(
                 self.tool_call_id,
                 self.tool_name,
-                MappingProxyType(self.args),
+                MappingProxyType(args if flat else copy.deepcopy(args)),
                 status,
                 self.result if status == "success" else None,
                 self.error,
             )
+            if flat:
+                self.view = view
         return view
+
+    def tool_input(self) -> Any:
+        """What the tool's ``invoke`` takes, as the tool starts: the validated arguments, or a
+        raw tool's own copy (made now for flat arguments)."""
+        bound = self.bound
+        return dict(self.args) if bound is COPY_ON_START else bound
+
+    def release(self) -> None:
+        """Break the record's cycle (its model is itself) once it is no longer tracked, so
+        reference counting frees it at once."""
+        self.model = None
 
     def __repr__(self) -> str:
         return f"<ExecutionModel {self.tool_call_id!r} {self.tool_name!r} {self.status}>"
+
+
+if ExecutionModel.send is not _SEND:  # pragma: no cover - by design
+    raise RuntimeError("ExecutionChart declares event options: its hot path must go through send")
 
 
 EffectKind = Literal["stop", "run", "settle", "drop"]
@@ -350,23 +446,6 @@ EffectKind = Literal["stop", "run", "settle", "drop"]
 #: never report it settled). A plain tuple: one is made per call on the hot path.
 Effect = tuple[EffectKind, ExecutionModel, str | None]
 Effects = list[Effect]
-
-
-#: The chart's nodes and compiled transitions for the hot path (a call starting, a tool
-#: returning): run directly when that is what send() would do (not re-entrant, and nothing
-#: observes outcomes, as chart coverage does).
-_PENDING = EXECUTION.create(ExecutionModel("", "", {}, 0))._node
-_EXECUTING_NODE = _PENDING.binding.nodes["executing"]
-_FIRE_START = _PENDING.table["start"]
-_FIRE_SUCCEED = _EXECUTING_NODE.table["succeed"]
-_SEND = Instance.send
-#: ``EXECUTION.create(call)`` without its checks per call: for an ``ExecutionModel`` it comes
-#: down to ``_NEW_INSTANCE(_PENDING, call)``, since ``pending`` has no ``enter`` callback and
-#: the class provides every name the chart declares (checked here, once).
-_BINDING = _PENDING.binding
-if _BINDING.initial is not None or _BINDING.instance_names:  # pragma: no cover - by design
-    raise RuntimeError("ExecutionChart's pending state must have no enter callback")
-_NEW_INSTANCE = _BINDING.cls
 
 
 class CallBook:
@@ -408,8 +487,8 @@ class CallBook:
             return self.reject(
                 tool_call_id, tool_name, args, ToolError.unknown_tool(tool_name, self.tools)
             )
-        if tool.mode == "raw":  # the tool gets its own copy, unvalidated
-            bound: Any = dict(args) if flat else copy.deepcopy(args)
+        if tool.mode == "raw":  # the tool gets its own copy, unvalidated (made as it starts)
+            bound: Any = COPY_ON_START if flat else copy.deepcopy(args)
         else:
             try:
                 bound = tool.validate(args, flat)
@@ -418,7 +497,6 @@ class CallBook:
                 return self.reject(tool_call_id, tool_name, args, error)
         self._seq += 1
         call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
-        call.instance = _NEW_INSTANCE(_PENDING, call)
         call.tool, call.bound = tool, bound
         self.calls[tool_call_id] = call
         self.in_flight += 1
@@ -441,7 +519,6 @@ class CallBook:
             return None
         self._seq += 1
         call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
-        call.instance = _NEW_INSTANCE(_PENDING, call)
         self.calls[tool_call_id] = call
         self.in_flight += 1
         return self._finish(call, "fail", error)
@@ -455,12 +532,11 @@ class CallBook:
             return
         self._seq += 1
         call = ExecutionModel(tool_call_id, tool_name, args, self._seq)
-        call.instance = instance = _NEW_INSTANCE(_PENDING, call)
         if state.status == "success":
-            instance.send("start")
-            instance.send("succeed", result=state.result)
+            call.send("start")
+            call.send("succeed", result=state.result)
         else:
-            instance.send("fail", error=state.error)
+            call.send("fail", error=state.error)
         self.calls[tool_call_id] = call
         heapq.heappush(self._settled, (call.seq, tool_call_id))
         if len(self.calls) > self.max_history:
@@ -504,12 +580,22 @@ class CallBook:
 
     def forget(self, tool_call_id: str) -> bool:
         """Forget one settled call (an in-flight one stays); return whether one was forgotten.
-        Its heap entry stays behind and is skipped when it surfaces."""
+        Its heap entry stays behind and is skipped when it surfaces, or dropped once such
+        entries outnumber the calls tracked (eviction may never come to trim them)."""
         call = self.calls.get(tool_call_id)
         if call is None or not call.settled:
             return False
-        del self.calls[tool_call_id]
-        call.instance.model = None  # no cycle left: the record is freed at once
+        calls = self.calls
+        del calls[tool_call_id]
+        call.release()  # no cycle left: the record is freed at once
+        settled = self._settled
+        if len(settled) > 2 * len(calls) + 32:  # mostly entries of forgotten calls: drop them
+            self._settled = [
+                (seq, key)
+                for seq, key in settled
+                if (kept := calls.get(key)) is not None and kept.seq == seq
+            ]
+            heapq.heapify(self._settled)
         return True
 
     def clear(self, reason: str) -> Effects:
@@ -517,7 +603,7 @@ class CallBook:
         effects = self.drop_in_flight(reason)
         for call in self.calls.values():
             call.dropped = True
-            call.instance.model = None
+            call.release()
         self.calls.clear()
         self._settled.clear()
         return effects
@@ -526,7 +612,8 @@ class CallBook:
         """Drop every in-flight call (never settled); settled calls stay tracked."""
         dropped = [call for call in self.calls.values() if not call.settled]
         for call in dropped:
-            call.dropped = True
+            call.dropped = True  # no event reaches its chart any more
+            call.release()
             del self.calls[call.tool_call_id]
         self._queue.clear()
         self.in_flight = self.executing = 0
@@ -536,16 +623,10 @@ class CallBook:
 
     def _start(self, call: ExecutionModel) -> Effect:
         """Move a call to ``executing``; the shell runs its tool."""
-        instance = call.instance
-        if (
-            instance._node is _PENDING
-            and instance._pending is None
-            and type(instance).send is _SEND
-            and not _runtime._observers
-        ):
-            _FIRE_START(instance, (), {})  # the compiled transition, without send()'s dispatch
+        if call._node is _PENDING and call._pending is None and not _runtime._observers:
+            _FIRE_START(call, (), {})  # the compiled transition, without send()'s dispatch
         else:
-            instance.send("start")
+            call.send("start")
         call.view = None
         self.executing += 1
         return ("run", call, None)
@@ -562,19 +643,13 @@ class CallBook:
         (``stop``: the end came from outside the tool) have the shell stop the tool."""
         if call.dropped:
             return []
-        instance = call.instance
         if event == "succeed":
-            if (
-                instance._node is _EXECUTING_NODE
-                and instance._pending is None
-                and type(instance).send is _SEND
-                and not _runtime._observers
-            ):
-                outcome = _FIRE_SUCCEED(instance, (), {"result": value})
+            if call._node is _EXECUTING_NODE and call._pending is None and not _runtime._observers:
+                outcome = _FIRE_SUCCEED(call, (), {"result": value})
             else:
-                outcome = instance.send(event, result=value)
+                outcome = call.send(event, result=value)
         else:
-            outcome = instance.send(event, error=value)
+            outcome = call.send(event, error=value)
         if not outcome.applied:
             return []
         call.view = None
@@ -612,4 +687,4 @@ class CallBook:
             call = calls.get(tool_call_id)
             if call is not None and call.seq == seq:  # not forgotten (or re-registered) since
                 del calls[tool_call_id]
-                call.instance.model = None
+                call.release()

@@ -17,6 +17,7 @@ whose ``kind`` is ``unknown_tool``, ``invalid_arguments``, ``tool_raised``, ``ti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import inspect
 import logging
@@ -38,7 +39,9 @@ from ._tools import (
     PreparedTool,
     Tool,
     ToolFunction,
+    copy_args,
     is_async,
+    is_flat,
     prepare_tool,
 )
 
@@ -134,8 +137,9 @@ class ToolExecutor:
         ``ToolCallReadyChunk``, or any object with ``tool_call_id``, ``tool_name``, ``args``
         attributes. Raises ``InvalidToolCall`` for a malformed chunk and ``ExecutorClosed``
         after ``aclose()``, and ``RuntimeError`` when called without a running event loop (or
-        from another loop than the one it runs on) for a call that may need one (a registered
-        tool, or an ``async`` ``on_call_settled``); in every case nothing changes.
+        from another loop than the one it runs on, or from another thread while its loop runs)
+        for a call that may need one (a registered tool, or an ``async`` ``on_call_settled``);
+        in every case nothing changes.
         """
         tool_call_id, tool_name, args = _read_chunk(chunk)
         book = self._book
@@ -184,17 +188,20 @@ class ToolExecutor:
 
     def _remember(self, state: ExecutionView) -> None:
         """Track a call that settled before a resume, settled (nothing runs or is reported)."""
-        self._book.remember(state.tool_call_id, state.tool_name, dict(state.args), state)
+        args = dict(state.args)
+        self._book.remember(
+            state.tool_call_id, state.tool_name, copy_args(args, is_flat(args)), state
+        )
 
     @property
     def calls(self) -> list[ExecutionView]:
         """Views of every tracked call, in arrival order."""
-        return [call.state() for call in self._book.calls.values()]
+        return [call.to_view() for call in self._book.calls.values()]
 
     def get_call(self, tool_call_id: str) -> ExecutionView | None:
         """The view of one tracked call, or ``None``."""
         call = self._book.calls.get(tool_call_id)
-        return None if call is None else call.state()
+        return None if call is None else call.to_view()
 
     def reset(self) -> None:
         """Abort every in-flight call and forget every call. Aborted calls never settle:
@@ -205,16 +212,21 @@ class ToolExecutor:
     async def wait(self, tool_call_id: str) -> ExecutionView:
         """The call's view once it settled. Raises ``KeyError`` if the id is not tracked
         and ``ToolAborted`` if the call is dropped by ``reset()``/``aclose()`` meanwhile."""
+        self._left_behind()
         call = self._book.calls.get(tool_call_id)
         if call is None:
             raise KeyError(tool_call_id)
         if call.settled:
-            return call.state()
+            return call.to_view()
         waiter: asyncio.Future[ExecutionView] = asyncio.get_running_loop().create_future()
         if call.waiters is None:
             call.waiters = []
         call.waiters.append(waiter)
-        return await waiter
+        try:
+            return await waiter
+        finally:
+            if waiter.cancelled() and call.waiters is not None:  # the waiter gave up
+                _discard(call.waiters, waiter)
 
     # -- beyond the original API (X19) -------------------------------------------------------
 
@@ -234,10 +246,15 @@ class ToolExecutor:
 
     async def join(self) -> None:
         """Wait until no call is in flight (returns at once if none is)."""
+        self._left_behind()
         while self._book.in_flight:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._idle.append(waiter)
-            await waiter
+            try:
+                await waiter
+            finally:
+                if waiter.cancelled():  # the joiner gave up (a timeout): forget its waiter
+                    _discard(self._idle, waiter)
 
     @property
     def runner(self) -> Runner:
@@ -293,7 +310,8 @@ class ToolExecutor:
         call registered from a running loop) and bound again once that loop is closed.
 
         Raises ``RuntimeError``, before anything changes, when there is no usable loop (none
-        bound and none running) or when called from another running loop while calls of its
+        bound and none running), when called from another thread while its loop runs (a
+        task cannot be made there safely), or from another running loop while calls of its
         own loop are still in flight.
         """
         try:
@@ -304,14 +322,38 @@ class ToolExecutor:
         if running is not None and running is loop:
             return loop
         if loop is not None and not loop.is_closed():
-            if running is None or running is loop:
-                return loop
-            if self._book.in_flight:
+            if running is not None and self._book.in_flight:
                 raise RuntimeError("ToolExecutor is in use on another event loop")
+            if loop.is_running():  # in its own thread, the running loop would be ``loop``
+                raise RuntimeError(
+                    "ToolExecutor is used from another thread than its event loop's: "
+                    "hand the call over with loop.call_soon_threadsafe"
+                )
+            if running is None:
+                return loop
         if running is None:
             raise RuntimeError("ToolExecutor needs an event loop: use it from async code")
         self._loop = running
+        if loop is not None and self._book.in_flight:  # its loop was closed under its calls
+            self._orphaned()
         return running
+
+    def _left_behind(self) -> None:
+        """Before waiting on the running loop: if the executor's loop was closed under calls
+        in flight, move to this loop, ending them (``_orphaned``), or nothing would."""
+        loop = self._loop
+        if loop is not None and loop.is_closed() and self._book.in_flight:
+            self._bind_loop()
+
+    def _orphaned(self) -> None:
+        """The loop the executing calls ran on was closed without stopping them: they end in
+        ``error`` (kind ``aborted``) and are reported; calls waiting for a slot start on the
+        new loop."""
+        book = self._book
+        for call in [call for call in book.calls.values() if call.status == "executing"]:
+            effects = book.abort(call.tool_call_id, "its event loop was closed")
+            if effects:
+                self._apply(effects)
 
     # -- effects -----------------------------------------------------------------------------
 
@@ -337,12 +379,12 @@ class ToolExecutor:
     # tasks or threads of tools.
 
     def _run(self, call: ExecutionModel) -> None:
+        if call.settled or call.dropped:  # aborted meanwhile (by an abort callback, say)
+            return
         tool, loop = call.tool, self._loop
         assert tool is not None
         assert loop is not None  # bound when the call was registered
         call.handle = loop.create_task(self._execute(call, tool))
-        if tool.timeout is not None:
-            call.timer = loop.call_later(tool.timeout, self._time_out, call)
 
     async def _execute(self, call: ExecutionModel, tool: PreparedTool) -> None:
         """Run the tool and report how it ended to the book, as an event for its chart.
@@ -352,16 +394,17 @@ class ToolExecutor:
         Whatever the tool raises is data (kind ``tool_raised``), ``SystemExit`` included: a
         tool cannot end the host. A ``KeyboardInterrupt`` raised on the loop thread settles the
         call and goes on, so Ctrl-C still stops the program."""
-        signal = call.signal = AbortSignal()
-        signal._loop = self._loop
+        signal = self._started(call, tool)
         task = call.handle or asyncio.current_task()  # this task (eager tasks run before)
+        bound = call.tool_input()
         try:
             if tool.is_async and self._local:  # the usual case, without a hop
-                result = await tool.invoke(call.bound, signal)
+                result = await tool.invoke(bound, signal)
             else:
-                result = await self._runner.run(tool, call.args, call.bound, signal)
+                result = await self._runner.run(tool, call.args, bound, signal)
         except asyncio.CancelledError:
             if signal.aborted:  # we stopped it: the book already settled or dropped the call
+                del task  # the error's traceback holds this frame: no cycle through the task
                 raise
             if _cancelled_by_someone_else(signal, task):  # asyncio.run ending, typically
                 self._cancelled(call, signal)
@@ -385,6 +428,15 @@ class ToolExecutor:
             else:
                 self._apply(self._book.succeed(call, result))
 
+    def _started(self, call: ExecutionModel, tool: PreparedTool) -> AbortSignal:
+        """The call's tool starts: make its signal, and arm its timeout, which counts from
+        now (X15), not from registration."""
+        signal = call.signal = AbortSignal()
+        signal._loop = loop = self._loop
+        if tool.timeout is not None and loop is not None:
+            call.timer = loop.call_later(tool.timeout, self._time_out, call)
+        return signal
+
     def _cancelled(self, call: ExecutionModel, signal: AbortSignal) -> None:
         """Someone else cancelled the call's task (the loop is going away): abort its signal,
         so a tool in a worker thread hears of it too, and end it (and the queued calls)."""
@@ -405,7 +457,7 @@ class ToolExecutor:
         task = call.handle
         if task is not None:
             call.handle = None
-            if not task.done():
+            if not task.done() and not task.get_loop().is_closed():
                 task.cancel()
                 self._draining.add(task)
                 task.add_done_callback(self._draining.discard)
@@ -419,22 +471,22 @@ class ToolExecutor:
         if waiters is not None:
             call.waiters = None
             for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(call.state())
+                if _waiting(waiter):
+                    waiter.set_result(call.to_view())
         if self._on_call_settled is not None:
-            self._notify(call.state())
+            self._notify(call.to_view())
 
     def _drop(self, call: ExecutionModel, reason: str | None) -> None:
         self._stop(call, reason)
         waiters, call.waiters = call.waiters, None
         for waiter in waiters or ():
-            if not waiter.done():
+            if _waiting(waiter):
                 waiter.set_exception(ToolAborted(reason))
 
     def _wake_idle(self) -> None:
         idle, self._idle = self._idle, []
         for waiter in idle:
-            if not waiter.done():
+            if _waiting(waiter):
                 waiter.set_result(None)
 
     # -- on_call_settled ---------------------------------------------------------------------
@@ -444,7 +496,9 @@ class ToolExecutor:
         assert callback is not None
         try:
             outcome = callback(state)
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # CancelledError too: the bookkeeping goes on
             self._callback_failed(state, exc)
             return
         if outcome is not None and inspect.isawaitable(outcome):
@@ -480,6 +534,17 @@ def _cancelled_by_someone_else(signal: AbortSignal, task: asyncio.Task[Any] | No
     """Whether the running tool's ``task`` was cancelled, not by the executor (which aborts
     the signal first): the loop is going away, whatever the tool did about it."""
     return not signal.aborted and task is not None and task.cancelling() > 0
+
+
+def _waiting(waiter: asyncio.Future[Any]) -> bool:
+    """Whether a waiter still waits (not done, and its loop not closed under it)."""
+    return not waiter.done() and not waiter.get_loop().is_closed()
+
+
+def _discard(waiters: list[Any], waiter: Any) -> None:
+    """Remove ``waiter`` from ``waiters`` if it is there."""
+    with contextlib.suppress(ValueError):
+        waiters.remove(waiter)
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:

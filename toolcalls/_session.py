@@ -85,7 +85,10 @@ class ToolCallSession:
         self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
         #: Calls refused because their id was taken, as (tool, arguments), the last
         #: ``max_history``: an identical re-delivery of one is not reported again.
-        self._refused: dict[str, tuple[str, dict[str, Any]]] = {}
+        #: Calls refused for reusing a remembered id, by id: (tool name, arguments (for
+        #: arguments that cannot run, ``{"argsText": their text}``), their error or ``None``),
+        #: so an identical re-delivery is reported once.
+        self._refused: dict[str, tuple[str, dict[str, Any], ToolError | None]] = {}
         #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
         self.position: Any = None
 
@@ -117,9 +120,10 @@ class ToolCallSession:
 
         Returns the tracker's outcome. Raises ``InvalidEvent`` for a malformed event,
         ``SessionClosed`` after ``finish()`` or ``aclose()``, and ``RuntimeError`` for a
-        ``ready`` event applied without the session's running event loop; in every case
-        nothing changes. When the stream itself ends a call whose tool is running (a
-        ``result`` or ``error`` event), the tool is aborted and the call is not reported.
+        ``ready`` event applied without the session's running event loop (or from another
+        thread while it runs); in every case nothing changes. When the stream itself ends a
+        call whose tool is running (a ``result`` or ``error`` event), the tool is aborted and
+        the call is not reported.
         """
         if self._stopped:
             raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
@@ -197,7 +201,9 @@ class ToolCallSession:
             if cut_short:  # a re-delivery the stream ended early: the call was reported
                 self._tracker._send(call_id, "error", error.to_dict())  # type: ignore[union-attr]
             else:
-                self._redelivered(call_id, name, args, error, known)
+                # A call that cannot run is told apart by its text (errors have no position).
+                same_as = {"argsText": record.args_text} if error is not None else args
+                self._redelivered(call_id, name, args, error, known, same_as)
             return
         self._running.add(call_id)
         if error is not None:
@@ -213,31 +219,37 @@ class ToolCallSession:
         args: dict[str, Any],
         error: ToolError | None,
         known: ExecutionView,
+        same_as: dict[str, Any],
     ) -> None:
         """A call the executor remembers came again. The same call (same tool, arguments
         equal as JSON, or the same reason it cannot run) is never run or reported twice: the
         tracker's call takes the remembered outcome. Another call reusing the id is not run
         either; it ends in ``error`` (its own, when its arguments cannot run, else "the id is
         taken") and is reported, so the model hears about it."""
-        if error is not None:  # it cannot run: the same call only if the earlier one could not
-            same = known.tool_name == name and known.error == error
+        unrunnable = error  # it cannot run: the same call only if the earlier one could not
+        if unrunnable is not None:
+            same = known.tool_name == name and known.error == unrunnable
         else:
             same = known.tool_name == name and same_json(dict(known.args), args)
-            if not same:
-                reason = f"id {call_id!r} is taken by an earlier call with other arguments"
-                error = _unrunnable(name, reason, "duplicate_id")
-                refused = self._refused.get(call_id)
-                if refused is not None and refused[0] == name and same_json(refused[1], args):
-                    self._tracker._send(call_id, "error", error.to_dict())  # reported before
-                    return
-                self._refused.pop(call_id, None)
-                self._refused[call_id] = (name, copy_args(args, is_flat(args)))
-                if len(self._refused) > self._executor._book.max_history:
-                    del self._refused[next(iter(self._refused))]
         if same:
             self._record(call_id, known)
             return
-        assert error is not None
+        if error is None:
+            reason = f"id {call_id!r} is taken by an earlier call with other arguments"
+            error = _unrunnable(name, reason, "duplicate_id")
+        refused = self._refused.get(call_id)
+        if (
+            refused is not None
+            and refused[0] == name
+            and refused[2] == unrunnable
+            and same_json(refused[1], same_as)
+        ):
+            self._tracker._send(call_id, "error", error.to_dict())  # reported before
+            return
+        self._refused.pop(call_id, None)
+        self._refused[call_id] = (name, copy_args(same_as, is_flat(same_as)), unrunnable)
+        if len(self._refused) > self._executor._book.max_history:
+            del self._refused[next(iter(self._refused))]
         self._tracker._send(call_id, "error", error.to_dict())
         view = MappingProxyType(copy_args(args, is_flat(args)))
         self._ready.append(ExecutionView(call_id, name, view, "error", None, error))
@@ -294,6 +306,7 @@ class ToolCallSession:
     async def _settled(
         self, events: AsyncIterable[Mapping[str, Any]] | Iterable[Mapping[str, Any]] | None
     ) -> AsyncIterator[ExecutionView]:
+        self._executor._left_behind()  # its loop closed under running calls: they end now
         feeder = None if events is None else asyncio.ensure_future(self._feed(events))
         ready = self._ready
         try:
@@ -372,7 +385,8 @@ class ToolCallSession:
                 status = "executing" if state is None else state.status
                 in_flight.append((call.id, call.name, status))
         # Every settled call the executor remembers, the tracker's too: once the tracker
-        # forgets one, a re-delivery of its id must still not run it again after a resume.
+        # forgets one, a re-delivery of its id must still not run it again after a resume;
+        # and the calls refused for reusing a remembered id, not to report them twice.
         remembered = [state for state in executor.calls if state.settled]
         return _checkpoint.take(
             self._tracker.snapshot(),
@@ -381,6 +395,7 @@ class ToolCallSession:
             self._finished,
             position,
             remembered,
+            [(call_id, *refused) for call_id, refused in self._refused.items()],
         )
 
     @classmethod
@@ -457,6 +472,10 @@ class ToolCallSession:
         session.position = picture.position
         for settled in picture.remembered:
             session._executor._remember(settled)
+        # Refused calls reported already: not reported again.
+        session._refused.update(
+            (call_id, (name, args, error)) for call_id, name, args, error in picture.refused
+        )
         for call_id, name, state in picture.in_flight:
             if state == "pending" or name in rerun:
                 session._deferred[call_id] = None
@@ -464,8 +483,12 @@ class ToolCallSession:
                 error = ToolError.interrupted(name)
                 args = tracker.get(call_id).args  # type: ignore[union-attr]
                 tracker._send(call_id, "error", error.to_dict())  # may evict it: read it first
-                view = MappingProxyType(dict(args) if isinstance(args, dict) else {})
-                session._ready.append(ExecutionView(call_id, name, view, "error", None, error))
+                kept = copy_args(args, is_flat(args)) if isinstance(args, dict) else {}
+                interrupted = ExecutionView(
+                    call_id, name, MappingProxyType(kept), "error", None, error
+                )
+                session._ready.append(interrupted)
+                session._executor._remember(interrupted)  # delivered again: not run again
         return session
 
     def _start_resumed(self) -> None:

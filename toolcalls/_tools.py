@@ -24,11 +24,14 @@ Errors: ``InvalidTool`` at construction, ``ToolAborted`` from ``AbortSignal.rais
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
+import decimal
 import inspect
 import logging
 import math
+import numbers
 import threading
 import typing
 from collections.abc import Callable, Mapping, MutableMapping
@@ -142,14 +145,30 @@ class AbortSignal:
         if event is not None:
             event.set()
         for waiter in waiters or ():
-            if not waiter.done():
-                waiter.set_result(None)
+            _wake(waiter)
         for callback in callbacks or ():
             _run_abort_callback(callback, self)
 
     def __repr__(self) -> str:
         state = f"aborted: {self._reason!r}" if self.aborted else "not aborted"
         return f"<AbortSignal {state}>"
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    """Resolve a ``wait()`` waiter on its own loop's thread (a tool in a worker thread may
+    wait on a loop of its own), or at once when that loop runs here."""
+    loop = waiter.get_loop()
+    if asyncio.events._get_running_loop() is loop:
+        if not waiter.done():
+            waiter.set_result(None)
+        return
+    with contextlib.suppress(RuntimeError):  # its loop is closed: nobody waits any more
+        loop.call_soon_threadsafe(_resolve, waiter)
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _run_abort_callback(callback: Callable[[AbortSignal], object], signal: AbortSignal) -> None:
@@ -171,10 +190,16 @@ class Tool:
     timeout: float | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.timeout, bool):
-            raise ValueError(f"timeout must be a number of seconds, not {self.timeout!r}")
-        if self.timeout is not None and not (self.timeout > 0 and math.isfinite(self.timeout)):
-            raise ValueError(f"timeout must be a positive number of seconds, not {self.timeout}")
+        timeout = self.timeout
+        if timeout is None:
+            return
+        if isinstance(timeout, bool) or not isinstance(timeout, (numbers.Real, decimal.Decimal)):
+            raise ValueError(f"timeout must be a number of seconds, not {timeout!r}")
+        if type(timeout) is not float:  # an int, Decimal or Fraction: as the loop takes it
+            timeout = float(timeout)
+            object.__setattr__(self, "timeout", timeout)
+        if not (timeout > 0 and math.isfinite(timeout)):
+            raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
 
 
 class ArgumentsInvalid(Exception):

@@ -22,26 +22,6 @@ from statecharts import (
     to_mermaid,
 )
 
-#: Breaks of this review still open when the session ended (marked xfail, strict).
-_OPEN_1 = (
-    "open: Chart.resume takes one atomic state and enters only its ancestors, not the other "
-    "regions of a parallel state (python-statemachine's start_value enters them); not fixed "
-    "this session"
-)
-_OPEN_3 = (
-    "open: the IR keeps no event delay and the diagrams draw none (the diagrams belong to the "
-    "other issue-10 branch); not fixed this session"
-)
-_OPEN_4 = (
-    "open: the on action rerun for a default history entry is not isolated as python- "
-    "statemachine isolates it; not fixed this session"
-)
-_OPEN_5 = (
-    "open: a helper given self, or attrgetter on self, reaches python-statemachine's machine "
-    "API past the compile-time scan and the compiled instance offers none of it; not fixed "
-    "this session"
-)
-
 
 class Model:
     """A model whose ``log`` the charts' callbacks append to."""
@@ -71,7 +51,6 @@ class TwoRegions(StateChart[Model]):
             go2 = x.to(y, event="go") | y.to(x, event="go")
 
 
-@pytest.mark.xfail(strict=True, reason=_OPEN_1)
 def test_C10_resume_in_a_region_of_a_parallel_state_activates_every_region() -> None:
     """`Chart.resume("b", model)` restores a checkpoint taken in region `r1` of a parallel
     state: the instance is `['p', 'r1', 'b']`, region `r2` missing (python-statemachine's
@@ -167,7 +146,6 @@ class Reminder(StateChart[Model]):
     remind = Event(waiting.to(reminded), delay=500)
 
 
-@pytest.mark.xfail(strict=True, reason=_OPEN_3)
 def test_D3_a_delayed_transition_is_labelled_with_its_delay() -> None:
     """Issue 10 asks for delayed transitions labelled in the diagrams: `remind` fires 500 ms
     after it is sent, yet DOT and Mermaid draw it as a plain `remind` edge (the IR keeps no
@@ -204,7 +182,6 @@ class JumpThroughHistory(StateChart[Model]):
         self.model.log.append("done")
 
 
-@pytest.mark.xfail(strict=True, reason=_OPEN_4)
 def test_C7_an_action_failing_when_rerun_through_a_history_state_is_caught() -> None:
     """`jump` enters the region `c4` through its (unrecorded) history state, so its `on` action
     runs twice; the second run raises. python-statemachine catches it as `error.execution` and
@@ -336,7 +313,6 @@ class AttrgetterOnSelf(StateChart[Model]):
         self.model.log.append(operator.attrgetter("current_state_value")(self))
 
 
-@pytest.mark.xfail(strict=True, reason=_OPEN_5)
 @pytest.mark.parametrize("chart_class", [HelperGivenSelf, AttrgetterOnSelf])
 def test_C6_machine_api_reached_past_the_bytecode_check_is_refused_or_run(
     chart_class: type[StateChart[Model]],

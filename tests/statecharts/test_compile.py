@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
+import operator
 from typing import Any
 
 import pytest
@@ -314,10 +316,16 @@ def test_hand_built_ir_gets_its_state_index() -> None:
 def test_every_runtime_instance_attribute_is_protected_from_chart_attributes() -> None:
     from statecharts import Instance
     from statecharts._compiler import RUNTIME_NAMES
-    from statecharts._runtime import StatechartInstance, _MachineInstance
+    from statecharts._runtime import StatechartInstance, _MachineInstance, _Unavailable
 
     for cls in (Instance, StatechartInstance, _MachineInstance):
-        own = {name for name in vars(cls) if not name.startswith("__")}
+        # (python-statemachine's machine API the instance lacks only raises: a chart may
+        # declare such a name itself)
+        own = {
+            name
+            for name, value in vars(cls).items()
+            if not name.startswith("__") and not isinstance(value, _Unavailable)
+        }
         # a chart may declare the flag itself: the attribute then gives the same value
         own.discard("catch_errors_as_events")
         assert own <= RUNTIME_NAMES, cls
@@ -334,3 +342,160 @@ def test_chart_attribute_named_like_a_runtime_internal_is_refused() -> None:
 
     with pytest.raises(UnsupportedChart, match=r"runtime's own API.*'_drain'"):
         compile_chart(Shadow)
+
+
+# -- C6: the machine handed to other code ------------------------------------------------------
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+
+
+def _record(machine: Any, what: str) -> None:
+    """A module helper a chart hands itself to, reading only what the instance offers."""
+    machine.model.log.append(
+        (what, machine.current_state_value, list(machine.configuration_values))
+    )
+
+
+def _peek(machine: Any) -> Any:
+    return machine.allowed_events
+
+
+def _via(machine: Any) -> Any:
+    return _peek(machine)
+
+
+class _Toggle(StateChart[_Log]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b) | b.to(a)
+
+
+class _ThroughHelpers(_Toggle):
+    def on_enter_b(self) -> None:
+        _via(self)
+
+
+class _Aliased(_Toggle):
+    def on_enter_b(self) -> None:
+        keep = self
+        keep.model.log.append(1)
+
+
+class _Returned(_Toggle):
+    def on_enter_b(self) -> Any:
+        return self
+
+
+class _Printed(_Toggle):
+    def on_enter_b(self) -> None:
+        print(self)
+
+
+class _Setattr(_Toggle):
+    def on_enter_b(self) -> None:
+        setattr(self, "x", 1)  # noqa: B010
+
+
+class _Vars(_Toggle):
+    def on_enter_b(self) -> None:
+        vars(self)["x"] = 1
+
+
+class _Dict(_Toggle):
+    def on_enter_b(self) -> None:
+        self.__dict__["x"] = 1
+
+
+class _Attrgetter(_Toggle):
+    def on_enter_b(self) -> None:
+        operator.attrgetter("states")(self)
+
+
+class _Recorded(_Toggle):
+    def on_enter_b(self) -> None:
+        _record(self, "enter b")
+
+
+@pytest.mark.parametrize(
+    ("declared", "where"),
+    [
+        (_ThroughHelpers, "reads self.allowed_events (through _peek(machine)"),
+        (_Aliased, "passes self on"),
+        (_Returned, "passes self on"),
+        (_Printed, "passes self on"),
+        (_Setattr, "passes self on"),
+        (_Vars, "passes self on"),
+        (_Dict, "reads self.__dict__"),
+        (_Attrgetter, "passes self on"),
+    ],
+)
+def test_c6_the_machine_handed_to_code_the_compiler_cannot_check_is_refused(
+    declared: type[StateChart[_Log]], where: str
+) -> None:
+    """C6: a helper of the module given ``self`` is read as the method is (its parameter in
+    ``self``'s place, helpers it calls too); ``self`` handed anywhere else is refused, naming
+    the method and the line."""
+    with pytest.raises(UnsupportedChart) as caught:
+        compile_chart(declared)
+    assert caught.value.where.startswith(f"{declared.__name__}.on_enter_b ")
+    assert where in caught.value.where
+
+
+def test_c6_a_helper_reading_what_the_instance_offers_runs_as_python_statemachine_runs() -> None:
+    """C6: ``current_state_value`` and ``configuration_values`` are offered as
+    python-statemachine gives them, so a helper reading them is compiled and agrees."""
+    reference, instance = _Recorded(_Log()), compile_chart(_Recorded).create(_Log())
+    for machine in (reference, instance):
+        machine.send("go")
+        machine.send("go")
+        machine.send("go")
+    assert instance.model.log == reference.model.log == [("enter b", "b", ["b"])] * 2
+
+
+class _AskingModel(_Log):
+    def ready(self, machine: Any) -> bool:
+        return bool(machine.allowed_events)
+
+
+def test_c6_machine_api_reached_at_run_time_fails_loudly_not_as_error_execution() -> None:
+    """C6: a model's method (unknown when the chart compiles) given ``machine`` reads
+    python-statemachine's API the instance lacks: the run raises ``UnsupportedChart`` naming
+    it, never a swallowed ``error.execution``; ``hasattr`` still answers ``False``."""
+
+    class Guarded(StateChart[_Log]):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, cond="ready")
+
+    instance = compile_chart(Guarded).create(_AskingModel())
+    with pytest.raises(UnsupportedChart, match=r"machine\.allowed_events"):
+        instance.send("go")
+    assert not hasattr(instance, "allowed_events")
+    assert not hasattr(instance, "no_such_thing")
+    with pytest.raises(UnsupportedChart, match=r"sets machine\.current_state_value"):
+        instance.current_state_value = "b"  # type: ignore[misc]
+
+
+def _logged(function: Any) -> Any:
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, **kwargs)
+
+    return wrapper
+
+
+class _Decorated(_Toggle):
+    @_logged
+    def on_enter_b(self) -> None:
+        self.model.log.append(self.allowed_events)
+
+
+def test_c6_a_decorated_method_is_read_through_its_wrapper() -> None:
+    """C6: a method wrapped by a ``functools.wraps`` decorator is read as itself too."""
+    with pytest.raises(
+        UnsupportedChart, match=r"_Decorated\.on_enter_b reads self\.allowed_events"
+    ):
+        compile_chart(_Decorated)

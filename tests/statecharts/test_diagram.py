@@ -592,3 +592,137 @@ def test_an_eventless_transition_is_labelled_by_its_guards_alone() -> None:
     assert "    parsing --> running : [arguments_parsed]\n" in mermaid
     assert "    parsing --> error : [not arguments_parsed]\n" in mermaid
     assert 'label="[arguments_parsed]"' in to_dot(chart)
+
+
+# -- D3: delayed transitions -------------------------------------------------------------------
+
+
+class Reminder(StateChart):
+    """A chart whose ``remind`` event fires 1.5 s after it is sent (``Event(delay=...)``)."""
+
+    waiting = State(initial=True)
+    snoozed = State()
+    reminded = State(final=True)
+    remind = Event(waiting.to(reminded) | snoozed.to(reminded), delay=1500)
+    snooze = waiting.to(snoozed)
+    wake = Event(snoozed.to(waiting), delay=250)
+
+
+_DELAYED_SCXML = """<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0"
+    datamodel="python" initial="waiting">
+  <state id="waiting">
+    <onentry>
+      <send event="timeout" delay="5s" id="t"/>
+      <if cond="True"><send event="nudge" delay="200ms"/></if>
+      <send event="poke"/>
+    </onentry>
+    <transition event="timeout" target="expired"/>
+    <transition event="nudge" target="waiting"/>
+    <transition event="poke" target="waiting"/>
+  </state>
+  <final id="expired"/>
+</scxml>"""
+
+
+def test_D3_a_delayed_event_is_labelled_with_its_delay_in_dot_and_mermaid() -> None:
+    """D3: a transition on an event declared with a delay reads ``event after <delay>`` (ms
+    below a second, seconds above), on every transition of the event; others are unchanged."""
+    chart = compile_chart(Reminder)
+    assert {event.id: event.delays for event in chart.events} == {
+        "remind": (1500.0,),
+        "snooze": (),
+        "wake": (250.0,),
+    }
+    mermaid = to_mermaid(chart)
+    assert "    waiting --> reminded : remind after 1.5 s\n" in mermaid
+    assert "    snoozed --> reminded : remind after 1.5 s\n" in mermaid
+    assert "    snoozed --> waiting : wake after 250 ms\n" in mermaid
+    assert "    waiting --> snoozed : snooze\n" in mermaid
+    graph = parse_dot(to_dot(chart))
+    assert graph.edge("transition:waiting:remind:reminded")[2]["label"] == "remind after 1.5 s"
+    assert graph.edge("transition:snoozed:wake:waiting")[2]["label"] == "wake after 250 ms"
+    assert graph.edge("transition:waiting:snooze:snoozed")[2]["label"] == "snooze"
+
+
+def test_D3_an_event_the_chart_sends_itself_with_a_delay_is_labelled(tmp_path: Path) -> None:
+    """D3: the SCXML idiom for a timed transition (``<send event="timeout" delay="5s"/>`` on
+    entry, a transition on ``timeout``) labels the transition ``timeout after 5 s``, sends
+    nested in ``<if>`` too; an event sent without a delay stays plain."""
+    from statemachine.io import load
+
+    path = tmp_path / "timed.scxml"
+    path.write_text(_DELAYED_SCXML)
+    chart = compile_chart(load(path, trusted=True))
+    assert {event.id: event.sent_after for event in chart.events} == {
+        "timeout": (5000.0,),
+        "nudge": (200.0,),
+        "poke": (),
+    }
+    mermaid = to_mermaid(chart)
+    assert "    waiting --> expired : timeout after 5 s\n" in mermaid
+    assert "    waiting : nudge after 200 ms (internal)\n" not in mermaid  # an external loop
+    assert "nudge after 200 ms" in mermaid
+    assert "    waiting --> waiting : poke\n" in mermaid
+    dot = parse_dot(to_dot(chart))
+    assert dot.edge("transition:waiting:timeout:expired")[2]["label"] == "timeout after 5 s"
+
+
+def test_D3_delayed_transitions_keep_their_coverage_and_trace_overlays() -> None:
+    """D6 with D3: overlays key on transition ids, so a delayed transition's label carries the
+    delay and the overlay's marks and notes alike."""
+    from statecharts import Coverage, VirtualClock, coverage_overlay, trace_overlay
+    from statecharts._overlay import TraceStep
+
+    chart = compile_chart(Reminder)
+    clock = VirtualClock()
+    instance = chart.create(clock=clock)
+    coverage = Coverage()
+    coverage.record(chart, instance.send("snooze"))
+    instance.send("wake")
+    clock.advance(0.25)
+    assert instance.state.id == "waiting"
+    overlay = coverage_overlay(chart, coverage)
+    mermaid = to_mermaid(chart, overlay=overlay)
+    assert "    waiting --> snoozed : snooze (×1)\n" in mermaid
+    assert "    snoozed --> waiting : wake after 250 ms (never taken)\n" in mermaid
+    edge = parse_dot(to_dot(chart, overlay=overlay)).edge("transition:snoozed:wake:waiting")[2]
+    assert edge["label"] == "wake after 250 ms\nnever taken"
+    assert edge["color"] == "#c62828"
+    trace = trace_overlay(chart, [TraceStep("snooze"), TraceStep("wake")])
+    edge = parse_dot(to_dot(chart, overlay=trace)).edge("transition:snoozed:wake:waiting")[2]
+    assert edge["label"] == "wake after 250 ms\nstep 2"
+    assert edge["color"] == "#1565c0"
+
+
+_ODD_IDS = """{"name": "Odd", "states": {
+    "wait here": {"initial": true, "transitions": [{"event": "go", "target": "a:b"}]},
+    "a:b": {"transitions": [{"event": "go", "target": "done"}]},
+    "done": {"final": true}}}"""
+
+
+def test_D3_state_ids_that_are_not_plain_names_stay_one_node() -> None:
+    """D3/D4: ids from JSON or SCXML may hold spaces and colons: DOT quotes every edge end (a
+    colon is no port), Mermaid names such a state by one stable token."""
+    from statemachine.io import load
+
+    chart = compile_chart(load(_ODD_IDS, format="json"))
+    graph = parse_dot(to_dot(chart))
+    assert graph.edge("transition:wait here:go:a:b")[:2] == ("wait here", "a:b")
+    mermaid = to_mermaid(chart)
+    assert mermaid == to_mermaid(chart)
+    assert "wait here" not in mermaid.replace('"Wait here"', "")
+    ids = re.findall(r" as (\S+)$", mermaid, re.MULTILINE)
+    assert len(ids) == 3
+    assert len(set(ids)) == 3
+    assert all(re.fullmatch(r"[A-Za-z0-9_]+", token) for token in ids)
+
+
+def test_D3_an_unguarded_eventless_transition_reads_eventless() -> None:
+    class Flow(StateChart):
+        parsed = State(initial=True)
+        done = State(final=True)
+        parsed.to(done)
+
+    chart = compile_chart(Flow)
+    assert "    parsed --> done : (eventless)\n" in to_mermaid(chart)
+    assert parse_dot(to_dot(chart)).edge("transition:parsed::done")[2]["label"] == "(eventless)"

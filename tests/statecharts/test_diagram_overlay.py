@@ -10,6 +10,7 @@ coverage it records always fits the chart. A whole run writes its coverage with
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -458,3 +459,51 @@ def test_a_trace_step_follows_the_eventless_transitions_its_event_led_to() -> No
     assert overlay.caption.endswith("pending → parsing → error")
     with pytest.raises(TraceError, match="pending:ready:parsing then parsing::running"):
         resolve_trace(chart, [TraceStep("ready")])
+
+
+# -- statecharts: entries below a target, and steps of several transitions ----------------------
+
+
+def test_D6_coverage_marks_what_entering_a_target_enters() -> None:
+    """D6: a taken transition into a parallel state enters it, its regions and their initial
+    children; states only a later event would enter stay missed."""
+    from .charts import Player
+
+    chart = compile_chart(Player)
+    coverage = Coverage()
+    instance = chart.create(Recorder())
+    coverage.record(chart, instance.send("play"))
+    overlay = coverage_overlay(chart, coverage)
+    active = {state.id for state in instance.configuration}
+    hit = {state for state, mark in overlay.states.items() if mark.emphasis is Emphasis.HIT}
+    assert active <= hit
+    assert any(mark.emphasis is Emphasis.MISSED for mark in overlay.states.values())
+
+
+def test_D6_a_trace_line_may_list_every_transition_its_step_took() -> None:
+    """D6/L3: ``"transitions"`` in a trace line is followed as listed; an id the chart lacks,
+    or a first one that is not the step's ``transition``, is refused naming the step."""
+    from .charts import Player
+
+    chart = compile_chart(Player)
+    instance = chart.create(Recorder())
+    steps = [TraceStep.of(instance.send(event)) for event in ["play", "toggle", "fade"]]
+    # toggle moves both regions; fade both, then done.state leaves the parallel state
+    assert [len(step.transitions) for step in steps] == [1, 2, 3]
+    lines = [
+        json.dumps({"event": s.event, "transition": s.transition, "transitions": s.transitions})
+        for s in steps
+    ]
+    read = read_trace(lines)
+    assert [step.transitions for step in read] == [step.transitions for step in steps]
+    overlay = trace_overlay(chart, read)
+    for step in steps:
+        for transition_id in step.transitions:
+            assert overlay.transitions[transition_id].emphasis is Emphasis.HIT
+    with pytest.raises(TraceError, match="has no transition 'nope'"):
+        trace_overlay(chart, [TraceStep("play", transitions=("nope",))])
+    first = steps[0].transitions[0]
+    with pytest.raises(TraceError, match="start with"):
+        trace_overlay(chart, [TraceStep("play", transition="other", transitions=(first,))])
+    with pytest.raises(TraceError, match='"transitions" must be a list'):
+        read_trace(['{"event": "play", "transitions": "x"}'])

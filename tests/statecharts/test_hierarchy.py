@@ -211,3 +211,100 @@ def test_c13_undeclared_names_a_prefix_matches_share_code_and_report_their_own_n
     assert "tool.a1" not in source
     assert "tool.b2" not in source
     assert [state.id for state in instance.configuration] == ["p", "idle"]
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+        self.calls = 0
+
+
+def _rerun_chart(default: bool, catch: bool, on_error_event: bool) -> type[StateChart[_Log]]:
+    """A transition entering a compound state through its history state, whose ``on`` action
+    raises on its second run (the rerun python-statemachine gives default history content):
+    into the other region of a parallel state, or (``default``) into a compound state whose
+    history state has a default transition whose own ``on`` raises too."""
+
+    class Actions(StateChart[_Log]):
+        catch_errors_as_events = catch
+
+        def boom(self) -> None:
+            raise RuntimeError("boom")
+
+        def notify(self) -> None:
+            self.model.calls += 1
+            self.model.log.append(("notify", self.model.calls))
+            if self.model.calls == 2:
+                raise ValueError("notification failed")
+
+        def fallback(self) -> None:
+            self.model.log.append("fallback")
+            raise ValueError("fallback failed")
+
+        def done(self) -> None:
+            self.model.log.append("done")
+
+    class IntoRegion(Actions):
+        class p(State.Parallel):
+            class left(State.Compound):
+                s1 = State(initial=True)
+                s2 = State()
+                m12 = s1.to(s2)
+
+            class right(State.Compound):
+                t1 = State(initial=True)
+                t2 = State()
+                h = HistoryState()
+                m = t1.to(t2)
+
+        if on_error_event:
+            error_execution = p.left.to(p.right.h, on="notify", after="done")
+        else:
+            jump = p.left.to(p.right.h, on="notify", after="done")
+        fail = p.left.s1.to(p.left.s2, on="boom")
+
+    class WithDefault(Actions):
+        s1 = State(initial=True)
+        s2 = State()
+
+        class c(State.Compound):
+            t1 = State(initial=True)
+            t2 = State()
+            h = HistoryState()
+            h.to(t2, on="fallback")
+            m = t1.to(t2) | t2.to(t1)
+
+        leave = c.to(s1) | s2.to(s1)
+
+        if on_error_event:
+            error_execution = s2.to(c.h, on="notify", after="done")
+        else:
+            jump = s1.to(c.h, on="notify", after="done")
+        fail = s1.to(s2, on="boom")
+
+    return WithDefault if default else IntoRegion
+
+
+@pytest.mark.parametrize("default", [False, True])
+@pytest.mark.parametrize("catch", [True, False])
+@pytest.mark.parametrize("on_error_event", [False, True])
+def test_c15_history_content_rerun_fails_as_python_statemachine_fails(
+    default: bool, catch: bool, on_error_event: bool
+) -> None:
+    """C7/C15: python-statemachine reruns the ``on`` content of the transition entering a
+    region through a history state without a record. Rerunning the microstep's own transition,
+    each callback is isolated as its first run is (caught as ``error.execution``, the
+    transition completes); a history default's content, or any content while handling
+    ``error.execution``, cancels the microstep; without catching, the error reaches the
+    caller."""
+    declared = _rerun_chart(default, catch, on_error_event)
+    event = "fail" if on_error_event else "jump"
+    results = []
+    for machine in (declared(_Log()), compile_chart(declared).create(_Log())):
+        try:
+            machine.send(event)
+            raised = None
+        except Exception as error:  # compared across the two engines
+            raised = (type(error).__name__, str(error))
+        results.append((raised, machine.model.log, ids(machine.configuration)))
+    assert results[1] == results[0]

@@ -13,7 +13,18 @@ from statemachine.exceptions import InvalidDefinition, InvalidStateValue, Transi
 
 from statecharts import Instance, Outcome, compile_chart
 
-from .charts import Boom, Door, Recorder, Relay, Shop, ShopModel, Strict, Ticker, Triage
+from .charts import (
+    HIERARCHICAL,
+    Boom,
+    Door,
+    Recorder,
+    Relay,
+    Shop,
+    ShopModel,
+    Strict,
+    Ticker,
+    Triage,
+)
 
 
 def test_applied_outcome_names_source_target_and_transition() -> None:
@@ -326,6 +337,48 @@ def test_resume_enters_a_state_without_running_callbacks() -> None:
     assert instance.state.id == "opened"
     assert model.log == []
     assert instance.send("close").applied
+
+
+#: Statecharts whose start runs no eventless transition (python-statemachine's start_value
+#: runs the macrostep after entering; resume runs nothing).
+_RESUMABLE = [
+    name
+    for name, (declared, _, _) in sorted(HIERARCHICAL.items())
+    if not any(t.is_eventless and not t.initial for t in compile_chart(declared).transitions)
+]
+
+
+@pytest.mark.parametrize("name", _RESUMABLE)
+def test_c10_resume_starts_where_python_statemachines_start_value_does(name: str) -> None:
+    """C10: ``resume(state)`` in a statechart enters the configuration python-statemachine's
+    ``start_value=state`` enters (the other regions of a parallel ancestor too, in its order),
+    running no callback; every event then goes the same way."""
+    declared, model_type, events = HIERARCHICAL[name]
+    chart = compile_chart(declared)
+    assert chart.is_structured or name == "assembly"
+    for state in chart.states:
+        if state.kind != "atomic" or state.final:  # entering a final raises done.state.*
+            continue
+        model = model_type()
+        instance = chart.resume(state.id, model)
+        assert model.log == []
+        reference = declared(model_type(), start_value=state.value)
+        assert ids(instance.configuration) == ids(reference.configuration), state.id
+        for event in events:
+            reference_ids = _configuration_after(reference, event)
+            assert _configuration_after(instance, event) == reference_ids, (state.id, event)
+
+
+def _configuration_after(machine: Any, event: str) -> list[str] | str:
+    try:
+        machine.send(event)
+    except Exception as error:  # compared across the two engines
+        return type(error).__name__
+    return ids(machine.configuration)
+
+
+def ids(states: Any) -> list[str]:
+    return [state.id for state in states]
 
 
 def test_resume_of_an_unknown_state_names_the_states() -> None:

@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
 from statemachine import HistoryState, State, StateChart, StateMachine
 
 from statecharts import InstanceSnapshotError, VirtualClock, compile_chart
@@ -170,6 +176,12 @@ def _damaged(change: Any) -> Any:
     return change
 
 
+def _timer(**changes: Any) -> dict[str, Any]:
+    """A well-formed pictured timer, with ``changes``."""
+    timer = {"event": "next_field", "args": [], "kwargs": {}, "send_id": None, "due_in_ms": 5}
+    return timer | changes
+
+
 @pytest.mark.parametrize(
     ("change", "field", "reason"),
     [
@@ -245,7 +257,28 @@ def _damaged(change: Any) -> Any:
         ),
         (lambda s: s["queued"].update(external={}), "queued.external", "must be a list"),
         (lambda s: s.update(timers={}), "timers", "must be a list"),
-        (lambda s: s.update(timers=[{"event": "x"}]), "timers", "cannot be restored"),
+        (lambda s: s.update(timers=[{"event": "x"}]), "timers[0]", "must be an object with"),
+        (lambda s: s.update(timers=[_timer(event=3)]), "timers[0].event", "non-empty string"),
+        (lambda s: s.update(timers=[_timer(args={})]), "timers[0].args", "must be a list"),
+        (lambda s: s.update(timers=[_timer(kwargs=[])]), "timers[0].kwargs", "must be an object"),
+        (
+            lambda s: s.update(timers=[_timer(send_id={"a": (1,)})]),
+            "timers[0].send_id",
+            "does not come back equal",
+        ),
+        (lambda s: s.update(timers=[_timer(due_in_ms="5")]), "timers[0].due_in_ms", "finite"),
+        (lambda s: s.update(timers=[_timer(due_in_ms=True)]), "timers[0].due_in_ms", "finite"),
+        (
+            lambda s: s.update(timers=[_timer(due_in_ms=float("inf"))]),
+            "timers[0].due_in_ms",
+            "finite",
+        ),
+        (
+            lambda s: s.update(timers=[_timer(due_in_ms=20), _timer(due_in_ms=10)]),
+            "timers[1].due_in_ms",
+            "listed in the order they run",
+        ),
+        (lambda s: s.update(timers=[_timer()]), "timers", "takes the clock they wait on"),
         (lambda s: s.update(fields=[]), "fields", "must be an object"),
         (lambda s: s["fields"].update(x=1), "fields.x", "keeps no field"),
     ],
@@ -368,15 +401,23 @@ CALLBACKS = ["count", "ready", "run", "again", "result", "on_enter_state", "befo
 class SnapshotContinues(RuleBasedStateMachine):
     """Two instances of one statechart get the same events; one is snapshotted and restored
     (through JSON, onto its own model) whenever Hypothesis likes. After every step both have
-    the same configuration, history, outcome, exception and callback log."""
+    the same configuration, history, outcome, exception and callback log.
 
-    @initialize(name=st.sampled_from(sorted(CONTINUED)))
-    def start(self, name: str) -> None:
+    With ``timed``, each instance runs on its own ``VirtualClock``: events are also sent with
+    a delay and a ``send_id``, cancelled, and both clocks advanced alike, so snapshots hold
+    pending timers; the copy is restored onto a fresh clock that reads another time (the
+    timers are due as long after the restore as they were after the snapshot). Delays and
+    clock readings are binary fractions of a second, so due times compare exactly."""
+
+    @initialize(name=st.sampled_from(sorted(CONTINUED)), timed=st.booleans())
+    def start(self, name: str, timed: bool) -> None:
         declared, model_type, events = CONTINUED[name]
         self.chart = compile_chart(declared)
         self.events = [*events, "nope", "done.state.work"]
-        self.original = self.chart.create(model_type())
-        self.copy = self.chart.create(model_type())
+        self.timed = timed
+        self.clocks = [VirtualClock(), VirtualClock(start=3.5)] if timed else [None, None]
+        self.original = self.chart.create(model_type(), clock=self.clocks[0])
+        self.copy = self.chart.create(model_type(), clock=self.clocks[1])
 
     def _both(self, action: Any) -> None:
         results = []
@@ -394,15 +435,49 @@ class SnapshotContinues(RuleBasedStateMachine):
         kwargs = {} if boom is None else {"boom": boom}
         self._both(lambda instance: instance.send(event, **kwargs))
 
+    @precondition(lambda self: getattr(self, "timed", False))
+    @rule(
+        data=st.data(),
+        boom=st.sampled_from([None, *CALLBACKS]),
+        delay=st.sampled_from([125, 250, 500, 1000]),
+        send_id=st.sampled_from([None, "a", "b"]),
+    )
+    def send_later(self, data: st.DataObject, boom: str | None, delay: int, send_id: Any) -> None:
+        event = data.draw(st.sampled_from(self.events))
+        kwargs: dict[str, Any] = {} if boom is None else {"boom": boom}
+        options = {"delay": delay, "send_id": send_id}
+        self._both(lambda instance: instance.send(event, **kwargs, **options))
+
+    @precondition(lambda self: getattr(self, "timed", False))
+    @rule(send_id=st.sampled_from(["a", "b"]))
+    def cancel(self, send_id: str) -> None:
+        for instance in (self.original, self.copy):
+            instance.cancel_event(send_id)
+
+    @precondition(lambda self: getattr(self, "timed", False))
+    @rule(seconds=st.sampled_from([0.125, 0.25, 0.5, 1.0]))
+    def advance(self, seconds: float) -> None:
+        results = []
+        for clock in self.clocks:
+            assert isinstance(clock, VirtualClock)
+            try:
+                clock.advance(seconds)
+                results.append(("ok",))
+            except Exception as error:  # compared across the two instances
+                results.append(("raised", type(error).__name__, str(error)))
+        assert results[0] == results[1]
+
     @rule(flag=st.sampled_from(["locked", "ready"]))
     def flip(self, flag: str) -> None:
         for instance in (self.original, self.copy):
             setattr(instance.model, flag, not getattr(instance.model, flag))
 
-    @rule()
-    def snapshot_and_restore(self) -> None:
+    @rule(start=st.sampled_from([0.0, 7.5, 1000.125]))
+    def snapshot_and_restore(self, start: float) -> None:
         snapshot = through_json(self.copy.snapshot())
-        self.copy = self.chart.restore(snapshot, self.copy.model)
+        if self.timed:
+            self.clocks[1] = VirtualClock(start=start)
+        self.copy = self.chart.restore(snapshot, self.copy.model, clock=self.clocks[1])
 
     @invariant()
     def the_same(self) -> None:
@@ -439,20 +514,153 @@ class Reminder(StateChart):
         self.send("ring", delay=1000)
 
 
-def test_a_pending_delayed_event_is_refused_naming_timers_and_restore_takes_a_clock() -> None:
+def test_c19_pending_timers_are_kept_relative_to_the_clock_and_fire_after_restore() -> None:
     chart = compile_chart(Reminder)
-    clock = VirtualClock()
+    clock = VirtualClock(start=10.0)
     instance = chart.create(clock=clock)
     instance.send("arm")
-    assert instance.next_due() is not None
-    with pytest.raises(InstanceSnapshotError) as caught:
-        instance.snapshot()
-    assert caught.value.field == "timers"
+    clock.advance(0.25)
+    snapshot = instance.snapshot()
+    assert snapshot["timers"] == [
+        {"event": "ring", "args": [], "kwargs": {}, "send_id": None, "due_in_ms": 750.0}
+    ]
+    later = VirtualClock(start=500.0)
+    restored = chart.restore(through_json(snapshot), clock=later)
+    assert restored.clock is later
+    assert restored.next_due() == 500.75
+    assert through_json(restored.snapshot()) == snapshot
+    later.advance(0.5)
+    assert ids(restored.configuration) == ["waiting"]
+    later.advance(0.25)
+    assert restored.is_terminated
     instance.run_until_idle()
     assert instance.is_terminated
-    idle = chart.create(clock=clock)
-    restored = chart.restore(through_json(idle.snapshot()), clock=clock)
-    assert restored.clock is clock
-    restored.send("arm")
+
+
+class Heartbeat(StateChart):
+    """A workflow with a heartbeat: each ``ping`` re-arms a ``timeout`` 30 s later."""
+
+    alive = State(initial=True)
+    dead = State(final=True)
+    ping = alive.to.itself(internal=True, on="rearm")
+    timeout = alive.to(dead, on="record")
+
+    def rearm(self, model: Any) -> None:
+        self.cancel_event("heartbeat")
+        self.send("timeout", "missed", delay=30_000, send_id="heartbeat", beats=model.beats)
+        model.beats += 1
+
+    def record(self, reason: str, beats: int, model: Any) -> None:
+        model.log.append(("timeout", reason, beats))
+
+
+class Beats:
+    def __init__(self) -> None:
+        self.beats = 0
+        self.log: list[Any] = []
+
+
+def test_c19_a_heartbeat_workflow_is_persisted_with_its_timer_and_payload() -> None:
+    chart = compile_chart(Heartbeat)
+    clock = VirtualClock()
+    instance = chart.create(Beats(), clock=clock)
+    instance.send("ping")
+    clock.advance(10)
+    instance.send("ping")
+    clock.advance(5)
+    snapshot = through_json(instance.snapshot())
+    assert snapshot["timers"] == [
+        {
+            "event": "timeout",
+            "args": ["missed"],
+            "kwargs": {"beats": 1},
+            "send_id": "heartbeat",
+            "due_in_ms": 25_000.0,
+        }
+    ]
+    model = Beats()
+    model.beats = 2
+    restored = chart.restore(snapshot, model, clock=VirtualClock())
     restored.run_until_idle()
+    assert model.log == [("timeout", "missed", 1)]
     assert restored.is_terminated
+
+
+def test_c19_cancel_by_send_id_reaches_a_restored_timer() -> None:
+    chart = compile_chart(Heartbeat)
+    clock = VirtualClock()
+    instance = chart.create(Beats(), clock=clock)
+    instance.send("ping")
+    model = Beats()
+    later = VirtualClock()
+    restored = chart.restore(through_json(instance.snapshot()), model, clock=later)
+    restored.cancel_event("heartbeat")
+    assert restored.next_due() is None
+    assert restored.snapshot()["timers"] == []
+    later.advance(60)
+    assert ids(restored.configuration) == ["alive"]
+    assert model.log == []
+    restored.send("ping")  # re-armed on the restored instance: cancelled and sent again
+    restored.send("ping")
+    assert [timer["kwargs"] for timer in restored.snapshot()["timers"]] == [{"beats": 1}]
+
+
+def test_c19_timers_keep_their_order_and_an_overdue_one_runs_first() -> None:
+    class Several(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        arm = a.to.itself(internal=True, on="schedule")
+        note = a.to.itself(internal=True, on="write")
+
+        def schedule(self) -> None:
+            for tag, delay in (("late", 300), ("first", 100), ("tie-1", 200), ("tie-2", 200)):
+                self.send("note", tag, delay=delay)
+
+        def write(self, tag: str, model: Any) -> None:
+            model.log.append(tag)
+
+    chart = compile_chart(Several)
+    clock = VirtualClock()
+    instance = chart.create(Recorder(), clock=clock)
+    instance.send("arm")
+    snapshot = instance.snapshot()
+    assert [(t["args"], t["due_in_ms"]) for t in snapshot["timers"]] == [
+        (["first"], 100.0),
+        (["tie-1"], 200.0),
+        (["tie-2"], 200.0),
+        (["late"], 300.0),
+    ]
+    snapshot["timers"][0]["due_in_ms"] = -50  # overdue when taken (a clock that woke late)
+    model = Recorder()
+    restored = chart.restore(snapshot, model, clock=VirtualClock())
+    restored.send("arm")  # runs the overdue one first, then schedules four more
+    assert model.log == ["first"]
+    restored.run_until_idle()
+    assert model.log == ["first", "first", "tie-1", "tie-2", "tie-1", "tie-2", "late", "late"]
+
+
+def test_c19_restore_needs_a_clock_for_timers_and_builds_nothing_without_one() -> None:
+    chart = compile_chart(Reminder)
+    instance = chart.create(clock=VirtualClock())
+    instance.send("arm")
+    model = Recorder()
+    with pytest.raises(InstanceSnapshotError) as caught:
+        chart.restore(instance.snapshot(), model)
+    assert caught.value.field == "timers"
+    assert "clock=" in caught.value.reason
+    with pytest.raises(TypeError, match="clock must be"):
+        chart.restore(instance.snapshot(), model, clock=object())  # type: ignore[arg-type]
+    idle = chart.create(clock=VirtualClock())
+    restored = chart.restore(through_json(idle.snapshot()))
+    restored.send("arm")  # without a clock, the delayed event is waited for, in real time
+    assert restored.is_terminated
+
+
+def test_c19_a_timer_payload_json_cannot_keep_is_refused_when_the_snapshot_is_taken() -> None:
+    chart = compile_chart(Reminder)
+    instance = chart.create(clock=VirtualClock())
+    instance.send("arm")
+    instance.send("ring", delay=10, send_id=("a", 1))
+    with pytest.raises(InstanceSnapshotError) as caught:
+        instance.snapshot()
+    assert caught.value.field == "timers[0].send_id"  # listed in the order they run

@@ -452,3 +452,41 @@ def test_c17_raising_an_event_declared_with_a_delay_is_python_statemachines_erro
         Late().send("go")
     with pytest.raises(InvalidDefinition, match=r"cannot be both delayed and internal"):
         compile_chart(Late).create(clock=VirtualClock()).send("go")
+
+
+class _Later(StateChart):
+    idle = State(initial=True)
+    waiting = State()
+    late = State(final=True)
+    arm = idle.to(waiting, on="schedule") | waiting.to.itself(internal=True, on="schedule")
+    timeout = waiting.to(late)
+
+    def schedule(self, after: int = 300) -> None:
+        self.send("timeout", delay=after)
+
+
+@pytest.mark.parametrize(
+    ("start", "steps", "delay", "sent_at"),
+    [
+        (0.0, [0.1, 0.1, 0.1], 300, 0.0),  # 0.1 + 0.1 + 0.1 is 0.30000000000000004
+        (0.0, [0.05, 0.35], 400, 0.0),  # 0.05 + 0.35 is 0.39999999999999997
+        (0.0, [0.1, 0.1], 200, 0.1),  # due at 0.1 + 0.2, also 0.30000000000000004
+        (1e6 + 0.1, [0.7, 0.2], 900, 0.0),
+    ],
+)
+def test_c17_a_timer_falls_due_when_the_steps_advanced_add_up_to_its_delay(
+    start: float, steps: list[float], delay: int, sent_at: float
+) -> None:
+    """C17: due times and a virtual clock's time are on a nanosecond grid, so a timer due
+    after ``delay`` ms runs when the steps the clock is advanced by add up to it (float sums
+    that fall a hair short or long of it included), and not a step before."""
+    clock = VirtualClock(start=start)
+    instance = compile_chart(_Later).create(clock=clock)
+    clock.advance(sent_at)
+    instance.send("arm", after=delay)
+    elapsed = sent_at
+    for step in steps:
+        assert instance.state.id == "waiting", elapsed
+        clock.advance(step)
+        elapsed += step
+    assert instance.state.id == "late"

@@ -43,7 +43,7 @@ def test_a_result_reported_back_settles_the_call_once() -> None:
 def test_an_unknown_tool_settles_at_once_without_a_run() -> None:
     calls = book()
     assert kinds(calls.admit("c1", "missing", {}, True)) == [("settle", "c1")]
-    assert calls.calls["c1"].state().error.kind == "unknown_tool"  # type: ignore[union-attr]
+    assert calls.calls["c1"].to_view().error.kind == "unknown_tool"  # type: ignore[union-attr]
 
 
 def test_a_freed_slot_starts_the_next_waiting_call_before_settling() -> None:

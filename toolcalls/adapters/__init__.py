@@ -15,11 +15,11 @@ stream) in ``error`` with ``kind`` ``"truncated"``: a truncated call never becom
 provider SDKs are optional: the adapters read their objects by attribute and plain dicts by key.
 """
 
-from .._errors import InvalidChunk
+from .._errors import InvalidChunk, StreamSuperseded
 from .._record import TRUNCATED
 from ._ai_sdk import AISDKAdapter
 from ._anthropic import AnthropicAdapter
-from ._base import Event, StreamAdapter, StreamSuperseded
+from ._base import Event, StreamAdapter
 from ._gemini import GeminiAdapter
 from ._openai_chat import OpenAIChatAdapter
 from ._openai_responses import OpenAIResponsesAdapter

@@ -30,7 +30,7 @@ from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .._errors import InvalidChunk
+from .._errors import InvalidChunk, StreamSuperseded
 from .._record import TRUNCATED
 
 Event = dict[str, Any]
@@ -354,11 +354,6 @@ class _Reader:
                 self.stopped = True
                 self.waiter = None
             self.room.release()  # a reader waiting for room wakes, sees the stop, and ends
-
-
-class StreamSuperseded(RuntimeError):
-    """The adapter was handed another stream (``events()``, ``feed`` or ``finish``) while
-    ``events()`` was still reading this one: one adapter reads one stream at a time."""
 
 
 def _check_owner(adapter: StreamAdapter, token: object) -> None:
