@@ -278,6 +278,9 @@ class HBinding:
         for transition in self.runtime.declared_transition_list:
             for group in (Group.VALIDATORS, Group.COND, Group.BEFORE, Group.ON, Group.AFTER):
                 self._transition_group(transition, group)
+        # the names each model must carry, now that every callback is resolved (an instance
+        # lacking one is refused when created, as python-statemachine refuses it)
+        self.instance_names = tuple(self.resolver.instance_names.items())
 
     # -- nodes -------------------------------------------------------------------------------
 

@@ -816,12 +816,15 @@ class StatechartInstance(Instance):
                 if eventless is None:
                     break
                 step: Outcome = eventless(self, (), {})
-                if step.applied:
+                # a microstep whose ``before`` raised counts as taken (python-statemachine
+                # selects eventless transitions again before taking its error.execution)
+                failed = step.reason == "failed"
+                if step.applied or failed:
                     if _observers:
                         _notify(self, step)
                     taken.extend(step.transitions)
                 if self._pending is not _BUSY:
-                    tried = not step.applied
+                    tried = not (step.applied or failed)
                     break
                 if not step.applied:
                     break
