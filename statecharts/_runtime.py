@@ -501,6 +501,12 @@ class Instance:
         pending.woken = None  # this wake-up is spent: settling asks for the next one
         if pending.busy:  # woken from one of its own callbacks: it settles later
             return
+        timed = pending.timed
+        if not (pending.external or pending.internal or (timed and timed[0][0] <= pending.now())):
+            # A stale wake-up (a failure dropped its timer): no macrostep runs, and the clock
+            # is asked to wake the instance for the delayed event that waits now, if any.
+            self._settle(pending)
+            return
         pending.busy = True
         self._drain(pending)
 
