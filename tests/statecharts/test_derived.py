@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
-from statemachine import HistoryState, State, StateChart
+from statemachine import State, StateChart
 
 from statecharts import compile_chart
 from statecharts.testing import (
@@ -25,6 +25,7 @@ from statecharts.testing import (
     replay,
 )
 from statecharts.testing._runner import minimizer
+from tests.statecharts.charts import EngineAdapter, media_player
 
 
 class Counter:
@@ -192,53 +193,7 @@ def test_chart_machine_rejects_payloads_for_undeclared_events() -> None:
 # -- a history the system under test keeps differently, and minimal steps ---------------------
 
 
-def _player(history: str) -> type[StateChart]:  # type: ignore[type-arg]
-    class Player(StateChart):  # type: ignore[type-arg]
-        off = State(initial=True)
-
-        class on(State.Compound):
-            class playing(State.Parallel):
-                class audio(State.Compound):
-                    loud = State(initial=True)
-                    quiet = State()
-
-                    hush = loud.to(quiet)
-
-                class video(State.Compound):
-                    color = State(initial=True)
-                    mono = State()
-
-                    gray = color.to(mono)
-
-            paused = State()
-            h = HistoryState(type=history)
-
-            pause = playing.to(paused)
-            resume = paused.to(h)
-
-        power = off.to(on) | on.to(off)
-
-    return Player
-
-
-DEEP_PLAYER, SHALLOW_PLAYER = _player("deep"), _player("shallow")
-
-
-class Engine:
-    """python-statemachine's own engine running a class, as the system under test."""
-
-    def __init__(self, cls: type[StateChart]) -> None:  # type: ignore[type-arg]
-        self.cls = cls
-        self.machines: dict[str, Any] = {}
-
-    def create(self, key: str) -> None:
-        self.machines[key] = self.cls()
-
-    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> None:
-        self.machines[key].send(event, **payload)
-
-    def configuration(self, key: str) -> set[str]:
-        return {state.id for state in self.machines[key].configuration}
+DEEP_PLAYER, SHALLOW_PLAYER = media_player("deep"), media_player("shallow")
 
 
 def test_M4_a_shallow_history_where_the_chart_has_a_deep_one_is_found_with_minimal_steps() -> None:
@@ -246,7 +201,7 @@ def test_M4_a_shallow_history_where_the_chart_has_a_deep_one_is_found_with_minim
     event) find it within the default budget, and the steps shown are the shortest run that
     shows it: the history is recorded when ``on`` is left, so it takes a second ``power``
     to come back and ``pause``, ``resume`` to restore it."""
-    machine = chart_machine(compile_chart(DEEP_PLAYER), lambda: Engine(SHALLOW_PLAYER))
+    machine = chart_machine(compile_chart(DEEP_PLAYER), lambda: EngineAdapter(SHALLOW_PLAYER))
     with pytest.raises(Divergence) as caught:
         run_state_machine_as_test(
             machine,
@@ -260,8 +215,8 @@ def test_M4_a_shallow_history_where_the_chart_has_a_deep_one_is_found_with_minim
 def test_M4_the_steps_a_divergence_shows_are_minimized_by_replaying_shorter_runs() -> None:
     """A run padded with steps that do not matter (another instance, events it ignores or
     undoes) shows only what does, once read."""
-    runner = ChartRunner(compile_chart(DEEP_PLAYER), Engine(SHALLOW_PLAYER))
-    runner.minimize = minimizer(runner.chart, lambda: Engine(SHALLOW_PLAYER))
+    runner = ChartRunner(compile_chart(DEEP_PLAYER), EngineAdapter(SHALLOW_PLAYER))
+    runner.minimize = minimizer(runner.chart, lambda: EngineAdapter(SHALLOW_PLAYER))
     events = ["power", "resume", "hush", "gray", "gray", "power", "hush", "power"]
     runner.create("k0")
     runner.create("k1")
