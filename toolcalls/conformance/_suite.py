@@ -181,9 +181,9 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {"text": "[" * 200 + "]" * 200},
         {"text": '{"a": ' * 180 + "[" * 76 + "0" + "]" * 76 + "}" * 180},
     ],
-    "result": [
+    "result": [  # the first is what the path search takes: nested, so a copy one level deep
+        {"value": {"n": [1, "x"]}},  # shares with the caller (T16)
         {"value": None},
-        {"value": {"n": [1, "x"]}},
         {"value": 0.5},
         {"value": ""},
         {"value": 0},
@@ -193,6 +193,7 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {},
     ],
     "fail": [
+        {"value": {"reason": ["boom"]}},
         {"value": "boom"},
         {"value": None},
         {"value": ""},
