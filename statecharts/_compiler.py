@@ -96,6 +96,14 @@ _INSTANCE_API = frozenset(
 )
 
 
+#: Names the compiled instance has that python-statemachine's machine lacks (``model`` aside,
+#: set on every machine): a chart method reading one would get an answer compiled where
+#: python-statemachine raises ``AttributeError`` (an ``error.execution``), so it is refused.
+_ONLY_COMPILED = frozenset(
+    name for name in RUNTIME_NAMES | _INSTANCE_API if not hasattr(StateChart, name)
+) - {"model"}
+
+
 def chart_attributes(cls: type[StateChart[Any]]) -> dict[str, Any]:
     """The attributes a chart class declares itself (methods, properties, constants).
 
@@ -267,9 +275,9 @@ class _Reader:
                 raise self.refuse(
                     "a chart method using python-statemachine's machine API",
                     f"{self.name}.{name} reads self.{unsupported[0]}",
-                    "the compiled instance offers send, raise_, cancel_event, configuration, "
-                    "configuration_values, current_state_value, state, model, is_terminated "
-                    "and the event methods",
+                    "the compiled instance offers what python-statemachine's machine has of send, "
+                    "raise_, cancel_event, configuration, configuration_values, "
+                    "current_state_value, model, is_terminated and the event methods",
                 )
             if not isinstance(value, staticmethod | classmethod):
                 self._check_escapes(code_owner, f"{self.name}.{name}")
@@ -298,9 +306,9 @@ class _Reader:
             raise self.refuse(
                 "a chart method using python-statemachine's machine API",
                 f"{where} reads self.{helper_reads[0]}",
-                "the compiled instance offers send, raise_, cancel_event, configuration, "
-                "configuration_values, current_state_value, state, model, is_terminated and "
-                "the event methods",
+                "the compiled instance offers what python-statemachine's machine has of send, "
+                "raise_, cancel_event, configuration, configuration_values, "
+                "current_state_value, model, is_terminated and the event methods",
             )
         if escapes:
             raise self.refuse(
@@ -315,7 +323,8 @@ class _Reader:
     def _provided(self) -> set[str]:
         """The attribute names a compiled instance has (its API, the chart's attributes, the
         fields a custom ``__init__`` sets and the declared events)."""
-        provided = set(RUNTIME_NAMES) | set(self.attributes) | _INSTANCE_API
+        provided = (set(RUNTIME_NAMES) | _INSTANCE_API) - _ONLY_COMPILED
+        provided |= set(self.attributes)
         init = custom_init(self.cls)
         if init is not None:
             provided |= init_fields(init[1])

@@ -27,12 +27,17 @@ Steps:
 1. copy the working tree to a temporary directory (nothing here is touched) and run
    ``mutmut run`` there on the mode's modules with the mode's tests (the quick files first,
    and for the statecharts modules fewer Hypothesis examples: ``tools/mutation/fast_first.py``);
-2. re-run every survivor *for real*: mutmut switches a mutant on through a trampoline at call
+2. re-run survivors *for real*: mutmut switches a mutant on through a trampoline at call
    time, so a mutant in code that runs at import or class-creation time (the chart's
-   declaration, tables built at import) survives there untested; the script applies each
-   survivor to the source (``mutmut apply``) and runs the same tests normally (with, for the
-   statecharts modules, the tests that cannot run under mutmut's trampolines: the async
-   tests, test_compile.py, the review tests), and a failure counts as killed;
+   declaration, tables built at import, covering paths a test module computes at import)
+   survives there untested; the script applies each such survivor to the source
+   (``mutmut apply``) and runs the same tests normally (with, for the statecharts modules,
+   the tests that cannot run under mutmut's trampolines: the async tests, test_compile.py,
+   the review tests), and a failure counts as killed. In ``derived`` mode only the survivors
+   in functions that run while the tests' modules are imported are re-run (found by
+   profiling those imports): every other function runs only after the trampoline switched
+   the mutant on, so a real run gives mutmut's verdict again (each re-run costs a whole test
+   session; re-running them all took hours);
 3. leave out the mutants listed as equivalent in ``tools/equivalent_mutants.txt`` (one name per
    line, ``#`` then the reason no test can tell it from the original);
 4. print the score, ``killed / (mutants - equivalent)``, and every mutant that survived with
@@ -43,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import math
 import os
 import random
@@ -69,11 +75,14 @@ class Target:
     #: Hypothesis examples per test (those that set no count of their own) in mutmut's pass;
     #: a survivor's re-run for real always runs the full ``default`` profile (60).
     examples: int = 60
+    #: The modules the tests import (``()``: re-run every survivor for real, see step 2).
+    imports: tuple[str, ...] = ()
 
 
 DERIVED = Target(
     ("toolcalls/_tracker.py", "toolcalls/_chart.py", "toolcalls/_record.py"),
     ("tools/mutation/test_derived_only.py",),
+    imports=("toolcalls", "toolcalls.conformance", "tests.toolcalls.test_tracker_stateful"),
 )
 #: The hand-written tests that exercise each module (mutmut runs, per mutant, those of them
 #: that reach the mutated function).
@@ -81,10 +90,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "toolcalls/_session.py": (
         "tests/toolcalls/test_session.py",
         "tests/toolcalls/test_session_rules.py",
+        "tests/toolcalls/test_session_rules_more.py",
         "tests/toolcalls/test_checkpoint.py",
         "tests/review/test_review_issue_8.py",
         "tests/review/test_review_issue_8_more.py",
         "tests/review/test_review_issue_8_r3.py",
+        "tests/review/test_review_issue_8_r3_more.py",
     ),
     "toolcalls/_executor.py": (
         "tests/toolcalls/test_executor.py",
@@ -92,7 +103,11 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/toolcalls/test_executor_errors.py",
         "tests/toolcalls/test_executor_tools.py",
         "tests/toolcalls/test_executor_edges.py",
+        "tests/toolcalls/test_executor_chart.py",
+        "tests/toolcalls/test_runner.py",
         "tests/toolcalls/test_session.py",
+        "tests/toolcalls/test_session_rules_more.py",
+        "tests/review/test_review_issue_8_r3_more.py",
     ),
 }
 #: The statecharts runtime, code generator and hierarchy algorithm: the fast behaviour tests
@@ -186,6 +201,8 @@ def configure(work: Path, target: Target) -> None:
         *(f"    {test}" for test in target.tests),
         "pytest_add_cli_args=",
         "    -p",
+        "    tools.mutation.hang_guard",
+        "    -p",
         "    no:cacheprovider",
         "    -p",
         "    no:statecharts",
@@ -193,7 +210,46 @@ def configure(work: Path, target: Target) -> None:
         "    tools.mutation.fast_first",
         "    -q",
     ]
+    lines += [f"    --deselect={test}" for test in deselected(work)]
     (work / "setup.cfg").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+#: In a kept copy: the tests a retest leaves out, one node id a line (see ``retest_survivors``).
+DESELECTED = "mutation-deselected.txt"
+
+
+def deselected(work: Path) -> list[str]:
+    path = work / DESELECTED
+    if not path.exists():
+        return []
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def failing_unmutated(work: Path, target: Target, nice: int) -> list[str]:
+    """The tests that fail on the copy's own, unmutated source: a test written since the
+    measurement for a bug fixed since fails there on every mutant, so it judges none."""
+    cache = work / ".unmutated-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    tests = [*target.real_only, *(test for test in target.tests if test not in target.real_only)]
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:statecharts",
+            "-o",
+            f"cache_dir={cache}",
+            *tests,
+        ],
+        work,
+        nice=nice,
+    )
+    failed = cache / "v" / "cache" / "lastfailed"
+    found = sorted(json.loads(failed.read_text(encoding="utf-8"))) if failed.exists() else []
+    shutil.rmtree(cache, ignore_errors=True)
+    return found
 
 
 def run(
@@ -249,6 +305,7 @@ def killed_for_real(work: Path, name: str, target: Target, nice: int) -> bool:
                 "no:cacheprovider",
                 *target.real_only,
                 *(test for test in target.tests if test not in target.real_only),
+                *(f"--deselect={test}" for test in deselected(work)),
             ],
             work,
             nice=nice,
@@ -257,6 +314,51 @@ def killed_for_real(work: Path, name: str, target: Target, nice: int) -> bool:
     finally:
         for module, text in sources.items():
             (work / module).write_text(text, encoding="utf-8")
+
+
+#: Run in the copy: import the tests' modules under a profiler and print, one per line, the
+#: mutmut name prefix of each function of the mutated modules that ran meanwhile.
+PROBE = """
+import json, sys
+modules, imports = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+files = {__import__("os").path.abspath(module): module for module in modules}
+ran = set()
+
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_filename in files:
+        ran.add((files[frame.f_code.co_filename], frame.f_code.co_qualname))
+
+sys.setprofile(hook)
+for name in imports:
+    __import__(name)
+sys.setprofile(None)
+for module, qualname in sorted(ran):
+    dotted = module[: -len(".py")].replace("/", ".")
+    outer = qualname.split(".<locals>.")[0]
+    owner, _, function = outer.rpartition(".")
+    print(f"{dotted}.x\u01c1{owner}\u01c1{function}__" if owner else f"{dotted}.x_{function}__")
+"""
+
+
+def import_time_prefixes(work: Path, target: Target) -> set[str] | None:
+    """The mutant name prefixes of the functions that run while the tests' modules are
+    imported, or ``None`` when the target names no imports (then every survivor is re-run)."""
+    if not target.imports:
+        return None
+    done = run(
+        [
+            sys.executable,
+            "-c",
+            PROBE,
+            json.dumps(list(target.modules)),
+            json.dumps(list(target.imports)),
+        ],
+        work,
+        nice=0,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"profiling the imports failed:\n{done.stderr[-2000:]}")
+    return set(done.stdout.split())
 
 
 def equivalent_names() -> dict[str, str]:
@@ -371,9 +473,15 @@ def report(work: Path, label: str, target: Target, selection: Selection, nice: i
         for name, verdict in verdicts.items()
         if verdict not in ("killed", "timeout") and name not in equivalent
     ]
+    prefixes = import_time_prefixes(work, target)
+    rerun = [
+        name
+        for name in survivors
+        if prefixes is None or any(name.startswith(prefix) for prefix in prefixes)
+    ]
     real_kills = []
-    for index, name in enumerate(survivors, 1):
-        print(f"\rre-running survivors for real: {index}/{len(survivors)}", end="", flush=True)
+    for index, name in enumerate(rerun, 1):
+        print(f"\rre-running survivors for real: {index}/{len(rerun)}", end="", flush=True)
         if killed_for_real(work, name, target, nice):
             real_kills.append(name)
     print()
@@ -386,7 +494,11 @@ def report(work: Path, label: str, target: Target, selection: Selection, nice: i
     print(f"  measured: {selection.how}, at commit {commit}")
     for verdict in sorted(set(verdicts.values())):
         print(f"  mutmut {verdict}: {sum(1 for v in verdicts.values() if v == verdict)}")
-    print(f"  survivors killed when re-run for real: {len(real_kills)}")
+    print(
+        f"  survivors re-run for real: {len(rerun)}"
+        f"{' (in code run at import)' if prefixes is not None else ''}, "
+        f"killed: {len(real_kills)}"
+    )
     print(f"  equivalent (tools/equivalent_mutants.txt): {len(verdicts) - len(counted)}")
     score = killed / max(len(counted), 1)
     print(f"  score: {killed}/{len(counted)} = {score:.1%} of non-equivalent mutants")
@@ -396,6 +508,41 @@ def report(work: Path, label: str, target: Target, selection: Selection, nice: i
     for name in left:
         diff = run([sys.executable, "-m", "mutmut", "show", name], work, nice=0).stdout
         print(f"\nSURVIVED {name}\n{diff}")
+
+
+def retest_survivors(work: Path, target: Target, children: int, nice: int) -> None:
+    """Bring the copy's files but the mutated modules up to date with the working tree, then
+    have mutmut run each survivor again, and each mutant an interrupted run left unchecked
+    (named mutants are re-run whatever their verdict). Tests that fail on the copy's own
+    unmutated source are left out of the retest, named (a failure there is no kill)."""
+    mutated = {ROOT / module for module in target.modules}
+    for entry in ROOT.rglob("*"):
+        relative = entry.relative_to(ROOT)
+        if (
+            not entry.is_file()
+            or entry in mutated
+            or relative.parts[0] in SKIP
+            or relative.parts[0].endswith(".egg-info")
+            or "__pycache__" in relative.parts
+            or relative.name == "setup.cfg"
+        ):
+            continue
+        (work / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(entry, work / relative)
+    failing = failing_unmutated(work, target, nice)
+    (work / DESELECTED).write_text("".join(f"{test}\n" for test in failing), encoding="utf-8")
+    for test in failing:
+        print(f"left out (fails on the measured source, so it judges no mutant): {test}")
+    configure(work, target)
+    equivalent = equivalent_names()
+    names = [
+        name
+        for name, verdict in statuses(work).items()
+        if verdict not in ("killed", "timeout") and name not in equivalent
+    ]
+    if names:
+        command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children)]
+        run([*command, *names], work, nice=nice, capture=False, target=target)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -410,6 +557,13 @@ def main(argv: list[str] | None = None) -> int:
         mode.add_argument("--keep", action="store_true", help="keep the temporary copy")
         mode.add_argument(
             "--resume", type=Path, metavar="DIR", help="go on with a copy kept by --keep"
+        )
+        mode.add_argument(
+            "--retest-survivors",
+            action="store_true",
+            help="with --resume: copy the working tree's tests (and every file but the mutated "
+            "modules) into the copy and run mutmut again on the survivors and the unchecked, so "
+            "tests improved since the run judge them (the killed stay killed)",
         )
         mode.add_argument(
             "--only",
@@ -444,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume is not None:
         work, args.keep = args.resume, True
         selection = Selection.load(work)
+        if args.retest_survivors:
+            retest_survivors(work, target, args.children, args.nice)
     else:
         work = Path(tempfile.mkdtemp(prefix="mutation-"))
         copy_tree(work)

@@ -396,11 +396,11 @@ def test_chart_methods_see_the_instance_as_self_and_can_call_each_other() -> Non
             self.inner(self.model)
 
         def inner(self, model: list[str]) -> None:
-            model.append(f"inner in {self.state.id}")
+            model.append(f"inner, terminated: {self.is_terminated}")
 
     log: list[str] = []
     compile_chart(Helpers).create(log).send("go")
-    assert log == ["inner in a"]
+    assert log == ["inner, terminated: False"]
 
 
 def test_callback_names_resolve_on_model_instance_attributes() -> None:

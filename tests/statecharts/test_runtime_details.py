@@ -393,20 +393,26 @@ def test_c21_a_chart_with_async_callbacks_takes_no_clock() -> None:
 
 
 def test_c17_run_until_idle_refuses_to_run_from_inside_a_callback() -> None:
+    """Reached from a model method (a chart method reading ``self.run_until_idle`` is refused
+    at compile time: python-statemachine's machine has none, C6)."""
     errors: list[str] = []
+
+    class Holder:
+        instance: Any = None
+
+        def wait(self) -> None:
+            try:
+                self.instance.run_until_idle()
+            except RuntimeError as error:
+                errors.append(str(error))
 
     class Impatient(StateChart):
         off = State(initial=True)
         on = State()
         flip = off.to(on, on="wait") | on.to(off)
 
-        def wait(self) -> None:
-            try:
-                self.run_until_idle()
-            except RuntimeError as error:
-                errors.append(str(error))
-
-    instance = compile_chart(Impatient).create(clock=VirtualClock())
+    holder = Holder()
+    instance = holder.instance = compile_chart(Impatient).create(holder, clock=VirtualClock())
     assert instance.send("flip").applied
     assert errors == ["run_until_idle() cannot run from inside a callback"]
 
@@ -685,21 +691,25 @@ def test_c17_a_terminated_instance_drops_its_delayed_events() -> None:
 def test_c17_run_due_does_nothing_without_queues_or_from_a_callback() -> None:
     calls: list[Any] = []
 
+    class PingLog(Log):  # a model method reaches the instance (a chart method may not: C6)
+        instance: Any = None
+
+        def poke(self) -> None:
+            self.instance.send("ping", delay=10)
+            calls.append(self.instance.run_due())  # the instance is running: it settles later
+
     class Pinger(StateChart[Log]):
         a = State(initial=True)
         b = State()
         go = a.to(b, on="poke") | b.to(a)
         ping = b.to(a)
 
-        def poke(self) -> None:
-            self.send("ping", delay=10)
-            calls.append(self.run_due())  # the instance is running: it settles later
-
-    instance = compile_chart(Pinger).create(Log())
+    instance = compile_chart(Pinger).create(PingLog())
     assert instance.run_due() is None  # no clock, nothing queued
     assert instance.clock is None
     clock = VirtualClock()
-    instance = compile_chart(Pinger).create(Log(), clock=clock)
+    model = PingLog()
+    instance = model.instance = compile_chart(Pinger).create(model, clock=clock)
     instance.send("go")
     assert calls == [None]
     assert ids(instance) == ["b"]
