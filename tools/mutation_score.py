@@ -114,6 +114,7 @@ MODULES: dict[str, tuple[str, ...]] = {
 #: (the differential test against python-statemachine among them); the W3C suite is left out
 #: (minutes per mutant).
 STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops at a failure
+    "tests/statecharts/test_codegen_mutants.py",
     "tests/statecharts/test_runtime_details.py",
     "tests/statecharts/test_codegen_details.py",
     "tests/statecharts/test_codegen.py",
@@ -510,11 +511,14 @@ def report(work: Path, label: str, target: Target, selection: Selection, nice: i
         print(f"\nSURVIVED {name}\n{diff}")
 
 
-def retest_survivors(work: Path, target: Target, children: int, nice: int) -> None:
+def retest_survivors(
+    work: Path, target: Target, selection: Selection, children: int, nice: int
+) -> None:
     """Bring the copy's files but the mutated modules up to date with the working tree, then
     have mutmut run each survivor again, and each mutant an interrupted run left unchecked
-    (named mutants are re-run whatever their verdict). Tests that fail on the copy's own
-    unmutated source are left out of the retest, named (a failure there is no kill)."""
+    (named mutants are re-run whatever their verdict); of a sample, only the sample's. Tests
+    that fail on the copy's own unmutated source are left out of the retest, named (a failure
+    there is no kill)."""
     mutated = {ROOT / module for module in target.modules}
     for entry in ROOT.rglob("*"):
         relative = entry.relative_to(ROOT)
@@ -538,7 +542,9 @@ def retest_survivors(work: Path, target: Target, children: int, nice: int) -> No
     names = [
         name
         for name, verdict in statuses(work).items()
-        if verdict not in ("killed", "timeout") and name not in equivalent
+        if verdict not in ("killed", "timeout")
+        and name not in equivalent
+        and (selection.names is None or name in selection.names)
     ]
     if names:
         command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children)]
@@ -599,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
         work, args.keep = args.resume, True
         selection = Selection.load(work)
         if args.retest_survivors:
-            retest_survivors(work, target, args.children, args.nice)
+            retest_survivors(work, target, selection, args.children, args.nice)
     else:
         work = Path(tempfile.mkdtemp(prefix="mutation-"))
         copy_tree(work)
