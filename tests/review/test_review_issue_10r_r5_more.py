@@ -126,13 +126,6 @@ BACKSLASH_ID = json.dumps(
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "DOT names and id attributes are quoted by graphviz, which leaves a trailing "
-        "backslash unescaped; open (a state id ending in a backslash)"
-    ),
-)
 def test_D2_dot_of_a_loaded_chart_with_a_backslash_ending_an_id_renders() -> None:
     """A user draws a JSON-loaded chart with a state `C:\\`: the id is written inside quotes
     as is, its backslash escapes the closing quote: graphviz warns "expect syntax error" while
