@@ -111,14 +111,6 @@ class Beeper(StateChart[Order]):
         model.log.append("pong")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "due times are float sums (clock time plus delay), as python-statemachine "
-        "computes them; whether python-statemachine orders this case the same was not "
-        "checked; millisecond ties are open"
-    ),
-)
 def test_C17_two_timers_due_at_the_same_millisecond_run_in_sending_order() -> None:
     """A test sends `ping` for 400 ms, advances the `VirtualClock` 36 ms, then sends `pong` for
     364 ms: both are due at 400 ms, so C17 runs `ping` (sent first) first, but the float sum
