@@ -75,14 +75,6 @@ def _ids(states: object) -> list[str]:
     return [state.id for state in states]  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the C6 scan follows self into functions named in the chart's module, not "
-        "attributes of imported modules; the chart is refused at compile time (loud, not "
-        "a different answer)"
-    ),
-)
 def test_C6_a_helper_of_an_imported_module_given_self_is_followed_not_refused() -> None:
     """A guard calls `guards.over_limit(self, 1)`, a plain function of the application's
     `guards` module that reads only `machine.model`: python-statemachine runs it, the compiler
@@ -95,13 +87,6 @@ def test_C6_a_helper_of_an_imported_module_given_self_is_followed_not_refused() 
     assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the C6 scan reads decorated chart methods through their wrapper, not decorated "
-        "helpers; the chart is refused at compile time (loud, not a different answer)"
-    ),
-)
 def test_C6_a_decorated_helper_given_self_is_followed_not_refused() -> None:
     """A guard calls `over_one(self)`, a module helper reading only the model but decorated
     with a `functools.wraps` decorator: python-statemachine runs it, the compiler refuses the
