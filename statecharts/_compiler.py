@@ -588,7 +588,7 @@ class _MachineScan:
             return
         read = _attribute_read(instructions, index)
         if read is not None:
-            if read not in self.provided and (not read.startswith("__") or read == "__dict__"):
+            if read not in self.provided and read not in _SAME_DUNDERS:
                 self.found.add(f"{read}{where.via}")
         elif index and _is_getattr_call(instructions[index - 1]):
             name = instructions[index + 1] if index + 1 < len(instructions) else None
@@ -727,6 +727,9 @@ _UNRESOLVED = (
     "to a callable the compiler cannot name statically (a method of an object, a subscript, "
     "a call's result, getattr(...))"
 )
+#: Dunder attributes the compiled instance answers as python-statemachine's machine does
+#: (``__class__``, ``__dict__`` ... differ: the instance is not of the chart's class).
+_SAME_DUNDERS = frozenset({"__doc__", "__module__"})
 #: A callee the scan cannot name.
 _UNKNOWN: Any = object()
 

@@ -530,3 +530,41 @@ def test_c6_python_statemachine_answers_the_refused_helpers_differently() -> Non
     forwarded = Forwarded(Order())
     forwarded.send("check")
     assert _ids(forwarded.configuration) == ["big"]
+
+
+class ClassName(_Check):
+    def too_big(self) -> bool:
+        return self.__class__.__name__ == "ClassName"
+
+
+class ClassNameInHelper(_Check):
+    def too_big(self) -> bool:
+        return bool(named(self))
+
+
+def named(machine: Any) -> bool:
+    return bool(machine.__class__.__qualname__)
+
+
+class Documented(_Check):
+    """Big when documented."""
+
+    def too_big(self) -> bool:
+        return self.__doc__ == "Big when documented." and self.__module__ == __name__
+
+
+def test_c6_a_dunder_read_the_compiled_instance_answers_otherwise_is_refused() -> None:
+    """C6: ``self.__class__`` is the compiled instance's class (``ClassNameInstance``), not
+    the chart's: a method reading it, or a helper given ``self`` reading it, is refused;
+    ``__doc__`` and ``__module__`` answer alike and compile."""
+    reference = ClassName(Order())
+    reference.send("check")
+    assert _ids(reference.configuration) == ["big"]
+    for declared in (ClassName, ClassNameInHelper):
+        with pytest.raises(UnsupportedChart, match=r"reads self\.__class__"):
+            compile_chart(declared)
+    reference = Documented(Order())
+    reference.send("check")
+    instance = compile_chart(Documented).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
