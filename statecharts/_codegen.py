@@ -180,8 +180,10 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     return result
 
 
-def _missing(function: str, name: str) -> Any:
-    raise TypeError(f"{function}() missing 1 required argument: {name!r}")
+def _missing(function: str, name: str, kind: str = "positional") -> Any:
+    """Raise what Python raises calling ``function`` without ``name`` (``kind``: positional
+    or keyword-only), as python-statemachine calls it."""
+    raise TypeError(f"{function}() missing 1 required {kind} argument: {name!r}")
 
 
 def _in_states(inst: Any, state_ids: frozenset[str]) -> bool:
@@ -528,7 +530,8 @@ class FunctionWriter:
                 default = self.literal(parameter.default, f"DEFAULT_{name}")
                 result.append(f"{name}=kw.get({name!r}, {default})")
             else:
-                missing = f"_missing({where!r}, {name!r})"
+                kind = ", 'keyword-only'" if parameter.kind is parameter.KEYWORD_ONLY else ""
+                missing = f"_missing({where!r}, {name!r}{kind})"
                 result.append(f"{name}=(kw[{name!r}] if {name!r} in kw else {missing})")
         return result
 

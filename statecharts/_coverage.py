@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,17 +48,21 @@ class ChartCoverage:
     taken: dict[str, int] = field(default_factory=dict)
     ignored: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def record(self, outcome: Outcome) -> None:
+    def record(self, outcome: Outcome, states: Iterable[str] | None = None) -> None:
         """Count the transitions an applied outcome took (every one of its macrostep), or the
-        (state, event) it ignored."""
+        (state, event) pairs it ignored: one for each of ``states``, the active atomic states
+        (every region of a parallel configuration ignored the event), or ``outcome.source``'s
+        when they are not given."""
         transitions = outcome.transitions
         if transitions:
             for transition in transitions:
                 key = transition.id
                 self.taken[key] = self.taken.get(key, 0) + 1
         elif outcome.reason != "queued":
-            events = self.ignored.setdefault(outcome.source.id, {})
-            events[outcome.event] = events.get(outcome.event, 0) + 1
+            event = outcome.event
+            for state in (outcome.source.id,) if states is None else states:
+                events = self.ignored.setdefault(state, {})
+                events[event] = events.get(event, 0) + 1
 
     def add(self, other: ChartCoverage) -> None:
         """Add ``other``'s counts to these."""
@@ -69,7 +74,8 @@ class ChartCoverage:
                 mine[event] = mine.get(event, 0) + count
 
     def ignored_total(self) -> int:
-        """How many events were ignored, over all states."""
+        """How many (state, event) pairs were ignored, over all states: an event ignored in a
+        parallel configuration counts once for each region's active state."""
         return sum(sum(events.values()) for events in self.ignored.values())
 
 
@@ -103,10 +109,13 @@ class Coverage:
             self.definitions[chart.qualname] = chart
         return counts
 
-    def record(self, chart: ChartDef, outcome: Outcome) -> None:
-        """Count what sending one event to an instance of ``chart`` did (thread-safe)."""
+    def record(
+        self, chart: ChartDef, outcome: Outcome, states: Iterable[str] | None = None
+    ) -> None:
+        """Count what sending one event to an instance of ``chart`` did (thread-safe);
+        ``states``: the instance's active atomic states (see ``ChartCoverage.record``)."""
         with self._lock:
-            self.chart(chart).record(outcome)
+            self.chart(chart).record(outcome, states)
 
     def merge(self, other: Coverage) -> Coverage:
         """A new ``Coverage`` with the counts of both (neither is changed)."""
@@ -179,3 +188,29 @@ def _counts(value: Any, where: str) -> dict[str, int]:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise CoverageError(f"{where}.{key}: a count must be a non-negative integer")
     return dict(value)
+
+
+def exercised(chart: ChartDef, counts: ChartCoverage) -> tuple[dict[str, int], set[str]]:
+    """What ``counts`` says of ``chart``: how often each of its transitions was taken, and the
+    ids of the states entered (the targets of the transitions taken, the states that ignored
+    an event, and their ancestors).
+
+    Creating an instance is no event, so the initial transitions of the start configuration
+    (``ChartDef.start_transitions``) count once when anything was recorded. Every other
+    initial transition counts only as the runtime recorded it: a transition straight into a
+    deeper child takes none of the initial transitions on its way.
+    """
+    taken = {t.id: counts.taken.get(t.id, 0) for t in chart.transitions}
+    reached = {target for t in chart.transitions if taken[t.id] for target in t.targets}
+    if counts.taken or counts.ignored:  # an instance was created: its start was entered
+        reached.update(chart.start_configuration or (chart.initial.id,))
+        for transition in chart.start_transitions():
+            taken[transition.id] = max(1, taken[transition.id])
+            reached.update(transition.targets)
+    reached.update(state for state in counts.ignored if state in chart.states_by_id)
+    for state_id in list(reached):
+        parent = chart.states_by_id[state_id].parent if state_id in chart.states_by_id else None
+        while parent is not None and parent not in reached:
+            reached.add(parent)
+            parent = chart.states_by_id[parent].parent
+    return taken, reached

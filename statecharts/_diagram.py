@@ -127,6 +127,9 @@ class Diagram:
     qualname: str
     states: tuple[StateView, ...]
     transitions: tuple[TransitionView, ...]
+    #: The id of each compound state's initial transition, by the compound state's id: its
+    #: initial arrow (``initial:<child>``) shows the transition's coverage.
+    initial_transitions: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def nested(self) -> bool:
@@ -165,7 +168,12 @@ def diagram_of(chart: ChartDef, defined: Collection[str] | None = None) -> Diagr
         for transition in chart.transitions
         if not transition.initial
     )
-    return Diagram(chart.name, chart.qualname, states, transitions)
+    initial = {
+        transition.source: transition.id
+        for transition in chart.transitions
+        if transition.initial and chart.state(transition.source).kind == "compound"
+    }
+    return Diagram(chart.name, chart.qualname, states, transitions, initial)
 
 
 def _transition_view(
@@ -310,7 +318,12 @@ def _dot_nested(
                 width="0.1",
                 id=_dot_text(f"initial-point:{parent.id}"),
             )
-            _dot_edge(graph, marker, initial.id, {"id": _dot_text(f"initial:{initial.id}")})
+            attrs = {"id": _dot_text(f"initial:{initial.id}")}
+            transition_id = diagram.initial_transitions.get(parent.id)
+            mark = overlay.transitions.get(transition_id) if overlay and transition_id else None
+            if mark is not None:  # coverage marks the initial transition's arrow
+                attrs.update(_dot_emphasis(mark.emphasis))
+            _dot_edge(graph, marker, initial.id, attrs)
     for state in children:
         mark = overlay.states.get(state.id) if overlay else None
         if state.kind in _HISTORY_LABELS:

@@ -37,7 +37,7 @@ Raised as python-statemachine raises them, and not wrapped (C12, C7):
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from statemachine.exceptions import InvalidDefinition
@@ -111,7 +111,12 @@ class Divergence(StatechartsError, AssertionError):
     """The system under test disagreed with the chart. ``steps`` is the run up to the
     disagreement (paste it into a test and call ``statecharts.testing.replay``),
     ``expected``/``actual`` what each side showed, and ``transcript`` what the adapter sent to
-    the SUT in its own terms (if it keeps one)."""
+    the SUT in its own terms (if it keeps one).
+
+    A derived test gives it a ``minimize`` function: the first time any of these is read (or
+    the divergence printed), it replays shorter runs and keeps the shortest that still
+    diverges, so what is shown is minimal even where Hypothesis's shrinking was not. Nothing
+    runs while Hypothesis only catches and compares divergences."""
 
     def __init__(
         self,
@@ -120,13 +125,42 @@ class Divergence(StatechartsError, AssertionError):
         expected: Any = None,
         actual: Any = None,
         transcript: Sequence[Any] = (),
+        minimize: Callable[[Divergence], Divergence | None] | None = None,
     ) -> None:
-        self.problem = problem
-        self.steps = tuple(steps)
-        self.expected = expected
-        self.actual = actual
-        self.transcript = tuple(transcript)
-        super().__init__(self._message())
+        self._fields = (problem, tuple(steps), expected, actual, tuple(transcript))
+        self._minimize = minimize
+        super().__init__(problem)
+
+    def _resolved(self) -> tuple[str, tuple[object, ...], Any, Any, tuple[Any, ...]]:
+        minimize, self._minimize = self._minimize, None
+        if minimize is not None:
+            shorter = minimize(self)
+            if shorter is not None and len(shorter.steps) < len(self._fields[1]):
+                self._fields = shorter._resolved()
+        return self._fields
+
+    @property
+    def problem(self) -> str:
+        return self._resolved()[0]
+
+    @property
+    def steps(self) -> tuple[object, ...]:
+        return self._resolved()[1]
+
+    @property
+    def expected(self) -> Any:
+        return self._resolved()[2]
+
+    @property
+    def actual(self) -> Any:
+        return self._resolved()[3]
+
+    @property
+    def transcript(self) -> tuple[Any, ...]:
+        return self._resolved()[4]
+
+    def __str__(self) -> str:
+        return self._message()
 
     def _message(self) -> str:
         lines = [self.problem, f"  expected: {self.expected!r}", f"  actual:   {self.actual!r}"]

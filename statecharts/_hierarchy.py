@@ -55,6 +55,9 @@ class _MicroPlan:
     """A microstep as python-statemachine's algorithm plans it, before any callback runs."""
 
     transitions: list[DeclaredTransition]
+    #: The transitions entering states takes besides ``transitions`` (initial transitions into
+    #: children entered by default, a history state's default transition), in entry order.
+    entry_transitions: list[DeclaredTransition]
     ordered_exit: list[Any]
     ordered_enter: list[Any]
     default_ids: set[str]
@@ -275,6 +278,9 @@ class HBinding:
         for transition in self.runtime.declared_transition_list:
             for group in (Group.VALIDATORS, Group.COND, Group.BEFORE, Group.ON, Group.AFTER):
                 self._transition_group(transition, group)
+        # the names each model must carry, now that every callback is resolved (an instance
+        # lacking one is refused when created, as python-statemachine refuses it)
+        self.instance_names = tuple(self.resolver.instance_names.items())
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -698,9 +704,11 @@ class HBinding:
             else f"enter_{new_node.label}"
         )
         definitions = [self._definitions.get(id(t)) for t in plan.transitions]
-        taken = tuple(d for d in definitions if d is not None)
+        chosen_taken = tuple(d for d in definitions if d is not None)
+        entered_by = (self._definitions.get(id(t)) for t in plan.entry_transitions)
+        taken = chosen_taken + tuple(d for d in entered_by if d is not None)
         outcome_event = "__initial__" if initial else (event or "")
-        first = taken[0] if taken else None
+        first = chosen_taken[0] if chosen_taken else None
         outcome = self.Outcome(True, outcome_event, node.state, new_node.state, first, None, taken)
         failed = self.Outcome(False, outcome_event, node.state, None, None, "failed")
         names = _MicroNames(
@@ -785,6 +793,9 @@ class HBinding:
             done_events[position] = events
         return _MicroPlan(
             transitions=transitions,
+            entry_transitions=_entry_transitions(
+                transitions, ordered_enter, default_history, new_history
+            ),
             ordered_exit=ordered_exit,
             ordered_enter=ordered_enter,
             default_ids={info.state.id for info in default_entry if info.state},
@@ -975,6 +986,60 @@ class HBinding:
                 # leaves the states entered before the failure active)
                 writer.emit(1, f"inst._node = {restore_name}")
             writer.emit(1, "raise")
+
+
+def _entry_transitions(
+    transitions: list[DeclaredTransition],
+    ordered_enter: list[Any],
+    default_history: dict[str, Any],
+    history: dict[str, list[DeclaredState]],
+) -> list[DeclaredTransition]:
+    """The transitions a microstep takes while entering states, besides the chosen ones: the
+    initial transition of each compound or parallel state entered into a child entered by
+    default (not a target of the microstep, a state a history restores, or on the way to one),
+    and the default transition of a history state that had recorded nothing. Coverage and the
+    path search count them as taken, as SCXML runs them; a transition straight into a deeper
+    child takes none of the initial transitions it passes."""
+    explicit = _entered_explicitly(transitions, history)
+    entered = [info.state for info in ordered_enter if info.state is not None]
+    entered_set = set(entered)
+    taken = [
+        info.transition
+        for infos in default_history.values()
+        for info in infos
+        if info.transition.source.is_history
+    ]
+    for state in entered:
+        if state.is_atomic:
+            continue
+        for transition in state.transitions:
+            if transition.initial and any(
+                target in entered_set and target not in explicit for target in transition.targets
+            ):
+                taken.append(transition)
+    return taken
+
+
+def _entered_explicitly(
+    transitions: list[DeclaredTransition], history: dict[str, list[DeclaredState]]
+) -> set[DeclaredState]:
+    """The states a microstep enters not by default: its transitions' targets (for a history
+    state, the states it restores, or its default transition's targets) and their
+    ancestors."""
+    targets: list[DeclaredState] = []
+    for transition in transitions:
+        for target in transition.targets:
+            if not target.is_history:
+                targets.append(target)
+            elif history.get(target.id):
+                targets += history[target.id]
+            else:
+                targets += [state for default in target.transitions for state in default.targets]
+    explicit: set[DeclaredState] = set()
+    for state in targets:
+        explicit.add(state)
+        explicit.update(state.ancestors())
+    return explicit
 
 
 def _add_once(states: list[DeclaredState], state: DeclaredState) -> None:

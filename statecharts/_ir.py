@@ -282,6 +282,38 @@ class ChartDef:
             known = ", ".join(state.id for state in self.states)
             raise KeyError(f"{self.name} has no state {state_id!r} (states: {known})") from None
 
+    def start_transitions(self) -> tuple[TransitionDef, ...]:
+        """The transitions an instance takes entering its start configuration: the initial
+        transition of each compound or parallel state entered into a child that is not itself
+        a start state (or on the way to one), parents first. Creating an instance is no
+        event, so no ``Outcome`` lists them; coverage and the path search count them here."""
+        start = self.start_configuration or (self.initial.id,)
+        explicit: set[str] = set()
+        for state_id in start:
+            current: str | None = state_id
+            while current is not None:
+                explicit.add(current)
+                current = self.state(current).parent
+        taken: list[TransitionDef] = []
+        entering = [state.id for state in self.children(None) if state.id in explicit]
+        while entering:
+            state = self.state(entering.pop(0))
+            initial = [t for t in self.transitions if t.initial and t.source == state.id]
+            if state.kind == "parallel":
+                for region in self.children(state.id):
+                    if region.kind in ("shallow_history", "deep_history"):
+                        continue
+                    if region.id not in explicit:
+                        taken += [t for t in initial if region.id in t.targets]
+                    entering.append(region.id)
+            elif state.kind == "compound":
+                inside = [child.id for child in self.children(state.id) if child.id in explicit]
+                if not inside and initial:
+                    taken.append(initial[0])
+                    inside = list(initial[0].targets)
+                entering += inside
+        return tuple(taken)
+
     def transitions_from(self, state_id: str) -> tuple[TransitionDef, ...]:
         """The transitions leaving a state, in the order their guards are tried."""
         return tuple(t for t in self.transitions if t.source == state_id)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._compiler import descriptor_matches
-from ._coverage import ChartCoverage, Coverage
+from ._coverage import ChartCoverage, Coverage, exercised
 from ._diagram import Emphasis, Mark, Overlay
 from ._errors import CoverageError, TraceError
 from ._ir import ChartDef, TransitionDef
@@ -49,13 +49,8 @@ def coverage_overlay(chart: ChartDef, coverage: Coverage) -> Overlay:
     found = coverage.charts.get(chart.qualname)
     counts = found if found is not None else ChartCoverage()
     _check_coverage_fits(chart, counts)
-    transitions = {
-        t.id: _count_mark(counts.taken.get(t.id, 0), "taken") for t in chart.transitions
-    }
-    entered = {target for t in chart.transitions if counts.taken.get(t.id) for target in t.targets}
-    if found is not None:
-        entered.add(chart.initial.id)
-    entered = _with_entered_around(chart, entered)
+    counted, entered = exercised(chart, counts)
+    transitions = {t.id: _count_mark(counted[t.id], "taken") for t in chart.transitions}
     states = {
         state.id: Mark(
             Emphasis.HIT if state.id in entered else Emphasis.MISSED,
@@ -66,37 +61,12 @@ def coverage_overlay(chart: ChartDef, coverage: Coverage) -> Overlay:
         )
         for state in chart.states
     }
-    taken = sum(1 for t in chart.transitions if counts.taken.get(t.id))
+    taken = sum(1 for count in counted.values() if count)
     caption = (
         f"coverage: {taken} of {len(chart.transitions)} transitions taken, "
         f"{counts.ignored_total()} events ignored"
     )
     return Overlay(caption, states, transitions)
-
-
-def _with_entered_around(chart: ChartDef, targets: set[str]) -> set[str]:
-    """The states entering ``targets`` enters: their ancestors, and the default entry below
-    them (a compound state's initial child, each region of a parallel state), as the runtime
-    enters them."""
-    entered: set[str] = set()
-    pending = list(targets)
-    while pending:
-        state_id = pending.pop()
-        if state_id in entered or state_id not in chart.states_by_id:
-            continue
-        entered.add(state_id)
-        state = chart.states_by_id[state_id]
-        if state.parent is not None:
-            pending.append(state.parent)
-        children = [c for c in chart.children(state_id) if c.kind not in _HISTORY_KINDS]
-        if state.kind == "parallel":
-            pending.extend(child.id for child in children)
-        elif state.kind == "compound":
-            pending.extend(child.id for child in children if child.initial)
-    return entered
-
-
-_HISTORY_KINDS = ("shallow_history", "deep_history")
 
 
 def _count_mark(count: int, verb: str) -> Mark:

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from ._coverage import ChartCoverage, Coverage
+from ._coverage import ChartCoverage, Coverage, exercised
 from ._diagram import render
 from ._errors import GraphvizNotFound
-from ._ir import ChartDef
+from ._ir import ChartDef, TransitionDef
 from ._overlay import coverage_overlay
 
 
@@ -40,11 +40,7 @@ class ChartSummary:
     @classmethod
     def of(cls, chart: ChartDef, counts: ChartCoverage | None) -> ChartSummary:
         counts = counts if counts is not None else ChartCoverage()
-        taken = {t.id: counts.taken.get(t.id, 0) for t in chart.transitions}
-        reached = {t.target for t in chart.transitions if t.target and taken[t.id]}
-        if counts.taken or counts.ignored:
-            reached.add(chart.initial.id)
-        _enter_implied(chart, reached, taken)
+        taken, reached = exercised(chart, counts)
         entered = {state.id: state.id in reached for state in chart.states}
         arrivals = {state.id: 0 for state in chart.states}
         for transition in chart.transitions:
@@ -78,33 +74,6 @@ class ChartSummary:
         return missed + [f"state {s}" for s, hit in self.entered.items() if not hit]
 
 
-def _enter_implied(chart: ChartDef, reached: set[str], taken: dict[str, int]) -> None:
-    """Add what entering ``reached`` implies on a hierarchical chart: the ancestors of each
-    state, and the initial child of each compound state entered (its eventless initial
-    transition counted as taken as often as its parent was entered, at least once). A
-    transition straight into a deeper child also passes here: an approximation that can only
-    overstate the initial children."""
-    parents = {state.id: getattr(state, "parent", None) for state in chart.states}
-    initial = [t for t in chart.transitions if getattr(t, "initial", False) and t.target]
-    changed = True
-    while changed:
-        changed = False
-        for state in list(reached):
-            parent = parents.get(state)
-            if parent is not None and parent not in reached:
-                reached.add(parent)
-                changed = True
-        for transition in initial:
-            if transition.source in reached and transition.target not in reached:
-                assert transition.target is not None
-                reached.add(transition.target)
-                changed = True
-    for transition in initial:
-        if transition.source in reached and not taken[transition.id]:
-            arrivals = sum(taken[t.id] for t in chart.transitions if t.target == transition.source)
-            taken[transition.id] = max(1, arrivals)
-
-
 def summaries(
     coverage: Coverage, charts: Mapping[str, ChartDef] | None = None
 ) -> list[ChartSummary]:
@@ -125,8 +94,19 @@ def total_percent(found: Iterable[ChartSummary]) -> float:
     return 100.0 if total == 0 else 100.0 * taken / total
 
 
+def percent_text(value: float) -> str:
+    """``value`` with one decimal, never rounded to ``100.0`` or ``0.0`` when it is not
+    exactly that: 1,999 of 2,000 transitions is ``99.9``, not a full coverage."""
+    text = f"{value:.1f}"
+    if text == "100.0" and value < 100:
+        return "99.9"
+    if text == "0.0" and value > 0:
+        return "0.1"
+    return text
+
+
 def _format_percent(value: float) -> str:
-    text = f"{value:.1f}".rstrip("0").rstrip(".")
+    text = percent_text(value).rstrip("0").rstrip(".")
     return f"{text}%"
 
 
@@ -208,7 +188,7 @@ def _page(title: str, body: str) -> str:
 
 def _bar(percent: float) -> str:
     inner = f'<span style="width:{percent:.1f}%"></span>'
-    return f'<span class="bar" title="{percent:.1f}%">{inner}</span>'
+    return f'<span class="bar" title="{percent_text(percent)}%">{inner}</span>'
 
 
 def page_name(chart: ChartDef) -> str:
@@ -222,6 +202,17 @@ def page_name(chart: ChartDef) -> str:
 
 def _link(kind: str, item_id: str) -> str:
     return "#" + quote(f"{kind}:{item_id}", safe=":")
+
+
+def _transition_link(chart: ChartDef, transition: TransitionDef) -> str:
+    """Where a transition's row links: its edge in the diagram. A compound state's initial
+    transition is its initial arrow (``initial:<child>``); a parallel state's are drawn as no
+    edge (every region is entered), so theirs link to the region's shape."""
+    if transition.initial and transition.target is not None:
+        if chart.state(transition.source).kind == "parallel":
+            return _link("state", transition.target)
+        return _link("initial", transition.target)
+    return _link("transition", transition.id)
 
 
 def _svg(chart: ChartDef, coverage: Coverage) -> str:
@@ -252,7 +243,7 @@ def chart_page(summary: ChartSummary, coverage: Coverage) -> str:
     ]
     for transition in chart.transitions:
         count = summary.taken[transition.id]
-        href = esc(_link("transition", transition.id))
+        href = esc(_transition_link(chart, transition))
         parts.append(
             f'<tr class="{"hit" if count else "missed"}">'
             f'<td><a href="{href}">{esc(transition.id)}</a></td>'

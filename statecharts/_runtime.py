@@ -63,7 +63,9 @@ class Outcome:
     ``"failed"`` (a ``before`` callback raised in a chart that catches errors as events: the
     transition was cancelled and ``error.execution`` raised).
     ``transitions`` lists every transition the event's macrostep took, in order (for a flat
-    chart, just ``transition``). An outcome is true exactly when it was applied.
+    chart, just ``transition``): on a hierarchical chart each microstep's chosen transitions,
+    then the initial (and history default) transitions entering states took, after them.
+    An outcome is true exactly when it was applied.
     """
 
     __slots__ = ("applied", "event", "reason", "source", "target", "transition", "transitions")
@@ -501,6 +503,12 @@ class Instance:
         pending.woken = None  # this wake-up is spent: settling asks for the next one
         if pending.busy:  # woken from one of its own callbacks: it settles later
             return
+        timed = pending.timed
+        if not (pending.external or pending.internal or (timed and timed[0][0] <= pending.now())):
+            # A stale wake-up (a failure dropped its timer): no macrostep runs, and the clock
+            # is asked to wake the instance for the delayed event that waits now, if any.
+            self._settle(pending)
+            return
         pending.busy = True
         self._drain(pending)
 
@@ -816,12 +824,15 @@ class StatechartInstance(Instance):
                 if eventless is None:
                     break
                 step: Outcome = eventless(self, (), {})
-                if step.applied:
+                # a microstep whose ``before`` raised counts as taken (python-statemachine
+                # selects eventless transitions again before taking its error.execution)
+                failed = step.reason == "failed"
+                if step.applied or failed:
                     if _observers:
                         _notify(self, step)
                     taken.extend(step.transitions)
                 if self._pending is not _BUSY:
-                    tried = not step.applied
+                    tried = not (step.applied or failed)
                     break
                 if not step.applied:
                     break

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from ._coverage import Coverage
-from ._report import summaries, terminal_table, total_percent, write_html
+from ._report import percent_text, summaries, terminal_table, total_percent, write_html
 from .testing import record_coverage
 
 
@@ -117,7 +117,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     found = summaries(recording.coverage)
     total = total_percent(found)
     if found:
-        title = f"chart coverage: {len(found)} charts, {total:.1f}% of transitions"
+        title = f"chart coverage: {len(found)} charts, {percent_text(total)}% of transitions"
     else:
         title = "chart coverage: no compiled chart received an event"
     terminalreporter.write_sep("-", title)
@@ -142,14 +142,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             )
         elif recording.below:
             terminalreporter.write_line(
-                f"FAIL: chart coverage {total:.1f}% is below --chart-coverage-min="
+                f"FAIL: chart coverage {percent_text(total)}% is below --chart-coverage-min="
                 f"{recording.minimum:g}%",
                 red=True,
                 bold=True,
             )
         else:
             terminalreporter.write_line(
-                f"chart coverage {total:.1f}% reaches --chart-coverage-min={recording.minimum:g}%"
+                f"chart coverage {percent_text(total)}% reaches "
+                f"--chart-coverage-min={recording.minimum:g}%"
             )
 
 

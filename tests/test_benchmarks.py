@@ -1,6 +1,6 @@
 """The benchmark scripts keep running (a smoke run each; times are never asserted here)."""
 
-# Rules checked here (docs/spec.md): C13, P5.
+# Rules checked here (docs/spec.md): C13, P5, M6.
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
             ["hand-written loop (list)", "session.apply()", "run(list)", "run(queue)"],
         ),
         ("bench_adapters.py", ["(a) OpenAI Chat Completions", "(b) Anthropic Messages"]),
+        ("bench_conformance.py", ["json.loads (s)", "read per MB at 4 MB"]),
     ],
 )
 def test_benchmark_runs_and_reports_every_measurement(script: str, expected: list[str]) -> None:

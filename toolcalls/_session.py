@@ -83,12 +83,11 @@ class ToolCallSession:
         self._closed = False
         self._stopped = False  # finished or closed: no more events
         self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
-        #: Calls refused because their id was taken, as (tool, arguments), the last
-        #: ``max_history``: an identical re-delivery of one is not reported again.
         #: Calls refused for reusing a remembered id, by id: (tool name, arguments (for
-        #: arguments that cannot run, ``{"argsText": their text}``), their error or ``None``),
-        #: so an identical re-delivery is reported once.
-        self._refused: dict[str, tuple[str, dict[str, Any], ToolError | None]] = {}
+        #: arguments that cannot run, ``{"argsText": their text}``), their error or ``None``,
+        #: the remembered call they were refused against), so an identical re-delivery is
+        #: reported once while the executor remembers that call.
+        self._refused: dict[str, tuple[str, dict[str, Any], ToolError | None, object]] = {}
         #: The ``position`` of the checkpoint this session was resumed from (else ``None``).
         self.position: Any = None
 
@@ -225,7 +224,8 @@ class ToolCallSession:
         equal as JSON, or the same reason it cannot run) is never run or reported twice: the
         tracker's call takes the remembered outcome. Another call reusing the id is not run
         either; it ends in ``error`` (its own, when its arguments cannot run, else "the id is
-        taken") and is reported, so the model hears about it."""
+        taken") and is reported, so the model hears about it, once: an identical re-delivery
+        of it, while the executor remembers the call it was refused against, is not."""
         unrunnable = error  # it cannot run: the same call only if the earlier one could not
         if unrunnable is not None:
             same = known.tool_name == name and known.error == unrunnable
@@ -237,19 +237,24 @@ class ToolCallSession:
         if error is None:
             reason = f"id {call_id!r} is taken by an earlier call with other arguments"
             error = _unrunnable(name, reason, "duplicate_id")
-        refused = self._refused.get(call_id)
+        calls = self._executor._book.calls
+        holder = calls[call_id]  # the remembered call this one is refused against
+        refusals = self._refused
+        refused = refusals.get(call_id)
         if (
             refused is not None
+            and refused[3] is holder
             and refused[0] == name
             and refused[2] == unrunnable
             and same_json(refused[1], same_as)
         ):
             self._tracker._send(call_id, "error", error.to_dict())  # reported before
             return
-        self._refused.pop(call_id, None)
-        self._refused[call_id] = (name, copy_args(same_as, is_flat(same_as)), unrunnable)
-        if len(self._refused) > self._executor._book.max_history:
-            del self._refused[next(iter(self._refused))]
+        refusals[call_id] = (name, copy_args(same_as, is_flat(same_as)), unrunnable, holder)
+        if len(refusals) > self._executor._book.max_history:
+            # Only a refusal against a call the executor still remembers can match again:
+            # keep those (no more than the executor holds), forget the others.
+            self._refused = {i: r for i, r in refusals.items() if calls.get(i) is r[3]}
         self._tracker._send(call_id, "error", error.to_dict())
         view = MappingProxyType(copy_args(args, is_flat(args)))
         self._ready.append(ExecutionView(call_id, name, view, "error", None, error))
@@ -395,7 +400,11 @@ class ToolCallSession:
             self._finished,
             position,
             remembered,
-            [(call_id, *refused) for call_id, refused in self._refused.items()],
+            [
+                (call_id, name, same_as, error)
+                for call_id, (name, same_as, error, holder) in self._refused.items()
+                if executor._book.calls.get(call_id) is holder
+            ],
         )
 
     @classmethod
@@ -472,10 +481,6 @@ class ToolCallSession:
         session.position = picture.position
         for settled in picture.remembered:
             session._executor._remember(settled)
-        # Refused calls reported already: not reported again.
-        session._refused.update(
-            (call_id, (name, args, error)) for call_id, name, args, error in picture.refused
-        )
         for call_id, name, state in picture.in_flight:
             if state == "pending" or name in rerun:
                 session._deferred[call_id] = None
@@ -489,6 +494,13 @@ class ToolCallSession:
                 )
                 session._ready.append(interrupted)
                 session._executor._remember(interrupted)  # delivered again: not run again
+        # Refused calls reported already: not reported again.
+        calls = session._executor._book.calls
+        session._refused.update(
+            (call_id, (name, args, error, calls[call_id]))
+            for call_id, name, args, error in picture.refused
+            if call_id in calls  # refused against a settled or interrupted call
+        )
         return session
 
     def _start_resumed(self) -> None:

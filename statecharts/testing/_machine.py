@@ -25,9 +25,9 @@ from hypothesis.stateful import (
 )
 
 from .._runtime import Chart
-from ._paths import Path
-from ._payloads import PayloadStrategy, default_payloads
-from ._runner import Adapter, ChartRunner, ModelFactory
+from ._paths import Path, explore, node_paths
+from ._payloads import PayloadStrategy, default_payloads, payload_parameters
+from ._runner import Adapter, ChartRunner, ModelFactory, minimizer
 
 
 class ChartMachine(RuleBasedStateMachine):
@@ -39,10 +39,16 @@ class ChartMachine(RuleBasedStateMachine):
     max_instances: ClassVar[int] = 3
     keys = Bundle("keys")
 
+    #: Whether a divergence's steps are minimized by replaying shorter runs on new adapters
+    #: when first read (see ``minimizer``); off where replaying is costly or has effects.
+    minimize_steps: ClassVar[bool] = True
+
     def __init__(self) -> None:
         super().__init__()
         cls = type(self)
         self.runner = ChartRunner(cls.chart, cls.adapter_factory(), cls.model_factory())
+        if cls.minimize_steps:
+            self.runner.minimize = minimizer(cls.chart, cls.adapter_factory, cls.model_factory())
 
     @initialize(target=keys)
     def create_first(self) -> str:
@@ -69,7 +75,7 @@ def chart_machine(
     model: ModelFactory | None = None,
     max_instances: int = 3,
     undeclared: st.SearchStrategy[str] | None = None,
-    paths: Sequence[Path] = (),
+    paths: Sequence[Path] | None = None,
     name: str | None = None,
 ) -> type[ChartMachine]:
     """A ``RuleBasedStateMachine`` class testing what ``adapter()`` returns against ``chart``.
@@ -77,9 +83,12 @@ def chart_machine(
         ``payloads`` maps event ids to strategies of keyword-argument dicts (events left out get
         ``default_payloads``); ``model(key)`` builds the model of each reference instance (guards
         and actions run on it, for real); ``undeclared`` draws event names the chart does not
-        declare (default: ``"undeclared"``, ``"bogus"``). With ``paths`` (see ``transition_cover``)
-    a ``walk_path`` rule creates an instance and walks one of them, so random runs reach deep
-    states quickly and interleave from there. Run it as ``Machine.TestCase`` or with
+        declare (default: ``"undeclared"``, ``"bogus"``). A ``walk_path`` rule walks one
+    instance along one of ``paths`` (see ``transition_cover``), so random runs reach deep
+    states quickly and interleave from there; by default they are ``node_paths``: each
+    configuration, history and model state the chart reaches (``explore``, on the default
+    payloads) followed by each event, so a system that remembers a history differently is
+    shown it by one short walk; ``()``: no walks. Run it as ``Machine.TestCase`` or with
         ``run_state_machine_as_test``.
     """
     if not isinstance(chart, Chart):
@@ -110,6 +119,8 @@ def chart_machine(
     declared = set(event_ids)
     names = undeclared if undeclared is not None else st.sampled_from(["undeclared", "bogus"])
     namespace["undeclared_event"] = _undeclared_rule(names.filter(lambda e: e not in declared))
+    if paths is None:
+        paths = _default_paths(chart, model, payloads)
     if paths:
         namespace["walk_path"] = _walk_rule(list(paths))
     machine = type(name or f"{chart.name}Machine", (ChartMachine,), namespace)
@@ -146,6 +157,30 @@ def _event_rule(rule_name: str, event: str, strategy: PayloadStrategy) -> Any:
     send_event.__name__ = send_event.__qualname__ = rule_name
     send_event.__doc__ = f"Send {event!r} to one instance."
     return rule(key=ChartMachine.keys, payload=strategy)(send_event)
+
+
+def _default_paths(
+    chart: Chart, model: ModelFactory | None, payloads: Mapping[str, Any]
+) -> list[Path]:
+    """``node_paths`` of a bounded exploration by the events that take no payload (no
+    argument, no strategy given): a payload only the user's strategies can draw is theirs to
+    send, so the walks never invent one."""
+    plain = [
+        event.id
+        for event in chart.events
+        if event.id not in payloads and not payload_parameters(chart, event.id)
+    ]
+    if not plain:
+        return []
+    candidates: dict[str, list[dict[str, Any]]] = {
+        event.id: [] for event in chart.events if event.id not in plain
+    }
+    candidates.update({event: [{}] for event in plain})
+    try:
+        found = explore(chart, candidates, model=model, max_depth=8, max_nodes=200)
+    except Exception:  # a user's callback refused to run on the search's model: no walks
+        return []
+    return node_paths(found, plain)
 
 
 def _walk_rule(paths: list[Path]) -> Any:

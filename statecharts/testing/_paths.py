@@ -4,7 +4,8 @@ together take every transition.
 Paths are found by running the compiled chart itself, breadth first, from candidate events
 with payloads: guards are evaluated for real, on a real model, so a guarded transition is
 reached only by a sequence that really enables it. Two runs that end in the same
-configuration with the same model contents are the same node of the search.
+configuration, with the same history values recorded, the same model contents and the same
+fields set on the instance by the chart's own ``__init__``, are the same node of the search.
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ class Exploration:
     to_transition: Mapping[str, Path]
     unreached_states: tuple[str, ...]
     untaken_transitions: tuple[str, ...]
+    #: The shortest path found to each distinct node (configuration, history values recorded,
+    #: data), in the order found: what ``node_paths`` extends by one event.
+    to_node: tuple[Path, ...] = ()
 
 
 def default_candidates(chart: Chart) -> dict[str, list[dict[str, Any]]]:
@@ -82,9 +86,12 @@ def default_candidates(chart: Chart) -> dict[str, list[dict[str, Any]]]:
 
 
 def fingerprint_of(model: Any) -> str:
-    """A text that is equal for models holding equal data (their attributes' reprs)."""
+    """A text that is equal for models holding equal data (their attributes' reprs; a dict's
+    items)."""
     if model is None:
         return ""
+    if type(model) is dict:
+        return repr(sorted(model.items()))
     values: dict[str, Any] = {}
     for klass in type(model).__mro__:
         for slot in getattr(klass, "__slots__", ()):
@@ -120,9 +127,11 @@ def explore(
         PathStep(event, dict(payload)) for event, payloads in tries.items() for payload in payloads
     ]
 
+    start = [transition.id for transition in chart.start_transitions()]
+
     def run(steps: tuple[PathStep, ...]) -> tuple[Instance, tuple[str, ...]]:
         instance = chart.create(None if model is None else model("path"))
-        taken: list[str] = []
+        taken = list(start)
         for step in steps:
             outcome = instance.send(step.event, **step.payload)
             taken.extend(transition.id for transition in outcome.transitions)
@@ -143,11 +152,24 @@ def _search(
 ) -> Exploration:
     all_states = [state.id for state in chart.states]
     all_transitions = [t.id for t in chart.transitions]
-    start, _ = run(())
-    origin = Path((), (), configuration_of(start))
+    start, started = run(())
+    origin = Path((), started, configuration_of(start))
     to_state: dict[str, Path] = {state: origin for state in origin.configuration}
-    to_transition: dict[str, Path] = {}
-    seen = {(origin.configuration, fingerprint(start.model))}
+    to_transition: dict[str, Path] = {transition: origin for transition in started}
+
+    def node(instance: Instance, configuration: frozenset[str]) -> Any:
+        """What the run's future depends on: the configuration with the history values
+        recorded (a hierarchical instance's node key), the model's data, and the fields a
+        chart's own ``__init__`` set on the instance (C20)."""
+        where = getattr(instance._node, "key", configuration)
+        fields = getattr(instance, "__dict__", None)
+        return (where, fingerprint(instance.model), fingerprint_of(fields) if fields else "")
+
+    # a state a macrostep passes through (and a history pseudo-state, never in a
+    # configuration) is reached when a transition into it is taken
+    targets = {t.id: t.targets for t in chart.transitions}
+    seen = {node(start, origin.configuration)}
+    nodes = [origin]
     frontier: deque[Path] = deque([origin])
     while frontier and (
         len(to_state) < len(all_states) or len(to_transition) < len(all_transitions)
@@ -157,21 +179,24 @@ def _search(
             continue
         for move in moves:
             steps = (*path.steps, move)
-            instance, taken = run(steps)
+            try:
+                instance, taken = run(steps)
+            except Exception:  # the chart refuses the candidate by raising: no move
+                continue
             if len(taken) == len(path.transitions):
                 continue  # ignored: nothing new can follow from here that the parent lacks
             found = Path(steps, taken, configuration_of(instance))
             for transition_id in taken[len(path.transitions) :]:  # a macrostep may take several
                 to_transition.setdefault(transition_id, found)
+                for target in targets[transition_id]:
+                    to_state.setdefault(target, found)
             for state in found.configuration:
                 to_state.setdefault(state, found)
-            node = (found.configuration, fingerprint(instance.model))
-            if node not in seen and len(seen) < max_nodes and not instance.is_terminated:
-                seen.add(node)
+            reached = node(instance, found.configuration)
+            if reached not in seen and len(seen) < max_nodes and not instance.is_terminated:
+                seen.add(reached)
                 frontier.append(found)
-    for transition in chart.transitions:  # entering a compound state takes its initial one
-        if getattr(transition, "initial", False) and transition.target in to_state:
-            to_transition.setdefault(transition.id, to_state[transition.target])
+                nodes.append(found)
     ids = _ids(tries)
     return Exploration(
         to_state={s: _named(to_state[s], ids) for s in all_states if s in to_state},
@@ -180,6 +205,7 @@ def _search(
         },
         unreached_states=tuple(s for s in all_states if s not in to_state),
         untaken_transitions=tuple(t for t in all_transitions if t not in to_transition),
+        to_node=tuple(_named(path, ids) for path in nodes),
     )
 
 
@@ -194,6 +220,22 @@ def _ids(tries: Mapping[str, Sequence[Mapping[str, Any]]]) -> Callable[[Path], s
 
 def _named(path: Path, ids: Callable[[Path], str]) -> Path:
     return Path(path.steps, path.transitions, path.configuration, ids(path))
+
+
+def node_paths(exploration: Exploration, events: Sequence[str], limit: int = 400) -> list[Path]:
+    """The path to each node an exploration found, followed by each of ``events`` (sent
+    without a payload): every (node, event) pair, so a system that remembers a history or
+    data differently from the chart is shown it by a short walk. At most ``limit`` paths, the
+    shallowest nodes first."""
+    found: list[Path] = []
+    for path in exploration.to_node:
+        for event in events:
+            steps = (*path.steps, PathStep(event, {}))
+            name = "-".join(step.event for step in steps)
+            found.append(Path(steps, (), frozenset(), name))
+            if len(found) >= limit:
+                return found
+    return found
 
 
 def shortest_paths(
@@ -221,6 +263,10 @@ def cover(exploration: Exploration) -> list[Path]:
     chosen: list[Path] = []
     while left:
         best = max(pool, key=lambda path: (len(left & set(path.transitions)), -len(path.steps)))
+        if not left & set(best.transitions):
+            raise ValueError(
+                f"no path takes {', '.join(sorted(left))}: the exploration is inconsistent"
+            )
         chosen.append(best)
         left -= set(best.transitions)
     return sorted(chosen, key=lambda path: (len(path.steps), path.id))
@@ -251,4 +297,10 @@ def path_cases(paths: Iterable[Path] | Mapping[str, Path]) -> list[Any]:
     import pytest
 
     items = paths.values() if isinstance(paths, Mapping) else paths
-    return [pytest.param(path, id=path.id or "initial") for path in items]
+    cases: list[Any] = []
+    seen: list[tuple[PathStep, ...]] = []
+    for path in items:  # one path may lead to several states: one case each path
+        if path.steps not in seen:
+            seen.append(path.steps)
+            cases.append(pytest.param(path, id=path.id or "initial"))
+    return cases

@@ -54,13 +54,39 @@ def _annotated_parameters(chart: Chart, event: str) -> dict[str, Any]:
         if event not in transition.events:
             continue
         callbacks: tuple[CallbackDef, ...] = transition.guards + transition.actions
-        for state_id in {transition.source, transition.target or transition.source}:
+        for state_id in _touched(chart, transition.source, transition.targets):
             state = chart.state(state_id)
             callbacks += state.enter + state.exit
         for callback in callbacks:
             for name, annotation in _parameters(_callable(declared, callback)).items():
                 if found.get(name, inspect.Parameter.empty) is inspect.Parameter.empty:
                     found[name] = annotation
+    return found
+
+
+def _touched(chart: Chart, source: str, targets: tuple[str, ...]) -> list[str]:
+    """The states whose enter or exit callbacks a transition may run: its source, the
+    parents of its targets, its targets, and what entering them enters by default (a compound
+    state's initial children, a parallel state's regions), in that order."""
+    found = [source]
+    for target in targets:
+        parent = chart.state(target).parent
+        while parent is not None:
+            if parent not in found:
+                found.append(parent)
+            parent = chart.state(parent).parent
+    initial = {t.source: t.targets for t in chart.transitions if t.initial}
+    entering = list(targets)
+    while entering:
+        state = chart.state(entering.pop(0))
+        if state.id in found and state.id not in targets:
+            continue
+        if state.id not in found:
+            found.append(state.id)
+        if state.kind == "parallel":
+            entering += [child.id for child in chart.children(state.id)]
+        elif state.kind == "compound":
+            entering += list(initial.get(state.id, ()))
     return found
 
 

@@ -10,10 +10,10 @@ unless recording is active: it registers with the runtime's ``observe_outcomes``
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .. import _runtime
 from .._coverage import Coverage
 from .._runtime import Instance, Outcome, observe_outcomes
 
@@ -23,20 +23,29 @@ def record_coverage(coverage: Coverage) -> Iterator[Coverage]:
     """Count every outcome of every chart instance into ``coverage`` until the block ends."""
 
     def record(instance: Instance, outcome: Outcome) -> None:
-        coverage.record(instance.chart, outcome)
+        if getattr(_hidden, "depth", 0):  # this thread is searching paths
+            return
+        if outcome.transitions:
+            coverage.record(instance.chart, outcome)
+        else:  # an ignored event: every active atomic state (each region's) ignored it
+            states = [s.id for s in instance._node.configuration if s.kind == "atomic"]
+            coverage.record(instance.chart, outcome, states)
 
     with observe_outcomes(record):
         yield coverage
 
 
+#: Per thread: how many ``unrecorded`` blocks are open.
+_hidden = threading.local()
+
+
 @contextmanager
 def unrecorded() -> Iterator[None]:
-    """Hide the events sent inside the block from every coverage recorder: the path search
-    runs the chart to *find* paths, which is not a test taking them."""
-    with _runtime._observers_lock:
-        saved, _runtime._observers = _runtime._observers, ()
+    """Hide the events this thread sends inside the block from every coverage recorder: the
+    path search runs the chart to *find* paths, which is not a test taking them. Other
+    threads' events are still recorded."""
+    _hidden.depth = getattr(_hidden, "depth", 0) + 1
     try:
         yield
     finally:
-        with _runtime._observers_lock:
-            _runtime._observers = saved
+        _hidden.depth -= 1

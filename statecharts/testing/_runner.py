@@ -67,7 +67,8 @@ class Step:
 
 def python_literal(value: Any) -> str:
     """``repr(value)``, except that floats ``repr`` cannot write as Python (``nan``, ``inf``)
-    are written ``float("nan")``, inside containers too, so printed steps paste as code."""
+    are written ``float("nan")``, inside containers (sets too) and complex numbers too, so
+    printed steps paste as code."""
     if isinstance(value, float) and not math.isfinite(value):
         text = "nan" if math.isnan(value) else "inf"
         return f'-float("{text}")' if value < 0 else f'float("{text}")'
@@ -79,6 +80,13 @@ def python_literal(value: Any) -> str:
     if type(value) is tuple:
         parts = [python_literal(item) for item in value]
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if type(value) in (set, frozenset):
+        items = ", ".join(python_literal(item) for item in value)
+        if type(value) is set:
+            return "{" + items + "}" if items else "set()"
+        return "frozenset({" + items + "})" if items else "frozenset()"
+    if type(value) is complex and not (math.isfinite(value.real) and math.isfinite(value.imag)):
+        return f"complex({python_literal(value.real)}, {python_literal(value.imag)})"
     return repr(value)
 
 
@@ -101,6 +109,9 @@ class ChartRunner:
         #: Called with every ``Divergence`` before it is raised (a conformance run keeps the
         #: first, in case Hypothesis cannot replay it).
         self.on_divergence: Callable[[Divergence], None] | None = None
+        #: Given to every ``Divergence`` raised: finds a shorter run that still diverges
+        #: (``minimizer``), when it is first read.
+        self.minimize: Callable[[Divergence], Divergence | None] | None = None
 
     @property
     def keys(self) -> list[str]:
@@ -122,14 +133,23 @@ class ChartRunner:
         self.check(key)
         return key
 
-    def send(self, key: str, event: str, payload: Mapping[str, Any] | None = None) -> Outcome:
-        """Send one event to both; raise ``Divergence`` if they disagree afterwards."""
+    def send(
+        self, key: str, event: str, payload: Mapping[str, Any] | None = None
+    ) -> Outcome | None:
+        """Send one event to both; raise ``Divergence`` if they disagree afterwards. Where the
+        chart raises (a guard or action refusing the payload, in a chart that does not catch
+        errors as events), the SUT must raise an exception of the same type; then nothing is
+        returned."""
         payload = dict(payload or {})
         reference = self.reference[key]
         before = configuration_of(reference)
         was_final = reference.is_terminated
         self.steps.append(Step(key, event, payload))
-        outcome = reference.send(event, **payload)
+        try:
+            outcome = reference.send(event, **payload)
+        except Exception as error:  # the user's callback refused: the SUT must refuse too
+            self._both_raise(key, event, payload, error)
+            return None
         applied = self.adapter.send(key, event, payload)
         if was_final and (outcome.applied or configuration_of(reference) != before):
             self.fail("the reference left a final state", before, configuration_of(reference))
@@ -150,6 +170,27 @@ class ChartRunner:
             )
         self.check(key)
         return outcome
+
+    def _both_raise(
+        self, key: str, event: str, payload: dict[str, Any], raised: Exception
+    ) -> None:
+        try:
+            self.adapter.send(key, event, payload)
+        except Exception as error:
+            if type(error) is not type(raised):
+                self.fail(
+                    f"{key}: the chart raised {type(raised).__name__} for {event!r}, the SUT "
+                    f"{type(error).__name__}",
+                    repr(raised),
+                    repr(error),
+                )
+        else:
+            self.fail(
+                f"{key}: the chart raised {type(raised).__name__} for {event!r}, the SUT did not",
+                repr(raised),
+                None,
+            )
+        self.check(key)
 
     def check(self, key: str) -> frozenset[str]:
         """Check one instance's configuration: declared, and the same in both; return it."""
@@ -175,7 +216,12 @@ class ChartRunner:
         """Raise ``Divergence`` with the steps so far and the adapter's transcript."""
         transcript = getattr(self.adapter, "transcript", None)
         divergence = Divergence(
-            problem, self.steps, expected, actual, transcript() if transcript is not None else ()
+            problem,
+            self.steps,
+            expected,
+            actual,
+            transcript() if transcript is not None else (),
+            self.minimize,
         )
         if self.on_divergence is not None:
             self.on_divergence(divergence)
@@ -186,6 +232,48 @@ class ChartRunner:
         close = getattr(self.adapter, "close", None)
         if close is not None:
             close()
+
+
+def minimizer(
+    chart: Chart, adapter: Callable[[], Adapter], model: ModelFactory | None = None
+) -> Callable[[Divergence], Divergence | None]:
+    """A ``ChartRunner.minimize`` for runs on fresh adapters: drops one step at a time (a
+    creation with the steps of its key) while the shorter run, replayed on a new adapter,
+    still diverges, until no step can go; returns the shortest divergence found (``None``:
+    none shorter). Each replay is checked as the derived test checks; a run that raises
+    anything but ``Divergence`` does not count."""
+
+    def attempt(steps: list[Step]) -> Divergence | None:
+        try:
+            replay(chart, adapter(), steps, model=model)
+        except Divergence as found:
+            found._minimize = None
+            return found
+        except Exception:  # the SUT or the chart refused the shorter run: it shows nothing
+            return None
+        return None
+
+    def minimize(divergence: Divergence) -> Divergence | None:
+        steps = [step for step in divergence._fields[1] if isinstance(step, Step)]
+        best: Divergence | None = None
+        shrinking = True
+        while shrinking:
+            shrinking = False
+            for index in range(len(steps) - 1, -1, -1):
+                step = steps[index]
+                if step.event is None:  # an instance goes with every step sent to it
+                    candidate = [s for s in steps if s.key != step.key]
+                else:
+                    candidate = steps[:index] + steps[index + 1 :]
+                found = attempt(candidate)
+                if found is not None:
+                    best = found
+                    steps = [s for s in found._fields[1] if isinstance(s, Step)]
+                    shrinking = True
+                    break
+        return best
+
+    return minimize
 
 
 def replay(

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -22,15 +21,14 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
-from statemachine import HistoryState, State, StateChart
+from statemachine import State, StateChart
 
 from statecharts import Coverage, compile_chart
 from statecharts._report import ChartSummary, write_html
 from statecharts.testing import chart_machine, explore, record_coverage
+from tests.statecharts.charts import EngineAdapter, media_player
 from tests.toolcalls.seed000_impls import Seed000, _finite, _in_range, _reject, parse
 from toolcalls.conformance import ObjectImplementation, check
-
-OPEN = "open: an independent review found this break in issue 9; not fixed this session"
 
 ROOT = Path(__file__).parents[2]
 #: The default Hypothesis profile's example budget, as the seeded-bug test uses.
@@ -63,30 +61,7 @@ class Oven(StateChart):  # type: ignore[type-arg]
 OVEN = compile_chart(Oven)
 
 
-class Player(StateChart):  # type: ignore[type-arg]
-    off = State(initial=True)
-
-    class on(State.Compound):
-        class playing(State.Parallel):
-            class audio(State.Compound):
-                loud = State(initial=True)
-                quiet = State()
-
-                hush = loud.to(quiet)
-
-            class video(State.Compound):
-                color = State(initial=True)
-                mono = State()
-
-                gray = color.to(mono)
-
-        paused = State()
-        h = HistoryState(type="deep")
-
-        pause = playing.to(paused)
-        resume = paused.to(h)
-
-    power = off.to(on) | on.to(off)
+Player = media_player("deep")
 
 
 PLAYER = compile_chart(Player)
@@ -109,27 +84,9 @@ class Job(StateChart):  # type: ignore[type-arg]
     ping = idle.to.itself(event="tool.start")
 
 
-class EngineAdapter:
-    """A correct SUT for any chart: python-statemachine's own engine running the class."""
-
-    def __init__(self, cls: type[StateChart]) -> None:  # type: ignore[type-arg]
-        self.cls = cls
-        self.machines: dict[str, Any] = {}
-
-    def create(self, key: str) -> None:
-        self.machines[key] = self.cls()
-
-    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> None:
-        self.machines[key].send(event, **payload)
-
-    def configuration(self, key: str) -> set[str]:
-        return {state.id for state in self.machines[key].configuration}
-
-
 # -- M5: paths by construction ----------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M5_transition_cover_of_a_compound_chart_terminates() -> None:
     """``transition_cover`` of any chart with a compound state never returns: ``explore``
     maps each initial transition to a path whose ``transitions`` lack it, so the greedy cover
@@ -159,7 +116,6 @@ def test_M5_transition_cover_of_a_compound_chart_terminates() -> None:
     assert done.stdout.strip() == "[]", done.stdout
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M5_explore_does_not_report_a_history_state_unreached() -> None:
     """A chart with a history state, explored completely (every transition taken, the one
     into the history state too): ``unreached_states`` still lists the history state, telling
@@ -183,7 +139,6 @@ def test_M4_events_whose_names_are_not_identifiers_get_rules() -> None:
 # -- M3: coverage -----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M3_coverage_does_not_count_an_initial_child_that_was_never_entered() -> None:
     """A run sends ``blast`` (straight into ``heating.hot``) and ``stop``: the report says the
     initial child ``warm`` was entered and ``heating::warm`` taken, so 3 of 4 transitions
@@ -200,7 +155,6 @@ def test_M3_coverage_does_not_count_an_initial_child_that_was_never_entered() ->
     assert summary.percent == 50.0
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
 def test_M3_every_link_of_the_html_report_points_into_the_page(tmp_path: Path) -> None:
     """The HTML report of a compound chart: the rows of its initial transitions (``heating::
     warm``) link to ``#transition:heating::warm``, which nothing in the page (the diagram

@@ -24,6 +24,8 @@ from statecharts.testing import (
     payload_parameters,
     replay,
 )
+from statecharts.testing._runner import minimizer
+from tests.statecharts.charts import EngineAdapter, media_player
 
 
 class Counter:
@@ -186,3 +188,42 @@ def test_runner_refuses_a_key_twice() -> None:
 def test_chart_machine_rejects_payloads_for_undeclared_events() -> None:
     with pytest.raises(ValueError, match="does not declare"):
         chart_machine(CHART, HandTurnstile, payloads={"kick": st.just({})})
+
+
+# -- a history the system under test keeps differently, and minimal steps ---------------------
+
+
+DEEP_PLAYER, SHALLOW_PLAYER = media_player("deep"), media_player("shallow")
+
+
+def test_M4_a_shallow_history_where_the_chart_has_a_deep_one_is_found_with_minimal_steps() -> None:
+    """The default walks (every node the chart reaches, history values included, then each
+    event) find it within the default budget, and the steps shown are the shortest run that
+    shows it: the history is recorded when ``on`` is left, so it takes a second ``power``
+    to come back and ``pause``, ``resume`` to restore it."""
+    machine = chart_machine(compile_chart(DEEP_PLAYER), lambda: EngineAdapter(SHALLOW_PLAYER))
+    with pytest.raises(Divergence) as caught:
+        run_state_machine_as_test(
+            machine,
+            settings=settings(max_examples=60, database=None, deadline=None, derandomize=True),
+        )
+    steps = caught.value.steps
+    assert len(steps) == 7, caught.value
+    assert [step.event for step in steps[-3:]] == ["power", "pause", "resume"]  # type: ignore[attr-defined]
+
+
+def test_M4_the_steps_a_divergence_shows_are_minimized_by_replaying_shorter_runs() -> None:
+    """A run padded with steps that do not matter (another instance, events it ignores or
+    undoes) shows only what does, once read."""
+    runner = ChartRunner(compile_chart(DEEP_PLAYER), EngineAdapter(SHALLOW_PLAYER))
+    runner.minimize = minimizer(runner.chart, lambda: EngineAdapter(SHALLOW_PLAYER))
+    events = ["power", "resume", "hush", "gray", "gray", "power", "hush", "power"]
+    runner.create("k0")
+    runner.create("k1")
+    runner.send("k1", "power")
+    for event in [*events, "pause"]:
+        runner.send("k0", event)
+    with pytest.raises(Divergence) as caught:
+        runner.send("k0", "resume")
+    assert len(caught.value.steps) == 7, caught.value
+    assert all(step.key == "k0" for step in caught.value.steps)  # type: ignore[attr-defined]

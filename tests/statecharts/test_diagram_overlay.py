@@ -488,8 +488,10 @@ def test_D6_a_trace_line_may_list_every_transition_its_step_took() -> None:
     chart = compile_chart(Player)
     instance = chart.create(Recorder())
     steps = [TraceStep.of(instance.send(event)) for event in ["play", "toggle", "fade"]]
-    # toggle moves both regions; fade both, then done.state leaves the parallel state
-    assert [len(step.transitions) for step in steps] == [1, 2, 3]
+    # play enters the parallel state, taking the initial transitions of its regions and of
+    # their compound states too (M3); toggle moves both regions; fade both, then done.state
+    # leaves the parallel state
+    assert [len(step.transitions) for step in steps] == [5, 2, 3]
     lines = [
         json.dumps({"event": s.event, "transition": s.transition, "transitions": s.transitions})
         for s in steps

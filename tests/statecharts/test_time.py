@@ -495,3 +495,48 @@ def test_c17_a_timer_falls_due_when_the_steps_advanced_add_up_to_its_delay(
         clock.advance(step)
         elapsed += step
     assert instance.state.id == "late"
+
+
+def test_c17_a_wake_up_for_a_timer_a_failure_dropped_runs_nothing() -> None:
+    """A callback fails while a delayed event waits: the failure drops the queues, delayed
+    events too (as python-statemachine clears its queues). When the clock later reaches the
+    dropped timer's time, nothing runs: no eventless transition is retried, nothing raises."""
+    from .charts import Assembly, Boom, Recorder
+
+    clock = VirtualClock()
+    instance = compile_chart(Assembly).create(Recorder(), clock=clock)
+    instance.send("load", delay=250)
+    instance.send("load", delay=125)
+    with pytest.raises(Boom):
+        clock.advance(0.125)  # the first load's eventless chain fails in ``wrap``
+    assert instance.next_due() is None
+    logged = len(instance.model.log)
+    clock.advance(0.125)  # the dropped timer's time
+    assert len(instance.model.log) == logged
+
+
+def test_c17_a_timer_sent_after_a_failure_still_runs_past_a_stale_wake_up() -> None:
+    """A failure drops a timer due at 125 ms (the clock's wake-up for it stays); a timer sent
+    afterwards for 250 ms still runs: the stale wake-up asks for the next one."""
+
+    class Fragile(StateChart):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State(final=True)
+        fail = a.to.itself(internal=True, on="explode")
+        go = a.to(b)
+
+        def explode(self) -> None:
+            raise RuntimeError("boom")
+
+    clock = VirtualClock()
+    instance = compile_chart(Fragile).create(clock=clock)
+    instance.send("go", delay=125)
+    with pytest.raises(RuntimeError, match="boom"):
+        instance.send("fail")  # drops the delayed go
+    assert instance.next_due() is None
+    instance.send("go", delay=250)
+    clock.advance(0.125)  # the dropped timer's wake-up
+    assert [state.id for state in instance.configuration] == ["a"]
+    clock.advance(0.125)
+    assert [state.id for state in instance.configuration] == ["b"]

@@ -113,11 +113,19 @@ class Seed000:
 
     def get(self, call_id: str) -> dict[str, Any] | None:
         call = self.calls.get(call_id)
-        return copy.deepcopy(call) if call is not None else None
+        return _as_javascript(call) if call is not None else None
 
     def list(self) -> list[dict[str, Any]]:
-        calls = [copy.deepcopy(call) for call in self.calls.values()]
+        calls = [_as_javascript(call) for call in self.calls.values()]
         return calls[::-1] if self.bug == "newest_first" else calls
+
+
+def _as_javascript(call: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``call`` whose strings hold what JavaScript's would (T27): two surrogate
+    halves that make a pair (split between deltas, or one raw and one escaped in the argument
+    text) are the one character they encode. Escaping them and reading them back joins them."""
+    copied: dict[str, Any] = json.loads(json.dumps(call))
+    return copied
 
 
 def correct() -> Seed000:

@@ -68,13 +68,18 @@ def test_this_packages_tracker_conforms_through_the_command_line() -> None:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is installed by .ci/run")
-def test_the_javascript_example_conforms_over_the_json_lines_protocol() -> None:
+def test_the_javascript_example_conforms_over_the_json_lines_protocol(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     server = ROOT / "examples" / "seed000" / "conformance-server.mjs"
     done = conformance(
         "--cmd", f"node {server}", "--examples", "1000", "--timeout", "30", timeout=300
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "conforms to seed 000" in done.stdout
+    summary = [line for line in done.stdout.splitlines() if "conforms to seed 000" in line]
+    assert summary, done.stdout
+    with capsys.disabled():  # the run's time shows in CI's log (its target: 30 s)
+        print(f"\nJavaScript example: {summary[-1]}")
 
 
 def test_the_toolcalls_command_has_a_conformance_subcommand() -> None:
@@ -155,6 +160,44 @@ def test_the_protocol_answers_each_request_with_one_line() -> None:
     finally:
         implementation.close()
     assert implementation.process.returncode == 0
+
+
+PIECES = """
+import sys
+# Answers in awkward pieces: a long line in 7-byte pieces (its newline in a piece of its own),
+# then two answers in one write, the second one ahead of its request.
+long = ('{"ok": true, "value": [{"id": "' + "é" * 300000 + '"}]}').encode()
+sys.stdin.readline()
+for start in range(0, len(long), 7):
+    sys.stdout.buffer.write(long[start : start + 7])
+    sys.stdout.buffer.flush()
+sys.stdout.buffer.write(b"\\n")
+sys.stdout.buffer.flush()
+sys.stdin.readline()
+sys.stdout.buffer.write(b'{"ok": true}\\n{"ok": true}\\n')
+sys.stdout.buffer.flush()
+sys.stdin.readline()
+"""
+
+
+def test_an_answer_in_many_pieces_is_one_line_and_a_second_answer_is_refused(
+    tmp_path: Path,
+) -> None:
+    """M6's protocol is one line per answer, however the pipe delivers it: a long line (a
+    multi-byte character split between reads) is read whole, and a second line answering one
+    request is a protocol error naming that request (L7)."""
+    server = tmp_path / "pieces.py"
+    server.write_text(PIECES, encoding="utf-8")
+    implementation = SubprocessImplementation(f"{sys.executable} {server}")
+    try:
+        assert implementation.list() == [{"id": "é" * 300000}]
+        implementation.reset()
+        with pytest.raises(
+            ProtocolError, match=r"answered {\"op\": \"reset\"} with more than one line"
+        ):
+            implementation.get("a")
+    finally:
+        implementation.close()
 
 
 def test_an_implementation_that_raises_is_a_divergence() -> None:

@@ -451,6 +451,22 @@ async def test_tool_finishing_within_its_timeout_succeeds() -> None:
         assert (await ex.wait("c1")).result == "ok"
 
 
+@run_async
+async def test_aborting_a_call_whose_tool_has_a_timeout_settles_it_once_as_aborted() -> None:
+    """X15, X19: abort() stops the tool and disarms its timeout; the call settles once."""
+    gates = Gates()
+    recorder = Recorder()
+    async with ToolExecutor({"t": Tool(gates.tool, timeout=60)}, on_call_settled=recorder) as ex:
+        ex.register_call(chunk("c1", "t", key="k"))
+        await settle()
+        assert ex.abort("c1", "not needed")
+        await settle()
+    assert [(s.status, s.error and s.error.kind) for s in recorder.settled] == [
+        ("error", "aborted")
+    ]
+    assert gates.cancelled == ["k"]
+
+
 def test_tool_timeout_must_be_positive() -> None:
     with pytest.raises(ValueError, match="timeout must be a positive number of seconds, not 0"):
         Tool(lambda args: None, timeout=0)

@@ -73,6 +73,10 @@ class Text(str):
     """A plain ``str`` subclass."""
 
 
+class Count(int):
+    """A plain ``int`` subclass."""
+
+
 def in_form(event: dict[str, Any], form: str) -> Any:
     """``event`` as ``form`` says (every form means the same event, T18)."""
     if form == "snake" and "argsTextDelta" in event:
@@ -113,6 +117,13 @@ class TrackerModel(SeedModel):
         super().__init__()
         self.max_history = max_history
         self.forgotten: dict[str, str] = {}
+
+    @staticmethod
+    def limit_problem(limit: Any) -> str | None:
+        """Why ``limit`` cannot be a ``max_history`` (T21), or ``None`` when it can."""
+        if limit is None or (type(limit) is not bool and isinstance(limit, int) and limit > 0):
+            return None
+        return f"max_history must be a positive int or None, got {limit!r}"
 
     def apply(self, event: dict[str, Any]) -> Effect | None:
         effect = super().apply(event)
@@ -378,6 +389,13 @@ TRACKER_PAYLOADS = {
 }
 
 
+#: Candidate ``max_history`` values (T21): the boundary, bools (an ``int`` subclass), an
+#: ``int`` subclass, numbers of other types, text.
+LIMITS = st.sampled_from(
+    [1, None, 0, 2, True, -1, 1.0, False, Count(1), "2", 2.5, Count(0), Tag.start, 10**20]
+)
+
+
 def record(key: str) -> ToolCallModel:
     return ToolCallModel(key, "search", 0)
 
@@ -441,6 +459,22 @@ class TrackerMachine(DerivedTrackerMachine):  # type: ignore[misc,valid-type]
         self.adapter.tracker = ToolCallTracker.restore(picture)
         self.adapter.tracker._listener = self.adapter.listener
         assert self.adapter.tracker.snapshot() == picture
+        scribble(picture)  # the restored tracker holds its own copies (T16)
+
+    @initialize(limit=LIMITS)
+    def a_new_tracker_takes_only_a_valid_limit(self, limit: Any) -> None:
+        """T21: ``max_history`` is ``None`` or a positive ``int`` (not a ``bool``); anything
+        else raises ``ValueError`` saying so, and a valid limit is the new tracker's. Once
+        per run (a rule would take steps from the events)."""
+        problem = TrackerModel.limit_problem(limit)
+        if problem is not None:
+            with pytest.raises(ValueError, match="max_history") as raised:
+                tool_call_streaming_state_machine(max_history=limit)
+            assert str(raised.value) == problem
+            return
+        tracker = tool_call_streaming_state_machine(max_history=limit)
+        assert tracker.max_history == limit
+        assert (len(tracker), tracker.list()) == (0, [])
 
     @invariant()
     def everything_shown_equals_the_model(self) -> None:
@@ -468,10 +502,11 @@ class TrackerMachine(DerivedTrackerMachine):  # type: ignore[misc,valid-type]
                     assert not getattr(shown, field)
                     assert f"{field}=UNSET" in repr(shown)
             assert pickle.loads(pickle.dumps(shown)) == shown
+            scribble(shown.to_dict())  # the wire shape is the view's copy (T16)
+            assert strict(shown.to_dict()) == strict(call)
             scribble(shown.args)  # a snapshot is a copy (T16)
             scribble(shown.result)
             scribble(shown.error)
-            scribble(shown.to_dict())
         assert strict([call.to_dict() for call in tracker.list()]) == strict(calls)
         for call_id in model.forgotten:
             assert tracker.get(call_id) is None

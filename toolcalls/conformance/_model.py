@@ -18,6 +18,7 @@ import copy
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,45 +71,45 @@ def _failure(message: str, text: str, position: int | None) -> _ParseFailed:
     return _ParseFailed(error)
 
 
+#: A JSON string literal from its opening quote: to its closing quote, or to the end of the
+#: text when it is unterminated (a backslash escapes the next character, the last one too).
+_STRING = re.compile(r'"(?:[^"\\]|\\[\s\S])*(?:"|\\?\Z)')
+
+
+def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+    """Each character of ``text`` outside JSON string literals, with its index (quotes and
+    the literals' contents left out); a literal is skipped in one step."""
+    index, end = 0, len(text)
+    while index < end:
+        quote = text.find('"', index)
+        if quote < 0:
+            yield from enumerate(text[index:], index)
+            return
+        yield from enumerate(text[index:quote], index)
+        found = _STRING.match(text, quote)
+        assert found is not None  # it matches from any quote
+        index = found.end()
+
+
 def _outside_strings(text: str, token: str) -> int:
     """Where ``token`` first occurs outside a JSON string literal (0 if nowhere)."""
-    index, inside = 0, False
-    while index < len(text):
-        char = text[index]
-        if inside:
-            if char == "\\":
-                index += 2
-                continue
-            if char == '"':
-                inside = False
-        elif char == '"':
-            inside = True
-        elif text.startswith(token, index):
+    first = token[:1]
+    for index, char in _unquoted(text):
+        if char == first and text.startswith(token, index):
             return index
-        index += 1
     return 0
 
 
 def _depth_exceeded_at(text: str) -> int | None:
     """The position of the first bracket nested deeper than ``DEPTH_LIMIT``, or ``None``."""
-    depth, index, inside = 0, 0, False
-    while index < len(text):
-        char = text[index]
-        if inside:
-            if char == "\\":
-                index += 2
-                continue
-            if char == '"':
-                inside = False
-        elif char == '"':
-            inside = True
-        elif char in "[{":
+    depth = 0
+    for index, char in _unquoted(text):
+        if char in "[{":
             depth += 1
             if depth > DEPTH_LIMIT:
                 return index
         elif char in "]}":
             depth -= 1
-        index += 1
     return None
 
 

@@ -31,6 +31,8 @@ from .._errors import ImplementationFailed, ProtocolError
 
 #: Seconds to wait for one response line before calling it a protocol error.
 DEFAULT_TIMEOUT = 10.0
+#: How much one read of the answer pipe takes at most (a pipe holds 64 KiB).
+_READ_SIZE = 1 << 16
 
 
 class Implementation(Protocol):
@@ -50,12 +52,15 @@ class Implementation(Protocol):
 
 
 def _plain(value: Any, where: str) -> Any:
-    """A call as plain JSON data: ``to_dict()`` if the object has it, then a JSON round trip."""
+    """A call as plain JSON data: ``to_dict()`` if the object has it, then a JSON round trip
+    that keeps strings as the object holds them (an escaping one would join two surrogate
+    halves into the character they encode, hiding a split pair a Python implementation failed
+    to join, T27)."""
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         value = to_dict()
     try:
-        return json.loads(json.dumps(value))
+        return json.loads(json.dumps(value, ensure_ascii=False))
     except (TypeError, ValueError) as error:
         raise ProtocolError(f"{where} returned a value JSON cannot hold: {error}") from None
 
@@ -174,10 +179,22 @@ class SubprocessImplementation:
         self._fd = self.process.stdout.fileno()
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._fd, selectors.EVENT_READ)
-        self._buffer = b""
+        self._buffer = bytearray()
+        #: The last request sent (an answer left over afterwards is its extra line).
+        self._last: Mapping[str, Any] | None = None
 
-    def request(self, message: Mapping[str, Any]) -> Any:
-        """Send one request; return the response's ``value`` (``None`` if it has none)."""
+    def request(self, message: Mapping[str, Any], *, value: bool = False) -> Any:
+        """Send one request; return the response's ``value`` (``None`` if it has none; with
+        ``value``, a response without one is a protocol error: ``get`` and ``list`` answer
+        with a value, ``null`` included)."""
+        if self._last is not None and not self._buffer and self._selector.select(0):
+            self._buffer += os.read(self._fd, _READ_SIZE)  # nothing (end of output): it died
+        if self._buffer:
+            raise ProtocolError(
+                f"the implementation answered {_short(self._last or message)} with more than "
+                "one line (each request gets exactly one)"
+            )
+        self._last = message
         # ASCII: a string may hold lone surrogate halves (T27), which UTF-8 cannot encode
         line = json.dumps(message, allow_nan=False) + "\n"
         try:
@@ -198,19 +215,29 @@ class SubprocessImplementation:
             if not isinstance(error, str):
                 raise ProtocolError(f'failure answer to {_short(message)} has no "error" text')
             raise ImplementationFailed(f"{message['op']} failed: {error}")
+        if value and "value" not in response:
+            raise ProtocolError(f'answer to {_short(message)} has no "value" (null if none)')
         return response.get("value")
 
     def _read_line(self, message: Mapping[str, Any]) -> str:
+        """The next answer line. Linear in its length however it trickles in: the buffer grows
+        in place and each chunk is searched for the newline once (appending to ``bytes`` and
+        searching the whole buffer again made a 32 MB answer take 24 s)."""
         deadline = time.monotonic() + self.timeout  # for the whole line, however it trickles
-        while b"\n" not in self._buffer:
+        buffer = self._buffer
+        end = buffer.find(b"\n")
+        while end < 0:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._selector.select(remaining):
                 raise ProtocolError(f"no answer to {_short(message)} within {self.timeout:g} s")
-            chunk = os.read(self._fd, 65536)
+            chunk = os.read(self._fd, _READ_SIZE)
             if not chunk:
                 raise ProtocolError(self._died(message))
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+            searched = len(buffer)
+            buffer += chunk
+            end = buffer.find(b"\n", searched)
+        line = bytes(buffer[:end])
+        del buffer[: end + 1]  # what follows (a program may answer ahead) stays buffered
         try:
             return line.decode("utf-8")
         except UnicodeDecodeError:
@@ -232,13 +259,13 @@ class SubprocessImplementation:
         return None
 
     def get(self, call_id: str) -> dict[str, Any] | None:
-        value = self.request({"op": "get", "id": call_id})
+        value = self.request({"op": "get", "id": call_id}, value=True)
         if value is not None and not isinstance(value, dict):
             raise ProtocolError(f"get {call_id!r} answered {value!r}, not a call or null")
         return value
 
     def list(self) -> list[dict[str, Any]]:
-        value = self.request({"op": "list"})
+        value = self.request({"op": "list"}, value=True)
         if not isinstance(value, list) or not all(isinstance(call, dict) for call in value):
             raise ProtocolError(f"list answered {json.dumps(value)[:200]}, not a list of calls")
         return value

@@ -185,12 +185,15 @@ SEARCH: dict[str, list[dict[str, Any]]] = {
 
 #: The wire id of each key: ids that differ only in case, so routing must respect it.
 WIRE_IDS = ("call_a", "call_A", "call_b", "call_B", "call_c")
+#: The ids of the crowd run's calls beyond those: names a JavaScript object already has.
+CROWD_IDS = ("__proto__", "constructor", "toString", "hasOwnProperty", "valueOf")
 
 
 def wire_id(key: str) -> str:
     """The id the implementation sees for the runner's key ``k0``, ``k1``..."""
     index = int(key[1:]) if key[1:].isdigit() else -1
-    return WIRE_IDS[index] if 0 <= index < len(WIRE_IDS) else key
+    ids = WIRE_IDS + CROWD_IDS
+    return ids[index] if 0 <= index < len(ids) else key
 
 
 def tool_name(key: str) -> str:
@@ -300,10 +303,16 @@ class SeedAdapter:
         self.runner: ChartRunner | None = None
         counts.sequences += 1
         self.call(implementation.reset)
+        try:
+            self.leftover: Any = self.call(implementation.list)
+        except ImplementationFailed as error:
+            self.leftover = f"list() failed: {error}"
 
     def attach(self, runner: ChartRunner) -> None:
         self.runner = runner
         runner.on_divergence = self.counts.saw
+        if self.leftover != []:  # an earlier sequence's calls would be blamed on this one
+            self.fail("list() is not empty after reset (calls survived it)", [], self.leftover)
 
     def call(self, operation: Callable[..., Any], *args: Any) -> Any:
         """Call the implementation, remembering a protocol error for ``check`` to report."""
@@ -428,12 +437,16 @@ def machine_for(implementation: Implementation, counts: Counts, errors: Errors =
         adapter,
         payloads=PAYLOADS,
         model=_record,
-        max_instances=len(WIRE_IDS),
+        max_instances=len(WIRE_IDS),  # the crowd run (``run_crowd``) starts more
         paths=PATHS,
         name="SeedConformance",
     )
 
     class SeedConformance(derived):  # type: ignore[misc,valid-type]
+        # Replays would each reset the implementation (another process, maybe) and count as
+        # sequences; Hypothesis's shrinking and the transcript report the run instead.
+        minimize_steps = False
+
         def __init__(self) -> None:
             super().__init__()
             self.adapter: SeedAdapter = self.runner.adapter
@@ -479,20 +492,52 @@ class Report:
         return sum(1 for t in CHART.transitions if taken.get(t.id)), len(CHART.transitions)
 
 
-def path_runs() -> list[tuple[PathStep, ...]]:
+#: Argument text in several fragments, each list one call's deltas before ``ready``: the second
+#: must append to the first, and a surrogate pair split between two fragments (T27) is one
+#: character, in a string, a key, a nested string or outside any string; halves that are not
+#: a pair stay lone, and a pair escaped in the JSON text is one character in ``args`` too.
+FRAGMENTED: tuple[tuple[str, ...], ...] = (
+    ('{"q": ', "1}"),
+    ('{"q": "' + "x" * 4090, "y" * 2000 + '"}'),  # past 4 KiB: nothing caps argument text
+    ('["\ud83d', '\ude00"]'),
+    ('{"\ud83d', '\ude00": ["x\ud83d', '\ude00"]}'),
+    ('[{"k\ud83d', '\ude00": "\ud83d', '\ude00"}]'),
+    ('["\ud83d"', ', "\ude00"]'),
+    ('["\ude00', '\ud83d"]'),
+    ('"\ud83d\ude00"',),
+    ("\ud83d", "\ude00"),
+    ('[{"\\ud83d\\ude00": ["\\ud83d\\ude00", {"\\ud83d": "\\ude00"}]}]',),
+)
+#: Nesting around this package's limit (T13: deeper than 256 levels does not parse), with
+#: arrays, objects, both, and brackets inside a string; only ``errors="T8"`` holds an
+#: implementation to the limit (JSON.parse has none) and to T8's exact error and position.
+NESTED: tuple[str, ...] = (
+    "[" * 256 + "]" * 256,
+    "[" * 257 + "]" * 257,
+    '{"a": ' * 256 + "0" + "}" * 256,
+    '{"a": ' * 257 + "0" + "}" * 257,
+    '{"a": ' * 200 + "[" * 56 + "0" + "]" * 56 + "}" * 200,
+    '{"a": ' * 200 + "[" * 57 + "0" + "]" * 57 + "}" * 200,
+    '["' + "[" * 300 + '"]',
+    "[" + "[], " * 300 + "[]]",
+    "[" * 300,
+    # where a string literal ends decides what counts: an escaped quote, an escape right before
+    # the closing quote, a backslash outside any string; and an integer too long for a double
+    '["\\"' + "[" * 300 + '"]',
+    '["\\n", ' + "[" * 256 + "]" * 256 + "]",
+    "\\" + "[" * 257 + "]" * 257,
+    '["\\"NaN", NaN]',
+    "9" * 311,
+)
+
+
+def path_runs(errors: Errors = "any") -> list[tuple[PathStep, ...]]:
     """Each path, then the shortest path to each state and each transition-covering path,
     followed by each candidate event: every (state, event) pair, and every event after every
     transition, ignored ones included (a final state absorbs, a result while pending is too
-    early, an error after a parse failure changes nothing...)."""
+    early, an error after a parse failure changes nothing...). Then arguments in several
+    fragments (``FRAGMENTED``) and, held to T8, nested around the limit (``NESTED``)."""
     runs: list[tuple[PathStep, ...]] = [path.steps for path in PATHS]
-    # Arguments in two fragments: the second must append to the first.
-    runs.append(
-        (
-            PathStep("delta", {"text": '{"q": '}),
-            PathStep("delta", {"text": "1}"}),
-            PathStep("ready", {}),
-        )
-    )
     ends = [*_SHORTEST, *_COVER]
     for path in ends:
         for event, payloads in CANDIDATES_FOR_ALL.items():
@@ -500,6 +545,10 @@ def path_runs() -> list[tuple[PathStep, ...]]:
                 steps = (*path.steps, PathStep(event, payload))
                 if steps not in runs:
                     runs.append(steps)
+    texts = [*FRAGMENTED, *((text,) for text in NESTED)] if errors == "T8" else FRAGMENTED
+    for fragments in texts:
+        deltas = tuple(PathStep("delta", {"text": fragment}) for fragment in fragments)
+        runs.append((*deltas, PathStep("ready", {})))
     return runs
 
 
@@ -508,7 +557,7 @@ def run_paths(
 ) -> Iterator[tuple[PathStep, ...]]:
     """Run each of ``path_runs`` on a fresh implementation, checking after every event (and
     ``get`` of the call at the end); yields each run that passed (a divergence raises)."""
-    for steps in path_runs():
+    for steps in path_runs(errors):
         adapter = SeedAdapter(implementation, counts, errors)
         runner = ChartRunner(CHART, adapter, _record)
         adapter.attach(runner)
@@ -518,6 +567,26 @@ def run_paths(
         adapter.check_get(wire_id(key))
         counts.paths += 1
         yield steps
+
+
+def run_crowd(implementation: Implementation, counts: Counts, errors: Errors = "any") -> None:
+    """Ten calls at once, five of them with ids a JavaScript object already has
+    (``__proto__``...): each started, given arguments, ended, and read back with ``get``.
+    It runs after the generated sequences, whose shrunk counterexample is the better report
+    when they find a divergence too."""
+    adapter = SeedAdapter(implementation, counts, errors)
+    runner = ChartRunner(CHART, adapter, _record)
+    adapter.attach(runner)
+    keys = [runner.create() for _ in WIRE_IDS + CROWD_IDS]
+    for number, key in enumerate(keys):
+        runner.send(key, "delta", {"text": f'{{"n": {number}}}'})
+    for key in keys:
+        runner.send(key, "ready", {})
+    for number, key in enumerate(keys):
+        runner.send(key, "result" if number % 2 else "fail", {"value": number})
+    for key in keys:
+        adapter.check_get(wire_id(key))
+    counts.paths += 1
 
 
 def check(
@@ -568,6 +637,7 @@ def check(
                 phases=[phase for phase in Phase if shrink or phase is not Phase.shrink],
             )
             run_state_machine_as_test(machine, settings=options)
+            run_crowd(implementation, counts, errors)
         except Divergence as divergence:
             if counts.protocol_error is not None:
                 raise counts.protocol_error from None
