@@ -24,6 +24,7 @@ from statecharts.testing import (
     payload_parameters,
     replay,
 )
+from statecharts.testing._machine import rule_names
 from statecharts.testing._runner import minimizer
 from tests.statecharts.charts import EngineAdapter, media_player
 
@@ -227,3 +228,95 @@ def test_M4_the_steps_a_divergence_shows_are_minimized_by_replaying_shorter_runs
         runner.send("k0", "resume")
     assert len(caught.value.steps) == 7, caught.value
     assert all(step.key == "k0" for step in caught.value.steps)  # type: ignore[attr-defined]
+
+
+# -- rule names, payload parameters -----------------------------------------------------------
+
+
+class Wizard(StateChart):  # type: ignore[type-arg]
+    """Events named like Python keywords, and one like a machine's own method."""
+
+    first = State(initial=True)
+    second = State()
+    third = State(final=True)
+
+    next_page = first.to(second, event="continue")
+    back = second.to(first, event="return")
+    finish = second.to(third, event="pass create")
+
+
+def test_an_event_named_like_a_python_keyword_gets_a_send_rule() -> None:
+    names = rule_names(["continue", "return", "pass", "create", "ok"], {"create"})
+    assert names == {
+        "continue": "send_continue",
+        "return": "send_return",
+        "pass": "send_pass",
+        "create": "send_create",
+        "ok": "ok",
+    }
+    derived = chart_machine(compile_chart(Wizard), HandTurnstile)
+    assert {"send_continue", "send_return", "send_pass", "send_create"} <= set(vars(derived))
+
+
+class Office(StateChart):  # type: ignore[type-arg]
+    """``clock_in`` enters ``desk`` inside ``floor`` (whose entry wants a ``badge``) from
+    ``lobby``, whose parent ``building``'s exit is not run (the domain holds both);
+    ``tidy`` is internal to ``floor`` and exits none of ``floor``'s ancestors."""
+
+    class building(State.Compound):
+        lobby = State(initial=True)
+
+        class floor(State.Compound):
+            desk = State(initial=True)
+            kitchen = State()
+
+            tidy = desk.to(kitchen)
+
+        clock_in = lobby.to(floor.desk)
+        leave = floor.to(lobby)
+
+    gone = State(final=True)
+    quit = building.to(gone)
+
+    def on_enter_floor(self, badge: str) -> None:
+        self.model.badge = badge
+
+    def on_exit_building(self, farewell: str) -> None:
+        self.model.farewell = farewell
+
+    def on_exit_kitchen(self, dishes: int) -> None:
+        self.model.dishes = dishes
+
+
+def test_payload_parameters_carry_what_the_states_an_event_enters_and_exits_ask_for() -> None:
+    chart = compile_chart(Office)
+    assert payload_parameters(chart, "clock_in") == ["badge"]  # building is not exited
+    assert payload_parameters(chart, "tidy") == []  # floor is neither exited nor entered
+    assert payload_parameters(chart, "leave") == ["dishes"]  # kitchen may be active
+    # building and every state inside it may be exited; nothing entered asks
+    assert payload_parameters(chart, "quit") == ["farewell", "dishes"]
+
+
+class Till:
+    """A model whose class defines the guard a chart names."""
+
+    def __init__(self) -> None:
+        self.balance = 10
+
+    def can_pay(self, amount: int) -> bool:
+        return 0 < amount <= self.balance
+
+
+class Kiosk(StateChart):  # type: ignore[type-arg]
+    idle = State(initial=True)
+    sold = State(final=True)
+
+    pay = idle.to(sold, cond="can_pay")
+
+
+def test_default_payloads_read_the_callbacks_a_model_s_class_defines() -> None:
+    chart = compile_chart(Kiosk)
+    assert payload_parameters(chart, "pay") == []
+    assert payload_parameters(chart, "pay", Till) == ["amount"]
+    assert payload_parameters(chart, "pay", Till()) == ["amount"]
+    assert "amount" in repr(default_payloads(chart, "pay", Till))
