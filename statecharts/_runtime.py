@@ -504,7 +504,9 @@ class Instance:
         if pending.busy:  # woken from one of its own callbacks: it settles later
             return
         timed = pending.timed
-        if not (pending.external or pending.internal or (timed and timed[0][0] <= pending.now())):
+        if not (
+            pending.external or pending.internal or (timed and timed[0][0] <= pending.now_ns())
+        ):
             # A stale wake-up (a failure dropped its timer): no macrostep runs, and the clock
             # is asked to wake the instance for the delayed event that waits now, if any.
             self._settle(pending)
