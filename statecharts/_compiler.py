@@ -511,8 +511,11 @@ def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
     )
 
 
-_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE"})
-_PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST"})
+_LOADS = frozenset(
+    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_DEREF", "LOAD_CLOSURE"}
+)
+#: Two locals at once (3.13; the borrowing form, 3.14).
+_PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
 _READS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR"})
 #: What may follow loading the machine besides an attribute read: deleting an attribute, and
 #: zero-argument ``super()``'s own load of ``self`` (3.12).
@@ -521,7 +524,15 @@ _ATTRIBUTE_USES = frozenset({"DELETE_ATTR", "LOAD_SUPER_ATTR"})
 _TESTS = frozenset({"IS_OP", "COMPARE_OP"})
 #: Loads a call's plain arguments are made of.
 _ARGUMENT_LOADS = frozenset(
-    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CONST", "LOAD_FAST_LOAD_FAST"}
+    {
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_FAST_BORROW",
+        "LOAD_DEREF",
+        "LOAD_CONST",
+        "LOAD_SMALL_INT",
+    }
+    | _PAIR_LOADS
 )
 #: How many code objects (functions, nested ones and helpers) a scan reads before it stops
 #: following the machine into helpers (and refuses where it would have followed it).
