@@ -657,6 +657,14 @@ class _MachineScan:
                 self._use(
                     code, instructions, index, owners, _Where(namespace, closure, via, place)
                 )
+            elif (
+                self.escapes is not None
+                and instructions[index].opname in _LOADS
+                and _is_carrier(instructions[index].argval, owners)
+                and _attribute_read(instructions, index) is None
+            ):
+                place = _place(code, instructions, index)
+                self._carry(code, instructions, index, _Where(namespace, closure, via, place))
         for constant in code.co_consts:
             if hasattr(constant, "co_code"):
                 self.scan(constant, owners, namespace, via)
@@ -666,7 +674,10 @@ class _MachineScan:
     ) -> None:
         instruction = instructions[index]
         if _is_pair(instruction):  # two locals at once (3.13): never an attribute's object
-            if not _harmless_use(instructions, index, owners):
+            if not (
+                _harmless_use(instructions, index, owners)
+                and _safely_tested(instructions, index, owners)
+            ):
                 for slot, name in enumerate(reversed(instruction.argval)):
                     if name in owners:  # slot 0: the second local, on top
                         self._escape(code, instructions, index, slot, where)
@@ -685,8 +696,9 @@ class _MachineScan:
                 name is not None and name.opname == "LOAD_CONST" and name.argval in self.provided
             ):
                 self.found.add(f"getattr{where.via}")
-        elif instruction.opname != "LOAD_CLOSURE" and not _harmless_use(
-            instructions, index, owners
+        elif instruction.opname != "LOAD_CLOSURE" and not (
+            _harmless_use(instructions, index, owners)
+            and _safely_tested(instructions, index, owners)
         ):
             # (a closure's cell: the nested function is scanned on its own)
             self._escape(code, instructions, index, 0, where)
@@ -792,6 +804,23 @@ class _MachineScan:
             below = 2 if with_kwargs else 1
             callee_on = _callable(instructions, consumer, below, namespace, closure, extra=0)
             self._follow(callee_on, position, count + len(new_keywords), new_keywords, here)
+
+    def _carry(self, code: Any, instructions: list[Any], index: int, where: _Where) -> None:
+        """``event_data`` (its ``machine`` the owner) handed on whole: scan the Python
+        function it is an argument of, its parameter's ``machine`` the owner there. (Handed
+        anywhere else, it is left alone: the machine is not reached through it here.)"""
+        call = _call_of(code, instructions, index, 0)
+        if call is None:
+            return
+        consumer, position, count, keywords = call
+        callee = _callable(instructions, consumer, count, where.namespace, where.closure)
+        if not inspect.isfunction(callee) or len(self.seen) > _HELPER_DEPTH:
+            return
+        bound = _bind(callee.__code__, position, count, keywords)
+        if isinstance(bound, str):
+            through = f" (through {callee.__qualname__}({bound}), {where.place}){where.via}"
+            owners = {"machine", f".{bound}"}
+            self.scan(callee.__code__, owners, callee.__globals__, through, _closure_of(callee))
 
     def _record(self, what: str, where: _Where) -> None:
         assert self.escapes is not None
@@ -1133,6 +1162,12 @@ def _handed_on(
     return None
 
 
+def _is_carrier(name: Any, owners: set[str]) -> bool:
+    """Whether the local ``name`` holds an ``EventData`` (its ``machine`` an owner):
+    ``event_data``, or a helper's parameter it was handed to (``.name`` among the owners)."""
+    return name == "event_data" or f".{name}" in owners
+
+
 def _loads_owner(instructions: list[Any], index: int, owners: set[str]) -> bool:
     """Whether the instruction at ``index`` puts an owner on the stack."""
     instruction = instructions[index]
@@ -1141,7 +1176,7 @@ def _loads_owner(instructions: list[Any], index: int, owners: set[str]) -> bool:
         return isinstance(argval, tuple) and bool(owners.intersection(argval))
     if instruction.opname in _READS and argval == "machine" and index:
         before = instructions[index - 1]
-        return before.opname in _LOADS and before.argval == "event_data"
+        return before.opname in _LOADS and _is_carrier(before.argval, owners)
     return instruction.opname in _LOADS and argval in owners
 
 
@@ -1190,6 +1225,27 @@ def _harmless_use(instructions: list[Any], index: int, owners: set[str]) -> bool
     if first.opname not in _ARGUMENT_LOADS or _is_pair(first):
         return False
     return _tested_after_attributes(rest[1:])
+
+
+def _safely_tested(instructions: list[Any], index: int, owners: set[str]) -> bool:
+    """Whether a use ``_harmless_use`` allows is safe: an ``is`` test, or an ``==``-style
+    test against a constant or the machine itself. ``self == other`` hands ``self`` to
+    ``other.__eq__``, code the scan does not read (it could ask what ``self`` is)."""
+    test = next(
+        (at for at in range(index + 1, len(instructions)) if instructions[at].opname in _TESTS),
+        None,
+    )
+    if test is None or instructions[test].opname != "COMPARE_OP":
+        return True
+    top, below = _producer(instructions, test, 0), _producer(instructions, test, 1)
+    if top is None or below is None:
+        return False
+    if top[0] == below[0]:  # (3.13) two locals loaded at once
+        return all(name in owners for name in instructions[top[0]].argval)
+    other = below[0] if top[0] == index else top[0]
+    if other == index:
+        other = below[0]
+    return instructions[other].opname == "LOAD_CONST" or _loads_owner(instructions, other, owners)
 
 
 def _tested_after_attributes(rest: list[Any]) -> bool:

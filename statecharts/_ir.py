@@ -8,10 +8,13 @@ a callable), so renderers and tests can be written against hand-built values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
+
+from statemachine.orderedset import OrderedSet
 
 
 class Group(StrEnum):
@@ -114,6 +117,8 @@ class Configuration(tuple[Any, ...]):
         return key is not None and any(state.id == key for state in self)
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, AbstractSet):
+            return self._set() == other
         if not isinstance(other, tuple):
             return NotImplemented
         return len(self) == len(other) and all(
@@ -126,6 +131,54 @@ class Configuration(tuple[Any, ...]):
 
     def __hash__(self) -> int:
         return hash(tuple(_state_id(state) for state in self))
+
+    # python-statemachine's ``configuration`` is an ``OrderedSet``: compared with a set, or
+    # combined with one, a configuration answers as that set of its states would
+    def _set(self) -> OrderedSet[Any]:
+        return OrderedSet(self)
+
+    def __ge__(self, other: Any) -> bool:
+        if isinstance(other, AbstractSet):
+            return self._set() >= other
+        return tuple.__ge__(self, other)
+
+    def __gt__(self, other: Any) -> bool:
+        if isinstance(other, AbstractSet):
+            return self._set() > other
+        return tuple.__gt__(self, other)
+
+    def __le__(self, other: Any) -> bool:
+        if isinstance(other, AbstractSet):
+            return self._set() <= other
+        return tuple.__le__(self, other)
+
+    def __lt__(self, other: Any) -> bool:
+        if isinstance(other, AbstractSet):
+            return self._set() < other
+        return tuple.__lt__(self, other)
+
+    def __or__(self, other: Any) -> Any:
+        return self._set() | other if isinstance(other, AbstractSet) else NotImplemented
+
+    def __and__(self, other: Any) -> Any:
+        return self._set() & other if isinstance(other, AbstractSet) else NotImplemented
+
+    def __sub__(self, other: Any) -> Any:
+        return self._set() - other if isinstance(other, AbstractSet) else NotImplemented
+
+    def __xor__(self, other: Any) -> Any:
+        return self._set() ^ other if isinstance(other, AbstractSet) else NotImplemented
+
+    __ror__ = __or__
+    __rand__ = __and__
+    __rxor__ = __xor__
+
+    def __rsub__(self, other: Any) -> Any:
+        return other - self._set() if isinstance(other, AbstractSet) else NotImplemented
+
+    def isdisjoint(self, other: Iterable[Any]) -> bool:
+        """Whether no state of ``other`` is active (``OrderedSet.isdisjoint``)."""
+        return self._set().isdisjoint(other)
 
 
 def _state_id(state: Any) -> Any:

@@ -703,3 +703,68 @@ def test_c6_a_lambda_callback_reading_only_the_model_compiles() -> None:
     instance = compile_chart(LambdaModel).create(Order())
     instance.send("check")
     assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+class _Probe:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StateChart)
+
+    __hash__ = object.__hash__
+
+
+PROBE = _Probe()
+
+
+class ComparedToAnObject(_Check):
+    def too_big(self) -> bool:
+        probe = PROBE
+        return self == probe
+
+
+class ComparedToNone(_Check):
+    def too_big(self, event_data: Any) -> bool:
+        return self != None and event_data.machine == self  # noqa: E711
+
+
+def machine_of(event_data: Any) -> bool:
+    return isinstance(event_data.machine, StateChart)
+
+
+def model_of(event_data: Any) -> bool:
+    return bool(event_data.machine.model.count > 1)
+
+
+class EventDataHanded(_Check):
+    def too_big(self, event_data: Any) -> bool:
+        return machine_of(event_data)
+
+
+class EventDataReadingTheModel(_Check):
+    def too_big(self, event_data: Any) -> bool:
+        return model_of(event_data)
+
+
+def test_c6_self_compared_with_an_object_reaches_its_eq_and_is_refused() -> None:
+    """C6: ``self == probe`` hands ``self`` to ``probe.__eq__`` (here asking whether it is a
+    python-statemachine machine): refused; compared with a constant or with the machine itself
+    (``event_data.machine == self``) it is not."""
+    with pytest.raises(UnsupportedChart, match=r"ComparedToAnObject\.too_big passes self on"):
+        compile_chart(ComparedToAnObject)
+    reference = ComparedToNone(Order())
+    reference.send("check")
+    instance = compile_chart(ComparedToNone).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+def test_c6_event_data_handed_to_a_helper_is_followed_to_its_machine() -> None:
+    """C6: ``event_data`` handed to a module helper is followed: the helper's
+    ``event_data.machine`` is the machine (``isinstance`` on it is refused, reading the model
+    compiles and answers alike)."""
+    with pytest.raises(UnsupportedChart, match=r"through machine_of\(event_data\)"):
+        compile_chart(EventDataHanded)
+    reference = EventDataReadingTheModel(Order())
+    reference.send("check")
+    instance = compile_chart(EventDataReadingTheModel).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
