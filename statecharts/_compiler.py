@@ -141,6 +141,28 @@ def _is_user_chart_class(klass: type) -> bool:
     return klass.__module__.split(".")[0] not in _LIBRARY_MODULES
 
 
+def foreign_machine_use(cls: type[StateChart[Any]], function: Any) -> str | None:
+    """What a callback of the model (``function``, known only when an instance is created)
+    does with the ``machine`` it is given that the compiled instance would answer otherwise
+    (``reads machine.state``, ``passes machine on to the builtin type ...``), or ``None``."""
+    if not inspect.isfunction(function) or _is_library(function):
+        return None
+    code = function.__code__
+    names = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    if not names & {"machine", "event_data"}:
+        return None
+    reader = _Reader(cls)
+    escapes: list[str] = []
+    scan = _MachineScan(reader._provided(), escapes, reader._events())
+    scan.scan(code, {"machine"}, function.__globals__, closure=_closure_of(function))
+    found = sorted(scan.found)
+    if found:
+        return f"reads machine.{found[0]}"
+    if escapes:
+        return f"passes machine on {escapes[0]}"
+    return None
+
+
 def read_chart(cls: type[StateChart[Any]]) -> ChartDef:
     """Build the IR of ``cls``; raises ``UnsupportedChart`` or ``InvalidDefinition``."""
     if not (isinstance(cls, type) and issubclass(cls, StateChart)):

@@ -7,6 +7,7 @@ an event is one dict lookup and one call. All instances of a chart share its nod
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
@@ -37,6 +38,7 @@ from ._compiler import (
     custom_init,
     declared_states,
     descriptor_matches,
+    foreign_machine_use,
     init_fields,
     read_chart,
 )
@@ -1786,6 +1788,7 @@ class Runtime:
                 raise UnsupportedChart(
                     self.chart.name, "invoke", f"{model_type.__name__}.{name} on the model"
                 )
+        vet = functools.partial(foreign_machine_use, self.declared)
         resolver = Resolver(
             self.chart.name,
             self.declared,
@@ -1793,6 +1796,7 @@ class Runtime:
             self.event_ids,
             None if model_type is type(None) else model_type,
             self.resolvable_fields,
+            vet=vet,
         )
         binding = self._binding_of(resolver)
         if resolver.is_async:  # again, every callback's awaitable result awaited
@@ -1804,6 +1808,7 @@ class Runtime:
                 None if model_type is type(None) else model_type,
                 self.resolvable_fields,
                 awaited=True,
+                vet=vet,
             )
             binding = self._binding_of(resolver)
             binding.is_async = True

@@ -768,3 +768,55 @@ def test_c6_event_data_handed_to_a_helper_is_followed_to_its_machine() -> None:
     instance = compile_chart(EventDataReadingTheModel).create(Order())
     instance.send("check")
     assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+class Inspecting(Order):
+    """A model whose callbacks are given the machine."""
+
+    def reads_state(self, machine: Any) -> bool:
+        return bool(machine.state.id == "open")
+
+    def hands_on(self, machine: Any) -> bool:
+        return isinstance(machine, StateChart)
+
+    def reads_model(self, machine: Any) -> bool:
+        return bool(machine.model.count > 1)
+
+
+def _model_guarded(guard: str) -> type[StateChart[Inspecting]]:
+    class ModelGuarded(StateChart[Inspecting]):
+        open = State(initial=True)
+        big = State(final=True)
+        small = State(final=True)
+        check = open.to(big, cond=guard) | open.to(small)
+
+    return ModelGuarded
+
+
+@pytest.mark.parametrize(
+    ("guard", "what"),
+    [
+        ("reads_state", "Inspecting.reads_state reads machine.state at run time"),
+        ("hands_on", "Inspecting.hands_on passes machine on to the builtin isinstance"),
+    ],
+)
+def test_c6_a_models_callback_misusing_the_machine_raises_naming_itself(
+    guard: str, what: str
+) -> None:
+    """C6: a model's method (known only at ``create``) given ``machine`` that reads a name
+    only the compiled instance has, or hands it where the scan cannot follow, raises
+    ``UnsupportedChart`` when it runs, naming the method, never a silent answer."""
+    instance = compile_chart(_model_guarded(guard)).create(Inspecting())
+    with pytest.raises(UnsupportedChart) as caught:
+        instance.send("check")
+    assert what in caught.value.where
+
+
+def test_c6_a_models_callback_reading_what_the_instance_offers_runs() -> None:
+    """C6: a model's method given ``machine`` that reads only the model runs, and agrees."""
+    declared = _model_guarded("reads_model")
+    reference = declared(Inspecting())
+    reference.send("check")
+    instance = compile_chart(declared).create(Inspecting())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
