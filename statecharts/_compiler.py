@@ -149,12 +149,14 @@ def foreign_machine_use(cls: type[StateChart[Any]], function: Any) -> str | None
         return None
     code = function.__code__
     names = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-    if not names & {"machine", "event_data"}:
+    kwargs = _kwargs_owner(code)
+    if not names & {"machine", "event_data"} and not kwargs:
         return None
     reader = _Reader(cls)
     escapes: list[str] = []
     scan = _MachineScan(reader._provided(), escapes, reader._events())
-    scan.scan(code, {"machine"}, function.__globals__, closure=_closure_of(function))
+    owners = {"machine"} | kwargs
+    scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
     found = sorted(scan.found)
     if found:
         return f"reads machine.{found[0]}"
@@ -367,7 +369,7 @@ class _Reader:
         offer that API, and errors-as-events would swallow the ``AttributeError`` (a silently
         different run)."""
         code = function.__code__
-        owners = {"machine"}
+        owners = {"machine"} | _kwargs_owner(code)
         if takes_self and code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
         escapes: list[str] = []
@@ -430,7 +432,7 @@ class _Reader:
         or by ``getattr(self, name)`` with a name not known here. The compiled instance would
         raise ``AttributeError`` there, which errors-as-events would swallow."""
         code = function.__code__
-        owners = {"machine"}
+        owners = {"machine"} | _kwargs_owner(code)
         if code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
         scan = _MachineScan(self._provided(), events=self._events())
@@ -1190,9 +1192,38 @@ def _is_carrier(name: Any, owners: set[str]) -> bool:
     return name == "event_data" or f".{name}" in owners
 
 
+def _kwargs_machine(instructions: list[Any], index: int, owners: set[str]) -> bool:
+    """Whether the instruction at ``index`` ends ``kwargs["machine"]`` or
+    ``kwargs.get("machine")``, ``kwargs`` a callback's ``**kwargs`` (``**kwargs`` among the
+    owners): python-statemachine passes the machine among the keyword arguments."""
+    instruction = instructions[index]
+    at = index - 1
+    if instruction.opname == "CALL":
+        while at >= 0 and instructions[at].opname in ("PRECALL", "CACHE"):
+            at -= 1
+        if instruction.arg != 1 or at < 2:
+            return False
+        getter = instructions[at - 1]
+        if getter.opname not in ("LOAD_METHOD", "LOAD_ATTR") or getter.argval != "get":
+            return False
+        key, holder = instructions[at], instructions[at - 2]
+    elif instruction.opname == "BINARY_SUBSCR" and at >= 1:
+        key, holder = instructions[at], instructions[at - 1]
+    else:
+        return False
+    return (
+        key.opname == "LOAD_CONST"
+        and key.argval == "machine"
+        and holder.opname in _LOADS
+        and f"**{holder.argval}" in owners
+    )
+
+
 def _loads_owner(instructions: list[Any], index: int, owners: set[str]) -> bool:
     """Whether the instruction at ``index`` puts an owner on the stack."""
     instruction = instructions[index]
+    if instruction.opname in ("CALL", "BINARY_SUBSCR"):
+        return _kwargs_machine(instructions, index, owners)
     argval = instruction.argval
     if _is_pair(instruction):
         return isinstance(argval, tuple) and bool(owners.intersection(argval))
@@ -1323,6 +1354,12 @@ def _functions_of(value: Any) -> list[Any]:
     else:
         found = [value]
     return [function for function in found if inspect.isfunction(function)]
+
+
+def _kwargs_owner(code: Any) -> set[str]:
+    """``{"**kwargs"}`` for code taking ``**kwargs`` (its ``"machine"`` is the machine)."""
+    kwargs = _packed_names(code)[1]
+    return {f"**{kwargs}"} if kwargs is not None else set()
 
 
 def _is_library(function: Any) -> bool:

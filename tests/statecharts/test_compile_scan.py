@@ -820,3 +820,33 @@ def test_c6_a_models_callback_reading_what_the_instance_offers_runs() -> None:
     instance = compile_chart(declared).create(Inspecting())
     instance.send("check")
     assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+class KeywordArguments(_Check):
+    def too_big(self, **kwargs: Any) -> bool:
+        return isinstance(kwargs["machine"], StateChart)
+
+
+class KeywordGet(_Check):
+    def too_big(self, **kwargs: Any) -> bool:
+        return bool(kwargs.get("machine").allowed_events)  # type: ignore[union-attr]
+
+
+class KeywordModel(_Check):
+    def too_big(self, **kwargs: Any) -> bool:
+        return bool(kwargs["machine"].model.count > 1 and kwargs.get("model") is not None)
+
+
+def test_c6_the_machine_taken_from_kwargs_is_scanned_as_self() -> None:
+    """C6: python-statemachine passes ``machine`` among a callback's ``**kwargs``:
+    ``kwargs["machine"]`` and ``kwargs.get("machine")`` are scanned as ``self`` is (handed
+    to ``isinstance``, reading ``allowed_events``: refused; reading the model: compiled)."""
+    with pytest.raises(UnsupportedChart, match=r"KeywordArguments\.too_big passes self on"):
+        compile_chart(KeywordArguments)
+    with pytest.raises(UnsupportedChart, match=r"KeywordGet\.too_big reads self\.allowed"):
+        compile_chart(KeywordGet)
+    reference = KeywordModel(Order())
+    reference.send("check")
+    instance = compile_chart(KeywordModel).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
