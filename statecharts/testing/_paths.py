@@ -77,10 +77,11 @@ class Exploration:
     to_node: tuple[Path, ...] = ()
 
 
-def default_candidates(chart: Chart) -> dict[str, list[dict[str, Any]]]:
-    """One payload per declared event: every argument its callbacks ask for set to ``None``."""
+def default_candidates(chart: Chart, model: Any = None) -> dict[str, list[dict[str, Any]]]:
+    """One payload per declared event: every argument its callbacks ask for (on the chart
+    and on ``model``'s class, see ``payload_parameters``) set to ``None``."""
     return {
-        event.id: [{name: None for name in payload_parameters(chart, event.id)}]
+        event.id: [{name: None for name in payload_parameters(chart, event.id, model)}]
         for event in chart.events
     }
 
@@ -120,7 +121,10 @@ def explore(
     if not isinstance(chart, Chart):
         raise TypeError("explore needs a compiled Chart (compile_chart(cls))")
     tries: dict[str, list[Mapping[str, Any]]] = {
-        event: list(payloads) for event, payloads in default_candidates(chart).items()
+        event: list(payloads)
+        for event, payloads in default_candidates(
+            chart, None if model is None else model("path")
+        ).items()
     }
     tries.update({event: list(payloads) for event, payloads in (candidates or {}).items()})
     moves = [

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -22,11 +21,12 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
-from statemachine import HistoryState, State, StateChart
+from statemachine import State, StateChart
 
 from statecharts import Coverage, compile_chart
 from statecharts._report import ChartSummary, write_html
 from statecharts.testing import chart_machine, explore, record_coverage
+from tests.statecharts.charts import EngineAdapter, media_player
 from tests.toolcalls.seed000_impls import Seed000, _finite, _in_range, _reject, parse
 from toolcalls.conformance import ObjectImplementation, check
 
@@ -61,30 +61,7 @@ class Oven(StateChart):  # type: ignore[type-arg]
 OVEN = compile_chart(Oven)
 
 
-class Player(StateChart):  # type: ignore[type-arg]
-    off = State(initial=True)
-
-    class on(State.Compound):
-        class playing(State.Parallel):
-            class audio(State.Compound):
-                loud = State(initial=True)
-                quiet = State()
-
-                hush = loud.to(quiet)
-
-            class video(State.Compound):
-                color = State(initial=True)
-                mono = State()
-
-                gray = color.to(mono)
-
-        paused = State()
-        h = HistoryState(type="deep")
-
-        pause = playing.to(paused)
-        resume = paused.to(h)
-
-    power = off.to(on) | on.to(off)
+Player = media_player("deep")
 
 
 PLAYER = compile_chart(Player)
@@ -105,23 +82,6 @@ class Job(StateChart):  # type: ignore[type-arg]
     begin = idle.to(work)
     done_state_work = work.to(idle)
     ping = idle.to.itself(event="tool.start")
-
-
-class EngineAdapter:
-    """A correct SUT for any chart: python-statemachine's own engine running the class."""
-
-    def __init__(self, cls: type[StateChart]) -> None:  # type: ignore[type-arg]
-        self.cls = cls
-        self.machines: dict[str, Any] = {}
-
-    def create(self, key: str) -> None:
-        self.machines[key] = self.cls()
-
-    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> None:
-        self.machines[key].send(event, **payload)
-
-    def configuration(self, key: str) -> set[str]:
-        return {state.id for state in self.machines[key].configuration}
 
 
 # -- M5: paths by construction ----------------------------------------------------------------

@@ -5,7 +5,6 @@ code, do not weaken the test. If a test is wrong, say why in your report."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -24,6 +23,7 @@ from statecharts.testing import (
     shortest_paths,
     transition_cover,
 )
+from tests.statecharts.charts import EngineAdapter, media_player
 from tests.toolcalls.seed000_impls import Seed000
 from toolcalls.conformance import ObjectImplementation, check
 from toolcalls.conformance._model import SeedModel
@@ -256,53 +256,7 @@ def test_M6_a_reset_that_keeps_the_calls_gets_a_sequence_that_reproduces() -> No
 # -- M4: a subtly wrong system under test of a hierarchical chart ------------------------------
 
 
-def _player(history: str) -> type[StateChart]:  # type: ignore[type-arg]
-    class Player(StateChart):  # type: ignore[type-arg]
-        off = State(initial=True)
-
-        class on(State.Compound):
-            class playing(State.Parallel):
-                class audio(State.Compound):
-                    loud = State(initial=True)
-                    quiet = State()
-
-                    hush = loud.to(quiet)
-
-                class video(State.Compound):
-                    color = State(initial=True)
-                    mono = State()
-
-                    gray = color.to(mono)
-
-            paused = State()
-            h = HistoryState(type=history)
-
-            pause = playing.to(paused)
-            resume = paused.to(h)
-
-        power = off.to(on) | on.to(off)
-
-    return Player
-
-
-DeepPlayer, ShallowPlayer = _player("deep"), _player("shallow")
-
-
-class EngineAdapter:
-    """A SUT for any chart: python-statemachine's own engine running a class."""
-
-    def __init__(self, cls: type[StateChart]) -> None:  # type: ignore[type-arg]
-        self.cls = cls
-        self.machines: dict[str, Any] = {}
-
-    def create(self, key: str) -> None:
-        self.machines[key] = self.cls()
-
-    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> None:
-        self.machines[key].send(event, **payload)
-
-    def configuration(self, key: str) -> set[str]:
-        return {state.id for state in self.machines[key].configuration}
+DeepPlayer, ShallowPlayer = media_player("deep"), media_player("shallow")
 
 
 SEVEN_STEPS = (

@@ -8,6 +8,7 @@ payload) to compare what happens to the state when a guard or an action fails.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from statemachine import Event, HistoryState, State, StateChart, StateMachine
@@ -714,3 +715,53 @@ HIERARCHICAL = {
     "assembly": (Assembly, Recorder, ["load", "nudge", "back"]),
     "assembly-caught": (caught(Assembly), Recorder, ["load", "nudge", "back"]),
 }
+
+
+def media_player(history: str) -> type[StateChart]:  # type: ignore[type-arg]
+    """A media player whose ``on`` remembers its parallel configuration in a history state
+    of the given type (``"deep"`` or ``"shallow"``); plain, with no recorder."""
+
+    class Player(StateChart):  # type: ignore[type-arg]
+        off = State(initial=True)
+
+        class on(State.Compound):
+            class playing(State.Parallel):
+                class audio(State.Compound):
+                    loud = State(initial=True)
+                    quiet = State()
+
+                    hush = loud.to(quiet)
+
+                class video(State.Compound):
+                    color = State(initial=True)
+                    mono = State()
+
+                    gray = color.to(mono)
+
+            paused = State()
+            h = HistoryState(type=history)
+
+            pause = playing.to(paused)
+            resume = paused.to(h)
+
+        power = off.to(on) | on.to(off)
+
+    return Player
+
+
+class EngineAdapter:
+    """A correct system under test for any chart: python-statemachine's own engine running
+    the class, one machine per key."""
+
+    def __init__(self, cls: type[StateChart]) -> None:  # type: ignore[type-arg]
+        self.cls = cls
+        self.machines: dict[str, Any] = {}
+
+    def create(self, key: str) -> None:
+        self.machines[key] = self.cls()
+
+    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> None:
+        self.machines[key].send(event, **payload)
+
+    def configuration(self, key: str) -> set[str]:
+        return {state.id for state in self.machines[key].configuration}

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
-from statemachine import HistoryState, State, StateChart
+from statemachine import State, StateChart
 
 from statecharts import compile_chart
 from statecharts.testing import (
@@ -24,7 +24,9 @@ from statecharts.testing import (
     payload_parameters,
     replay,
 )
+from statecharts.testing._machine import rule_names
 from statecharts.testing._runner import minimizer
+from tests.statecharts.charts import EngineAdapter, media_player
 
 
 class Counter:
@@ -192,53 +194,7 @@ def test_chart_machine_rejects_payloads_for_undeclared_events() -> None:
 # -- a history the system under test keeps differently, and minimal steps ---------------------
 
 
-def _player(history: str) -> type[StateChart]:  # type: ignore[type-arg]
-    class Player(StateChart):  # type: ignore[type-arg]
-        off = State(initial=True)
-
-        class on(State.Compound):
-            class playing(State.Parallel):
-                class audio(State.Compound):
-                    loud = State(initial=True)
-                    quiet = State()
-
-                    hush = loud.to(quiet)
-
-                class video(State.Compound):
-                    color = State(initial=True)
-                    mono = State()
-
-                    gray = color.to(mono)
-
-            paused = State()
-            h = HistoryState(type=history)
-
-            pause = playing.to(paused)
-            resume = paused.to(h)
-
-        power = off.to(on) | on.to(off)
-
-    return Player
-
-
-DEEP_PLAYER, SHALLOW_PLAYER = _player("deep"), _player("shallow")
-
-
-class Engine:
-    """python-statemachine's own engine running a class, as the system under test."""
-
-    def __init__(self, cls: type[StateChart]) -> None:  # type: ignore[type-arg]
-        self.cls = cls
-        self.machines: dict[str, Any] = {}
-
-    def create(self, key: str) -> None:
-        self.machines[key] = self.cls()
-
-    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> None:
-        self.machines[key].send(event, **payload)
-
-    def configuration(self, key: str) -> set[str]:
-        return {state.id for state in self.machines[key].configuration}
+DEEP_PLAYER, SHALLOW_PLAYER = media_player("deep"), media_player("shallow")
 
 
 def test_M4_a_shallow_history_where_the_chart_has_a_deep_one_is_found_with_minimal_steps() -> None:
@@ -246,7 +202,7 @@ def test_M4_a_shallow_history_where_the_chart_has_a_deep_one_is_found_with_minim
     event) find it within the default budget, and the steps shown are the shortest run that
     shows it: the history is recorded when ``on`` is left, so it takes a second ``power``
     to come back and ``pause``, ``resume`` to restore it."""
-    machine = chart_machine(compile_chart(DEEP_PLAYER), lambda: Engine(SHALLOW_PLAYER))
+    machine = chart_machine(compile_chart(DEEP_PLAYER), lambda: EngineAdapter(SHALLOW_PLAYER))
     with pytest.raises(Divergence) as caught:
         run_state_machine_as_test(
             machine,
@@ -260,8 +216,8 @@ def test_M4_a_shallow_history_where_the_chart_has_a_deep_one_is_found_with_minim
 def test_M4_the_steps_a_divergence_shows_are_minimized_by_replaying_shorter_runs() -> None:
     """A run padded with steps that do not matter (another instance, events it ignores or
     undoes) shows only what does, once read."""
-    runner = ChartRunner(compile_chart(DEEP_PLAYER), Engine(SHALLOW_PLAYER))
-    runner.minimize = minimizer(runner.chart, lambda: Engine(SHALLOW_PLAYER))
+    runner = ChartRunner(compile_chart(DEEP_PLAYER), EngineAdapter(SHALLOW_PLAYER))
+    runner.minimize = minimizer(runner.chart, lambda: EngineAdapter(SHALLOW_PLAYER))
     events = ["power", "resume", "hush", "gray", "gray", "power", "hush", "power"]
     runner.create("k0")
     runner.create("k1")
@@ -272,3 +228,95 @@ def test_M4_the_steps_a_divergence_shows_are_minimized_by_replaying_shorter_runs
         runner.send("k0", "resume")
     assert len(caught.value.steps) == 7, caught.value
     assert all(step.key == "k0" for step in caught.value.steps)  # type: ignore[attr-defined]
+
+
+# -- rule names, payload parameters -----------------------------------------------------------
+
+
+class Wizard(StateChart):  # type: ignore[type-arg]
+    """Events named like Python keywords, and one like a machine's own method."""
+
+    first = State(initial=True)
+    second = State()
+    third = State(final=True)
+
+    next_page = first.to(second, event="continue")
+    back = second.to(first, event="return")
+    finish = second.to(third, event="pass create")
+
+
+def test_an_event_named_like_a_python_keyword_gets_a_send_rule() -> None:
+    names = rule_names(["continue", "return", "pass", "create", "ok"], {"create"})
+    assert names == {
+        "continue": "send_continue",
+        "return": "send_return",
+        "pass": "send_pass",
+        "create": "send_create",
+        "ok": "ok",
+    }
+    derived = chart_machine(compile_chart(Wizard), HandTurnstile)
+    assert {"send_continue", "send_return", "send_pass", "send_create"} <= set(vars(derived))
+
+
+class Office(StateChart):  # type: ignore[type-arg]
+    """``clock_in`` enters ``desk`` inside ``floor`` (whose entry wants a ``badge``) from
+    ``lobby``, whose parent ``building``'s exit is not run (the domain holds both);
+    ``tidy`` is internal to ``floor`` and exits none of ``floor``'s ancestors."""
+
+    class building(State.Compound):
+        lobby = State(initial=True)
+
+        class floor(State.Compound):
+            desk = State(initial=True)
+            kitchen = State()
+
+            tidy = desk.to(kitchen)
+
+        clock_in = lobby.to(floor.desk)
+        leave = floor.to(lobby)
+
+    gone = State(final=True)
+    quit = building.to(gone)
+
+    def on_enter_floor(self, badge: str) -> None:
+        self.model.badge = badge
+
+    def on_exit_building(self, farewell: str) -> None:
+        self.model.farewell = farewell
+
+    def on_exit_kitchen(self, dishes: int) -> None:
+        self.model.dishes = dishes
+
+
+def test_payload_parameters_carry_what_the_states_an_event_enters_and_exits_ask_for() -> None:
+    chart = compile_chart(Office)
+    assert payload_parameters(chart, "clock_in") == ["badge"]  # building is not exited
+    assert payload_parameters(chart, "tidy") == []  # floor is neither exited nor entered
+    assert payload_parameters(chart, "leave") == ["dishes"]  # kitchen may be active
+    # building and every state inside it may be exited; nothing entered asks
+    assert payload_parameters(chart, "quit") == ["farewell", "dishes"]
+
+
+class Till:
+    """A model whose class defines the guard a chart names."""
+
+    def __init__(self) -> None:
+        self.balance = 10
+
+    def can_pay(self, amount: int) -> bool:
+        return 0 < amount <= self.balance
+
+
+class Kiosk(StateChart):  # type: ignore[type-arg]
+    idle = State(initial=True)
+    sold = State(final=True)
+
+    pay = idle.to(sold, cond="can_pay")
+
+
+def test_default_payloads_read_the_callbacks_a_model_s_class_defines() -> None:
+    chart = compile_chart(Kiosk)
+    assert payload_parameters(chart, "pay") == []
+    assert payload_parameters(chart, "pay", Till) == ["amount"]
+    assert payload_parameters(chart, "pay", Till()) == ["amount"]
+    assert "amount" in repr(default_payloads(chart, "pay", Till))

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from .._errors import InvalidChunk
-from ._base import StreamAdapter, _Call, text_field
+from ._base import StreamAdapter, _Call, int_field, text_field
 from ._base import field as get
 
 _CUT = frozenset({"max_tokens", "model_context_window_exceeded", "refusal"})
@@ -67,14 +67,14 @@ class AnthropicAdapter(StreamAdapter):
         self._blocks.clear()
 
     def _delta(self, chunk: Any) -> None:
-        call = self._blocks.get(_index(chunk, "content_block_delta"))
+        call = self._blocks.get(int_field(chunk, "index", "content_block_delta", required=True))
         if call is not None:
             delta = get(chunk, "delta")
             if get(delta, "type") == "input_json_delta":
                 self._book.delta(call, text_field(delta, "partial_json", "delta"))
 
     def _block_start(self, chunk: Any) -> None:
-        index = _index(chunk, "content_block_start")
+        index = int_field(chunk, "index", "content_block_start", required=True)
         block = get(chunk, "content_block")
         kind = None if block is None else get(block, "type")
         name = given_id = ""
@@ -109,7 +109,9 @@ class AnthropicAdapter(StreamAdapter):
                 self._start_input[call.id] = given
 
     def _block_stop(self, chunk: Any) -> None:
-        call = self._blocks.pop(_index(chunk, "content_block_stop"), None)
+        call = self._blocks.pop(
+            int_field(chunk, "index", "content_block_stop", required=True), None
+        )
         if call is not None:
             self._stopped.append(call)
 
@@ -159,14 +161,6 @@ class AnthropicAdapter(StreamAdapter):
                 book.delta(call, json.dumps(_plain(given), ensure_ascii=False))
             book.ready(call)
         self._stopped.clear()
-
-
-def _index(chunk: Any, where: str) -> int:
-    """A block's ``index``: an integer, or the chunk cannot come from the protocol."""
-    index = get(chunk, "index")
-    if type(index) is not int:
-        raise InvalidChunk(f"{where}.index", f"expected an integer, got {index!r}")
-    return index
 
 
 def _describe(block: tuple[Any, str, str]) -> str:

@@ -28,7 +28,7 @@ from collections.abc import (
 )
 from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, overload
 
 from .._errors import InvalidChunk, StreamSuperseded
 from .._record import TRUNCATED
@@ -393,6 +393,23 @@ def field2(obj: Any, wire: str, python: str) -> Any:
         value = obj.get(wire)
         return obj.get(python) if value is None else value
     return getattr(obj, python, None)
+
+
+@overload
+def int_field(obj: Any, name: str, where: str, *, required: Literal[True]) -> int: ...
+@overload
+def int_field(obj: Any, name: str, where: str, *, required: bool = False) -> int | None: ...
+def int_field(obj: Any, name: str, where: str, *, required: bool = False) -> int | None:
+    """An integer field (a ``bool`` is not one); absent gives ``None`` unless ``required``.
+
+    Anything else is an ``InvalidChunk`` naming the field: an index of the wrong type could
+    only route fragments to the wrong call.
+    """
+    value = field(obj, name)
+    if type(value) is int or (value is None and not required):
+        return value
+    got = "nothing" if value is None else type(value).__name__
+    raise InvalidChunk(f"{where}.{name}", f"expected an integer, got {got}")
 
 
 def text_field(obj: Any, name: str, where: str) -> str:

@@ -26,8 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import InvalidChunk
-from ._base import Event, StreamAdapter, _Call
+from ._base import Event, StreamAdapter, _Call, int_field, text_field
 from ._base import field as get
 
 _COMPLETE = frozenset({"tool_calls", "stop", "function_call"})
@@ -165,40 +164,32 @@ class OpenAIChatAdapter(StreamAdapter):
 
 
 _Fragment = tuple[int, str | None, str | None, str]
+#: Where a choice's fields sit, as an ``InvalidChunk`` names them.
+_DELTA = "choices[].delta."
+_CALL_FUNCTION = _DELTA + "tool_calls[].function"
 
 
 def _read_choice(choice: Any) -> tuple[int, list[_Fragment], str | None]:
     """(choice index, its tool call fragments, its finish reason), every type checked."""
-    number = _typed(get(choice, "index"), int, "choices[].index") or 0
+    number = int_field(choice, "index", "choices[]") or 0
     delta = get(choice, "delta")
     tool_calls = None if delta is None else get(delta, "tool_calls")
     fragments: list[_Fragment] = []
     legacy = None if delta is None else get(delta, "function_call")
     if legacy is not None:  # the deprecated functions API: one call, no id, no index
-        name = _typed(get(legacy, "name"), str, "function_call.name") or None
-        arguments = _typed(get(legacy, "arguments"), str, "function_call.arguments")
+        name = text_field(legacy, "name", _DELTA + "function_call") or None
+        arguments = text_field(legacy, "arguments", _DELTA + "function_call")
         fragments.append((-1, None, name, arguments or ""))
     for fragment in tool_calls or ():
         # A few servers leave the index out when there is one call.
-        index = _typed(get(fragment, "index"), int, "tool_calls[].index") or 0
-        call_id = _typed(get(fragment, "id"), str, "tool_calls[].id") or None
+        index = int_field(fragment, "index", _DELTA + "tool_calls[]") or 0
+        call_id = text_field(fragment, "id", _DELTA + "tool_calls[]") or None
         function = get(fragment, "function")
         name, arguments = None, ""
         if function is not None:
-            name = _typed(get(function, "name"), str, "tool_calls[].function.name") or None
-            arguments = _typed(get(function, "arguments"), str, "tool_calls[].function.arguments")
+            name = text_field(function, "name", _CALL_FUNCTION) or None
+            arguments = text_field(function, "arguments", _CALL_FUNCTION)
         fragments.append((index, call_id, name, arguments or ""))
     # Some compatible servers send "" rather than null on every chunk but the last.
-    reason = _typed(get(choice, "finish_reason"), str, "choices[].finish_reason") or None
+    reason = text_field(choice, "finish_reason", "choices[]") or None
     return number, fragments, reason
-
-
-def _typed(value: Any, kind: type, where: str) -> Any:
-    """``value`` if it is ``None`` or of ``kind`` (a ``bool`` is not an ``int``)."""
-    if value is None or (type(value) is kind) or (isinstance(value, kind) and kind is str):
-        return value
-    expected = "an integer" if kind is int else "a string"
-    raise InvalidChunk(
-        where if where.startswith("choices") else f"choices[].delta.{where}",
-        f"expected {expected}, got {type(value).__name__}",
-    )

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import InvalidChunk
-from ._base import Event, StreamAdapter, _Call, text_field
+from ._base import Event, StreamAdapter, _Call, int_field, text_field
 from ._base import field as get
 
 
@@ -100,7 +99,7 @@ class OpenAIResponsesAdapter(StreamAdapter):
         arguments = text_field(item, "arguments", "item")
         item_id = text_field(item, "id", "item")
         call_id = text_field(item, "call_id", "item") or item_id
-        index = _output_index(chunk)
+        index = int_field(chunk, "output_index", str(get(chunk, "type")))
         book = self._book
         call = self._same_item(call_id, index, item_id)
         if call is None:  # a new item; one bringing a taken id gets a suffix (A5)
@@ -127,7 +126,7 @@ class OpenAIResponsesAdapter(StreamAdapter):
         return call if index == known_index else None
 
     def _route(self, chunk: Any) -> _Call | None:
-        index = _output_index(chunk)
+        index = int_field(chunk, "output_index", str(get(chunk, "type")))
         call = self._by_index.get(index) if index is not None else None
         item_id = text_field(chunk, "item_id", str(get(chunk, "type")))
         if call is None:
@@ -188,16 +187,6 @@ OpenAIResponsesAdapter._handlers = {
     "response.failed": OpenAIResponsesAdapter._failed,
     "error": OpenAIResponsesAdapter._failed,
 }
-
-
-def _output_index(chunk: Any) -> int | None:
-    """An event's ``output_index``, if it has one: an integer, or the event is malformed."""
-    index = get(chunk, "output_index")
-    if index is not None and type(index) is not int:
-        raise InvalidChunk(
-            f"{get(chunk, 'type')}.output_index", f"expected an integer, got {index!r}"
-        )
-    return index
 
 
 def _failure(chunk: Any) -> str:

@@ -119,6 +119,38 @@ CASES: list[tuple[Callable[[], StreamAdapter], list[Any], Any, str]] = [
         {"type": "tool-input-error", "toolCallId": "b", "toolName": "g", "errorText": 5},
         r"tool-input-error\.errorText: expected a string, got int",
     ),
+    # An index routes fragments to a call: one of the wrong type (a bool is not an integer)
+    # or missing where the protocol always sends one is refused, in every adapter alike.
+    (
+        AnthropicAdapter,
+        [tool_use(0, "a", "f"), {"type": "content_block_stop", "index": 0}],
+        {"type": "content_block_delta", "delta": {"type": "input_json_delta"}},
+        r"content_block_delta\.index: expected an integer, got nothing",
+    ),
+    (
+        AnthropicAdapter,
+        [tool_use(0, "a", "f"), {"type": "content_block_stop", "index": 0}],
+        {"type": "content_block_stop", "index": True},
+        r"content_block_stop\.index: expected an integer, got bool",
+    ),
+    (
+        OpenAIResponsesAdapter,
+        [
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {"type": "function_call", "id": "fc", "call_id": "a", "name": "f"},
+            },
+        ],
+        {"type": "response.function_call_arguments.delta", "output_index": "0", "delta": "{"},
+        r"response\.function_call_arguments\.delta\.output_index: expected an integer, got str",
+    ),
+    (
+        OpenAIChatAdapter,
+        [chat_chunk(fragment(0, '{"a": 1}', id="a", name="f"))],
+        {"choices": [{"index": 0.0, "delta": {}}]},
+        r"choices\[\]\.index: expected an integer, got float",
+    ),
 ]
 
 
