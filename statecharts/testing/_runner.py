@@ -9,6 +9,8 @@ checks hold for flat and hierarchical charts.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -64,30 +66,77 @@ class Step:
             return f"Step({self.key!r}, {self.event!r})"
         return f"Step({self.key!r}, {self.event!r}, {python_literal(dict(self.payload))})"
 
+    def imports(self) -> set[str]:
+        """The import lines the step's printed form needs (``from shop import Color`` for a
+        payload holding ``Color.RED``)."""
+        needed: set[str] = set()
+        python_literal(dict(self.payload), needed)
+        return needed
 
-def python_literal(value: Any) -> str:
-    """``repr(value)``, except that floats ``repr`` cannot write as Python (``nan``, ``inf``)
-    are written ``float("nan")``, inside containers (sets too) and complex numbers too, so
-    printed steps paste as code."""
+
+def python_literal(value: Any, imports: set[str] | None = None) -> str:
+    """Python source that evaluates to ``value`` where ``repr`` does not write it as code:
+    floats ``repr`` writes ``nan`` or ``inf`` are written ``float("nan")``, an enum member
+    ``Color.RED`` (``Color(3)`` for a combination of flags), a dataclass or named tuple by
+    its fields (so a ``nan`` inside is written as code too), inside containers (sets too) and
+    complex numbers too; anything else is its ``repr``. ``imports`` collects the import lines
+    the text needs (``from shop import Color``)."""
+    if isinstance(value, enum.Enum):
+        cls = type(value)
+        name = value.name
+        if name is not None and name.isidentifier() and getattr(cls, name, None) is value:
+            return f"{_class_name(cls, imports)}.{name}"
+        return f"{_class_name(cls, imports)}({python_literal(value.value, imports)})"
     if isinstance(value, float) and not math.isfinite(value):
         text = "nan" if math.isnan(value) else "inf"
         return f'-float("{text}")' if value < 0 else f'float("{text}")'
     if type(value) is dict:
-        items = ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items())
+        items = ", ".join(
+            f"{python_literal(k, imports)}: {python_literal(v, imports)}" for k, v in value.items()
+        )
         return "{" + items + "}"
     if type(value) is list:
-        return "[" + ", ".join(python_literal(item) for item in value) + "]"
+        return "[" + ", ".join(python_literal(item, imports) for item in value) + "]"
     if type(value) is tuple:
-        parts = [python_literal(item) for item in value]
+        parts = [python_literal(item, imports) for item in value]
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
     if type(value) in (set, frozenset):
-        items = ", ".join(python_literal(item) for item in value)
+        items = ", ".join(python_literal(item, imports) for item in value)
         if type(value) is set:
             return "{" + items + "}" if items else "set()"
         return "frozenset({" + items + "})" if items else "frozenset()"
     if type(value) is complex and not (math.isfinite(value.real) and math.isfinite(value.imag)):
-        return f"complex({python_literal(value.real)}, {python_literal(value.imag)})"
+        real, imag = python_literal(value.real), python_literal(value.imag)
+        return f"complex({real}, {imag})"
+    fields = _fields_of(value)
+    if fields is not None:
+        arguments = ", ".join(f"{name}={python_literal(v, imports)}" for name, v in fields)
+        return f"{_class_name(type(value), imports)}({arguments})"
     return repr(value)
+
+
+def _fields_of(value: Any) -> list[tuple[str, Any]] | None:
+    """The constructor arguments of a dataclass instance (when every field is one) or a named
+    tuple, by name; ``None`` for anything else."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        if all(f.init for f in fields) and type(value).__repr__ is not object.__repr__:
+            return [(f.name, getattr(value, f.name)) for f in fields]
+        return None
+    names = getattr(type(value), "_fields", None)
+    if isinstance(value, tuple) and isinstance(names, tuple):
+        return list(zip(names, value, strict=True))
+    return None
+
+
+def _class_name(cls: type, imports: set[str] | None) -> str:
+    """How the printed text names ``cls``: its qualified name, its module's top-level name
+    imported (classes defined in a function print as they are named)."""
+    if imports is not None and cls.__module__ not in ("builtins", "__main__"):
+        top = cls.__qualname__.split(".")[0]
+        if top != "<locals>" and "<locals>" not in cls.__qualname__:
+            imports.add(f"from {cls.__module__} import {top}")
+    return cls.__qualname__
 
 
 ModelFactory = Callable[[str], Any]

@@ -4,8 +4,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import settings
@@ -320,3 +323,55 @@ def test_default_payloads_read_the_callbacks_a_model_s_class_defines() -> None:
     assert payload_parameters(chart, "pay", Till) == ["amount"]
     assert payload_parameters(chart, "pay", Till()) == ["amount"]
     assert "amount" in repr(default_payloads(chart, "pay", Till))
+
+
+# -- printed steps paste as code --------------------------------------------------------------
+
+
+class Color(enum.Enum):
+    RED = 1
+    BLUE = 2
+
+
+class Access(enum.Flag):
+    READ = 1
+    WRITE = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    x: float
+    y: float
+
+
+class Pair(NamedTuple):
+    left: float
+    right: Color
+
+
+def test_printed_steps_write_enums_dataclasses_and_named_tuples_as_code_with_their_imports() -> (
+    None
+):
+    payload = {
+        "color": Color.RED,
+        "access": Access.READ | Access.WRITE,
+        "point": Point(math.nan, -math.inf),
+        "pair": Pair(math.nan, Color.BLUE),
+        "points": [Point(1.0, 2.0)],
+    }
+    step = Step("k0", "paint", payload)
+    namespace = {"Step": Step, "Color": Color, "Access": Access, "Point": Point, "Pair": Pair}
+    pasted = eval(repr(step), namespace)
+    assert repr(pasted) == repr(step)
+    assert pasted.payload["color"] is Color.RED
+    assert pasted.payload["access"] == Access.READ | Access.WRITE
+    assert math.isnan(pasted.payload["point"].x)
+    assert "Color.RED" in repr(step)
+    assert 'Point(x=float("nan"), y=-float("inf"))' in repr(step)
+    names = ["Access", "Color", "Pair", "Point"]
+    assert step.imports() == {f"from {__name__} import {name}" for name in names}
+    message = str(Divergence("differs", [Step("k0"), step]))
+    block = message[message.index("from ") : message.index("\n]") + 2]
+    found: dict[str, Any] = {"Step": Step}
+    exec(block, found)  # the printed imports and steps run as they are
+    assert repr(found["steps"]) == repr([Step("k0"), step])
