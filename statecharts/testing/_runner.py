@@ -12,10 +12,11 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from .._clock import VirtualClock
 from .._errors import Divergence
 from .._ir import ChartDef
 from .._runtime import Chart, Instance, Outcome
@@ -28,8 +29,11 @@ class Adapter(Protocol):
     ``create(key)`` makes a new instance known by ``key``; ``send`` delivers one event with its
     payload (keyword arguments) and says whether the SUT applied it (``None`` when the SUT
     cannot tell); ``configuration`` is the set of state ids active in the instance (one id for a
-    flat chart). An adapter may also define ``close()``, called when a test case ends, and
-    ``transcript()``, a list of what it sent in the SUT's own terms, shown on a divergence.
+    flat chart). An adapter may also define ``close()``, called when a test case ends,
+    ``transcript()``, a list of what it sent in the SUT's own terms, shown on a divergence, and
+    ``advance(seconds)``, which lets that much time pass for every instance of the SUT (its
+    delayed events due by then run): the chart's reference instances run on a virtual clock,
+    and only an adapter that can advance the SUT's time is shown time passing.
     """
 
     def create(self, key: str) -> None: ...
@@ -58,8 +62,18 @@ class Step:
     key: str
     event: str | None = None
     payload: Mapping[str, Any] = field(default_factory=dict)
+    #: For a wait (``Step.wait(seconds)``): how many seconds pass for every instance.
+    seconds: float | None = None
+
+    @classmethod
+    def wait(cls, seconds: float) -> Step:
+        """A step letting ``seconds`` pass for every instance (their delayed events due by
+        then run)."""
+        return cls("", None, {}, seconds)
 
     def __repr__(self) -> str:
+        if self.seconds is not None:
+            return f"Step.wait({self.seconds!r})"
         if self.event is None:
             return f"Step({self.key!r})"
         if not self.payload:
@@ -146,12 +160,16 @@ class ChartRunner:
     """Drives an adapter and the chart's reference instances in lockstep, checking after every
     step that the configuration is declared, final states absorb, the SUT's configuration equals
     the reference's, and (when the SUT can tell) that both applied or both ignored the event.
+
+    The reference instances share one ``VirtualClock`` (``clock``): a delayed event waits
+    until ``advance`` lets time pass, never in real time.
     """
 
     def __init__(self, chart: Chart, adapter: Adapter, model: ModelFactory | None = None) -> None:
         self.chart = chart
         self.adapter = adapter
         self.model = model
+        self.clock = VirtualClock()
         self.reference: dict[str, Instance] = {}
         self.steps: list[Step] = []
         self.declared = frozenset(state.id for state in chart.states)
@@ -177,10 +195,56 @@ class ChartRunner:
         if key in self.reference:
             raise ValueError(f"key {key!r} already names an instance")
         self.steps.append(Step(key))
-        self.reference[key] = self.chart.create(None if self.model is None else self.model(key))
+        model = None if self.model is None else self.model(key)
+        self.reference[key] = self.chart.create(model, clock=self.clock)
         self.adapter.create(key)
         self.check(key)
         return key
+
+    def next_wait(self) -> float | None:
+        """How many seconds until a reference instance's next delayed event is due (``None``:
+        none waits)."""
+        dues = [due for ref in self.reference.values() if (due := ref.next_due()) is not None]
+        return max(0.0, min(dues) - self.clock.now()) if dues else None
+
+    def can_advance(self) -> bool:
+        """Whether the adapter can let time pass (it has ``advance(seconds)``)."""
+        return callable(getattr(self.adapter, "advance", None))
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` pass in both (the reference's virtual clock, the adapter's
+        ``advance``), running the delayed events due by then; raise ``Divergence`` if they
+        disagree afterwards. Where a delayed event makes the chart raise, the SUT must raise
+        an exception of the same type. Raises ``TypeError`` if the adapter cannot advance."""
+        advance = getattr(self.adapter, "advance", None)
+        if not callable(advance):
+            raise TypeError(
+                f"{type(self.adapter).__name__} has no advance(seconds): it cannot let time "
+                "pass for the chart's delayed events"
+            )
+        self.steps.append(Step.wait(seconds))
+        try:
+            self.clock.advance(seconds)
+        except Exception as raised:  # a delayed event's callback refused: the SUT must too
+            try:
+                advance(seconds)
+            except Exception as error:
+                if type(error) is not type(raised):
+                    self.fail(
+                        f"the chart raised {type(raised).__name__} as time passed, the SUT "
+                        f"{type(error).__name__}",
+                        repr(raised),
+                        repr(error),
+                    )
+            else:
+                self.fail(
+                    f"the chart raised {type(raised).__name__} as time passed, the SUT did not",
+                    repr(raised),
+                    None,
+                )
+        else:
+            advance(seconds)
+        self.check_all()
 
     def send(
         self, key: str, event: str, payload: Mapping[str, Any] | None = None
@@ -287,10 +351,10 @@ def minimizer(
     chart: Chart, adapter: Callable[[], Adapter], model: ModelFactory | None = None
 ) -> Callable[[Divergence], Divergence | None]:
     """A ``ChartRunner.minimize`` for runs on fresh adapters: drops one step at a time (a
-    creation with the steps of its key) while the shorter run, replayed on a new adapter,
-    still diverges, until no step can go; returns the shortest divergence found (``None``:
-    none shorter). Each replay is checked as the derived test checks; a run that raises
-    anything but ``Divergence`` does not count."""
+    creation with the steps of its key), or else two in a row, while the shorter run,
+    replayed on a new adapter, still diverges, until none can go; returns the shortest
+    divergence found (``None``: none shorter). Each replay is checked as the derived test
+    checks; a run that raises anything but ``Divergence`` does not count."""
 
     def attempt(steps: list[Step]) -> Divergence | None:
         try:
@@ -308,12 +372,7 @@ def minimizer(
         shrinking = True
         while shrinking:
             shrinking = False
-            for index in range(len(steps) - 1, -1, -1):
-                step = steps[index]
-                if step.event is None:  # an instance goes with every step sent to it
-                    candidate = [s for s in steps if s.key != step.key]
-                else:
-                    candidate = steps[:index] + steps[index + 1 :]
+            for candidate in _shorter_runs(steps):
                 found = attempt(candidate)
                 if found is not None:
                     best = found
@@ -323,6 +382,21 @@ def minimizer(
         return best
 
     return minimize
+
+
+def _shorter_runs(steps: list[Step]) -> Iterator[list[Step]]:
+    """Each run with one step fewer (a creation with the steps of its key), then each
+    with two steps in a row fewer (an event and the one undoing it, ``power, power``)."""
+    for index in range(len(steps) - 1, -1, -1):
+        step = steps[index]
+        if step.event is None and step.seconds is None:  # an instance, with its steps
+            yield [s for s in steps if s.key != step.key]
+        else:
+            yield steps[:index] + steps[index + 1 :]
+    for index in range(len(steps) - 2, -1, -1):
+        pair = steps[index : index + 2]
+        if all(step.event is not None or step.seconds is not None for step in pair):
+            yield steps[:index] + steps[index + 2 :]
 
 
 def replay(
@@ -339,7 +413,9 @@ def replay(
     runner = ChartRunner(chart, adapter, model)
     try:
         for step in steps:
-            if step.event is None:
+            if step.seconds is not None:
+                runner.advance(step.seconds)
+            elif step.event is None:
                 runner.create(step.key)
             else:
                 runner.send(step.key, step.event, step.payload)

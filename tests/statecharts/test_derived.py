@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 from statemachine import State, StateChart
 
-from statecharts import compile_chart
+from statecharts import VirtualClock, compile_chart
 from statecharts.testing import (
     ChartRunner,
     Divergence,
@@ -375,3 +376,74 @@ def test_printed_steps_write_enums_dataclasses_and_named_tuples_as_code_with_the
     found: dict[str, Any] = {"Step": Step}
     exec(block, found)  # the printed imports and steps run as they are
     assert repr(found["steps"]) == repr([Step("k0"), step])
+
+
+# -- time: delayed events on a virtual clock ------------------------------------------------------
+
+
+class Heartbeat(StateChart):  # type: ignore[type-arg]
+    """Each ``ping`` re-arms a ``timeout`` due 30 s later."""
+
+    alive = State(initial=True)
+    dead = State(final=True)
+
+    ping = alive.to.itself(internal=True, on="rearm")  # type: ignore[no-untyped-call]
+    timeout = alive.to(dead)
+
+    def rearm(self) -> None:
+        self.cancel_event("beat")
+        self.send("timeout", delay=30_000, send_id="beat")
+
+
+class Clocked:
+    """A SUT running a chart's compiled instances on its own virtual clock."""
+
+    def __init__(self, cls: Any) -> None:
+        self.chart = compile_chart(cls)
+        self.clock = VirtualClock()
+        self.instances: dict[str, Any] = {}
+
+    def create(self, key: str) -> None:
+        self.instances[key] = self.chart.create(clock=self.clock)
+
+    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool:
+        return bool(self.instances[key].send(event, **payload))
+
+    def configuration(self, key: str) -> set[str]:
+        return {state.id for state in self.instances[key].configuration}
+
+    def advance(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+
+class Timeless(Clocked):
+    """The same, but it cannot be shown time passing."""
+
+    advance = None  # type: ignore[assignment]
+
+
+class LateHeartbeat(Heartbeat):
+    """A SUT whose timer is a second late."""
+
+    def rearm(self) -> None:
+        self.cancel_event("beat")
+        self.send("timeout", delay=31_000, send_id="beat")
+
+
+def test_the_derived_test_lets_time_pass_where_the_adapter_can_advance(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def never(seconds: float) -> None:
+        raise AssertionError(f"slept {seconds} s of real time")
+
+    monkeypatch.setattr(time, "sleep", never)
+    chart = compile_chart(Heartbeat)
+    run_state_machine_as_test(chart_machine(chart, lambda: Clocked(Heartbeat)), settings=SLOW)
+    run_state_machine_as_test(chart_machine(chart, lambda: Timeless(Heartbeat)), settings=SLOW)
+    late = chart_machine(chart, lambda: Clocked(LateHeartbeat))
+    with pytest.raises(Divergence) as caught:
+        run_state_machine_as_test(late, settings=SLOW)
+    assert list(caught.value.steps) == [Step("k0"), Step("k0", "ping"), Step.wait(30.0)]
+    assert "Step.wait(30.0)," in str(caught.value)
+    with pytest.raises(Divergence, match="configurations differ"):
+        replay(chart, Clocked(LateHeartbeat), caught.value.steps)  # type: ignore[arg-type]
