@@ -265,7 +265,10 @@ def test_an_event_named_like_a_python_keyword_gets_a_send_rule() -> None:
 class Office(StateChart):  # type: ignore[type-arg]
     """``clock_in`` enters ``desk`` inside ``floor`` (whose entry wants a ``badge``) from
     ``lobby``, whose parent ``building``'s exit is not run (the domain holds both);
-    ``tidy`` is internal to ``floor`` and exits none of ``floor``'s ancestors."""
+    ``tidy`` is internal to ``floor`` and exits none of ``floor``'s ancestors. A callback
+    missing an argument raises (errors are not caught as events)."""
+
+    catch_errors_as_events = False
 
     class building(State.Compound):
         lobby = State(initial=True)
@@ -278,6 +281,8 @@ class Office(StateChart):  # type: ignore[type-arg]
 
         clock_in = lobby.to(floor.desk)
         leave = floor.to(lobby)
+        wave = lobby.to.itself(internal=True)  # type: ignore[no-untyped-call]
+        refresh = floor.to.itself(internal=True)  # type: ignore[no-untyped-call]
 
     gone = State(final=True)
     quit = building.to(gone)
@@ -291,14 +296,37 @@ class Office(StateChart):  # type: ignore[type-arg]
     def on_exit_kitchen(self, dishes: int) -> None:
         self.model.dishes = dishes
 
+    def on_exit_lobby(self, coat: str) -> None:
+        self.model.coat = coat
+
+    def on_enter_lobby(self, greeting: str) -> None:
+        self.model.greeting = greeting
+
 
 def test_payload_parameters_carry_what_the_states_an_event_enters_and_exits_ask_for() -> None:
     chart = compile_chart(Office)
-    assert payload_parameters(chart, "clock_in") == ["badge"]  # building is not exited
+    assert payload_parameters(chart, "clock_in") == ["coat", "badge"]  # building stays
     assert payload_parameters(chart, "tidy") == []  # floor is neither exited nor entered
-    assert payload_parameters(chart, "leave") == ["dishes"]  # kitchen may be active
+    assert payload_parameters(chart, "leave") == ["dishes", "greeting"]  # kitchen may be active
     # building and every state inside it may be exited; nothing entered asks
-    assert payload_parameters(chart, "quit") == ["farewell", "dishes"]
+    assert payload_parameters(chart, "quit") == ["farewell", "coat", "dishes"]
+    # internal to itself: an atomic state is entered again, not exited; a compound state is
+    # left and entered again, with its active children
+    assert payload_parameters(chart, "wave") == ["greeting"]
+    assert payload_parameters(chart, "refresh") == ["dishes", "badge"]
+
+
+def test_payload_parameters_match_the_callbacks_the_runtime_runs() -> None:
+    """Every callback each event runs gets what it asks for from the payload parameters (a
+    callback missing one raises)."""
+    chart = compile_chart(Office)
+    with pytest.raises(TypeError, match="greeting"):
+        chart.create(greeting="hi").send("wave")
+    instance = chart.create(greeting="hi")
+    for event in ["wave", "clock_in", "tidy", "refresh", "leave", "wave", "quit"]:
+        payload = {name: "x" for name in payload_parameters(chart, event)}
+        assert instance.send(event, **payload).applied, event
+    assert instance.is_terminated
 
 
 class Till:
