@@ -347,7 +347,7 @@ def source_file(label: str, source: str) -> str:
     """
     directory = _source_directory()
     if directory is not None:
-        digest = hashlib.sha1(source.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        digest = hashlib.sha1(source.encode("utf-8")).hexdigest()[:12]
         name = _UNSAFE.sub("_", label)[:120]
         path = os.path.join(directory, f"{name} {digest}.py")
         try:
@@ -363,7 +363,7 @@ def _write_atomically(directory: str, path: str, source: str) -> None:
     """Write ``source`` to ``path`` so no reader ever sees half of it."""
     fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as file:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
             file.write(source)
         os.replace(temporary, path)
     except BaseException:
@@ -420,9 +420,9 @@ class FunctionWriter:
         positional: bool,
         event_expr: str,
         static_event: str | None,
-        catch: bool = False,
-        handling_error: bool = False,
-        prepare: bool = False,
+        catch: bool,
+        handling_error: bool,
+        prepare: bool,
     ) -> None:
         self.module = module
         self.catch = catch
@@ -569,6 +569,8 @@ class FunctionWriter:
     # -- statements --------------------------------------------------------------------------
 
     def emit(self, indent: int, line: str) -> None:
+        if line.startswith("#"):
+            line = _one_line(line)
         self.lines.append("    " * indent + line)
 
     def isolated(self, indent: int, lines: list[str]) -> None:
@@ -697,6 +699,16 @@ class FunctionWriter:
 
 
 _USES_MODEL = re.compile(r"\bm\b")
+
+
+def _one_line(comment: str) -> str:
+    """A comment naming declared states and events, kept on its line and encodable whatever
+    the names hold: a line break (an event ``"go\\nnow"``) or a lone surrogate is written as
+    its escape (raw, it would end the comment, or fail to encode as UTF-8)."""
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in comment
+    )
 
 
 def _gathered(lines: list[str]) -> list[str]:

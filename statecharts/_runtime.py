@@ -29,7 +29,7 @@ from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
 from . import _async, _snapshot
-from ._clock import Clock, VirtualClock
+from ._clock import NS, Clock, Due, VirtualClock, clock_ns, milliseconds_ns
 from ._codegen import FunctionWriter, Module, Step, _dyn, _kwall, write_function
 from ._compiler import (
     RUNTIME_NAMES,
@@ -171,9 +171,10 @@ def _notify(instance: Instance, outcome: Outcome) -> None:
 
 
 Item = tuple[str, tuple[Any, ...], dict[str, Any]]
-#: A queued external event: (due, sequence, send_id, item); ordered by due time, then by
-#: the order the events were sent.
-Timed = tuple[float, int, Any, Item]
+#: A queued external event: (due, sequence, send_id, item); ordered by due time (whole
+#: nanoseconds of the clock: no float sum puts a later-sent event due at the same time
+#: first), then by the order the events were sent.
+Timed = tuple[int, int, Any, Item]
 #: ``_Queues.trigger`` of an event taken from the internal queue.
 _INTERNAL_TRIGGER = (True, None)
 
@@ -214,21 +215,22 @@ class _Queues:
         self.keep = False
         self.clock = clock
         self.trigger: tuple[bool, Any] | None = None
-        self.woken: float | None = None
+        self.woken: int | None = None
 
     @property
     def delayed(self) -> list[Timed]:
         """The timed events (the name code written before ``timed`` reads)."""
         return self.timed
 
-    def now(self) -> float:
+    def now_ns(self) -> int:
+        """The clock's time in whole nanoseconds (``time.monotonic_ns()`` without one)."""
         clock = self.clock
-        return time.monotonic() if clock is None else clock.now()
+        return time.monotonic_ns() if clock is None else clock_ns(clock)
 
     def put(self, item: Item, delay_ms: float = 0, send_id: Any = None) -> None:
         """Queue an external event, due after ``delay_ms`` milliseconds."""
         if delay_ms or send_id is not None or self.timed:
-            due = self.now() + delay_ms / 1000
+            due = self.now_ns() + milliseconds_ns(delay_ms)
             heapq.heappush(self.timed, (due, next(_sequence), send_id, item))
         else:
             self.external.append(item)
@@ -253,10 +255,10 @@ class _Queues:
         due = timed[0][0]
         clock = self.clock
         if clock is None:
-            wait = due - time.monotonic()
+            wait = due - time.monotonic_ns()
             if wait > 0:
-                time.sleep(wait)
-        elif due > clock.now():
+                time.sleep(wait / NS)
+        elif due > clock_ns(clock):
             return None
         _, _, send_id, item = heapq.heappop(timed)
         self.trigger = (False, send_id)
@@ -464,7 +466,7 @@ class Instance:
             if pending is None
             else {"internal": pending.internal, "external": pending.external},
             [] if pending is None else pending.timed,
-            0.0 if pending is None else pending.now(),
+            0 if pending is None else pending.now_ns(),
             vars(self) if runtime.custom_init else {},
             runtime.instance_fields,
         )
@@ -488,7 +490,7 @@ class Instance:
         scale (``None``: none waits)."""
         pending = self._pending
         if isinstance(pending, _Queues) and pending.timed:
-            return pending.timed[0][0]
+            return pending.timed[0][0] / NS
         return None
 
     def run_due(self) -> None:
@@ -502,7 +504,9 @@ class Instance:
         if pending.busy:  # woken from one of its own callbacks: it settles later
             return
         timed = pending.timed
-        if not (pending.external or pending.internal or (timed and timed[0][0] <= pending.now())):
+        if not (
+            pending.external or pending.internal or (timed and timed[0][0] <= pending.now_ns())
+        ):
             # A stale wake-up (a failure dropped its timer): no macrostep runs, and the clock
             # is asked to wake the instance for the delayed event that waits now, if any.
             self._settle(pending)
@@ -528,10 +532,10 @@ class Instance:
                 pending.busy = True
                 self._drain(pending)
             elif isinstance(clock, VirtualClock):
-                wait = max(0.0, pending.timed[0][0] - clock.now()) if pending.timed else 0.0
+                wait = max(0, pending.timed[0][0] - clock.now_ns()) if pending.timed else 0
                 self.run_due()
                 if self._pending is pending and pending.timed and not pending.busy:
-                    clock.advance(wait)
+                    clock.advance_ns(wait)
             else:
                 raise TypeError(
                     f"run_until_idle() advances a VirtualClock, not {type(clock).__name__}"
@@ -678,7 +682,7 @@ class Instance:
             woken = queues.woken
             if woken is None or due < woken:  # a later one waits for the wake-up asked for
                 queues.woken = due
-                clock.wake(self, due, order)
+                clock.wake(self, Due(due), order)
 
     def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
         """Run one external event (a microstep, or an ignored outcome)."""
@@ -2239,7 +2243,7 @@ class Chart(ChartDef):
             queues = _Queues(clock)
             queues.internal.extend(checked.internal)
             queues.external.extend(checked.external)
-            for due, send_id, item in _snapshot.restore_timers(checked.timers, queues.now()):
+            for due, send_id, item in _snapshot.restore_timers(checked.timers, queues.now_ns()):
                 heapq.heappush(queues.timed, (due, next(_sequence), send_id, item))
             instance._pending = queues
             instance._settle(queues)  # idle: queued events run before the next event

@@ -421,6 +421,8 @@ class ToolExecutor:
             else:
                 self._apply(self._book.fail(call, ToolError.tool_raised(tool.name, exc)))
             if isinstance(exc, KeyboardInterrupt) and tool.is_async:
+                _passed_on(task)
+                del task  # the error's traceback holds this frame: no cycle through the task
                 raise
         else:
             if not signal.aborted and task is not None and task.cancelling():
@@ -534,6 +536,17 @@ def _cancelled_by_someone_else(signal: AbortSignal, task: asyncio.Task[Any] | No
     """Whether the running tool's ``task`` was cancelled, not by the executor (which aborts
     the signal first): the loop is going away, whatever the tool did about it."""
     return not signal.aborted and task is not None and task.cancelling() > 0
+
+
+def _passed_on(task: asyncio.Task[Any] | None) -> None:
+    """The exception ending ``task`` goes on to the host through the loop: once the task is
+    done, read it there, or asyncio would also log it as never retrieved."""
+    if task is not None:
+        task.add_done_callback(_retrieved)
+
+
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    task.exception()
 
 
 def _waiting(waiter: asyncio.Future[Any]) -> bool:

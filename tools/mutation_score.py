@@ -25,7 +25,8 @@ takes minutes to an hour: it runs one mutant at a time under ``nice`` unless tol
 Steps:
 
 1. copy the working tree to a temporary directory (nothing here is touched) and run
-   ``mutmut run`` there on the mode's modules with the mode's tests;
+   ``mutmut run`` there on the mode's modules with the mode's tests (the quick files first,
+   and for the statecharts modules fewer Hypothesis examples: ``tools/mutation/fast_first.py``);
 2. re-run survivors *for real*: mutmut switches a mutant on through a trampoline at call
    time, so a mutant in code that runs at import or class-creation time (the chart's
    declaration, tables built at import, covering paths a test module computes at import)
@@ -71,6 +72,9 @@ class Target:
     tests: tuple[str, ...]
     #: Tests that cannot run under mutmut's trampolines but judge a survivor re-run for real.
     real_only: tuple[str, ...] = ()
+    #: Hypothesis examples per test (those that set no count of their own) in mutmut's pass;
+    #: a survivor's re-run for real always runs the full ``default`` profile (60).
+    examples: int = 60
     #: The modules the tests import (``()``: re-run every survivor for real, see step 2).
     imports: tuple[str, ...] = ()
 
@@ -88,6 +92,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/toolcalls/test_session_rules.py",
         "tests/toolcalls/test_session_rules_more.py",
         "tests/toolcalls/test_checkpoint.py",
+        "tests/toolcalls/test_executor_threads_waiters.py",
         "tests/review/test_review_issue_8.py",
         "tests/review/test_review_issue_8_more.py",
         "tests/review/test_review_issue_8_r3.py",
@@ -99,6 +104,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/toolcalls/test_executor_errors.py",
         "tests/toolcalls/test_executor_tools.py",
         "tests/toolcalls/test_executor_edges.py",
+        "tests/toolcalls/test_executor_threads_waiters.py",
         "tests/toolcalls/test_executor_chart.py",
         "tests/toolcalls/test_runner.py",
         "tests/toolcalls/test_session.py",
@@ -110,6 +116,7 @@ MODULES: dict[str, tuple[str, ...]] = {
 #: (the differential test against python-statemachine among them); the W3C suite is left out
 #: (minutes per mutant).
 STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops at a failure
+    "tests/statecharts/test_codegen_mutants.py",
     "tests/statecharts/test_runtime_details.py",
     "tests/statecharts/test_codegen_details.py",
     "tests/statecharts/test_codegen.py",
@@ -146,6 +153,12 @@ MODULES["statecharts/_hierarchy.py"] = STATECHARTS_TESTS
 REAL_ONLY = {
     module: STATECHARTS_REAL_ONLY for module in MODULES if module.startswith("statecharts/")
 }
+#: The statecharts selection took 20-60 s a mutant; measured (pytest --durations, one run,
+#: 333 tests, 22 s), the differential test's 27 Hypothesis tests at 60 examples were 10 s of it
+#: and no single test dominated the rest. mutmut's pass runs them with 20 examples (a survivor's
+#: re-run for real with 60, so a mutant only they catch is still caught), and with the quick
+#: focused files first (``tools/mutation/fast_first.py``), so a killed mutant stops early.
+EXAMPLES = {module: 20 for module in MODULES if module.startswith("statecharts/")}
 PACKAGES = ("toolcalls", "statecharts")
 #: Where a kept copy remembers which mutants a --only or --sample run judges.
 SELECTION = "mutation-selection.txt"
@@ -196,20 +209,71 @@ def configure(work: Path, target: Target) -> None:
         "    no:cacheprovider",
         "    -p",
         "    no:statecharts",
+        "    -p",
+        "    tools.mutation.fast_first",
         "    -q",
     ]
+    lines += [f"    --deselect={test}" for test in deselected(work)]
     (work / "setup.cfg").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+#: In a kept copy: the tests a retest leaves out, one node id a line (see ``retest_survivors``).
+DESELECTED = "mutation-deselected.txt"
+
+
+def deselected(work: Path) -> list[str]:
+    path = work / DESELECTED
+    if not path.exists():
+        return []
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def failing_unmutated(work: Path, target: Target, nice: int) -> list[str]:
+    """The tests that fail on the copy's own, unmutated source: a test written since the
+    measurement for a bug fixed since fails there on every mutant, so it judges none."""
+    cache = work / ".unmutated-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    tests = [*target.real_only, *(test for test in target.tests if test not in target.real_only)]
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:statecharts",
+            "-o",
+            f"cache_dir={cache}",
+            *tests,
+        ],
+        work,
+        nice=nice,
+    )
+    failed = cache / "v" / "cache" / "lastfailed"
+    found = sorted(json.loads(failed.read_text(encoding="utf-8"))) if failed.exists() else []
+    shutil.rmtree(cache, ignore_errors=True)
+    return found
+
+
 def run(
-    command: list[str], work: Path, *, nice: int, capture: bool = True
+    command: list[str],
+    work: Path,
+    *,
+    nice: int,
+    capture: bool = True,
+    target: Target | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Run a command in the copy; with ``target``, as mutmut's pass (see ``fast_first.py``)."""
     env = {
         **os.environ,
         "PYTHONPATH": str(work),
         "HYPOTHESIS_PROFILE": "default",
         "MUTATION_EXAMPLES": os.environ.get("MUTATION_EXAMPLES", "60"),
     }
+    if target is not None:
+        env["HYPOTHESIS_PROFILE"] = "mutation"
+        env["MUTATION_EXAMPLES"] = os.environ.get("MUTATION_EXAMPLES", str(target.examples))
+        env["MUTATION_TEST_ORDER"] = os.pathsep.join(target.tests)
     if nice:
         command = ["nice", "-n", str(nice), *command]
     return subprocess.run(command, cwd=work, env=env, text=True, capture_output=capture)
@@ -244,6 +308,7 @@ def killed_for_real(work: Path, name: str, target: Target, nice: int) -> bool:
                 "no:cacheprovider",
                 *target.real_only,
                 *(test for test in target.tests if test not in target.real_only),
+                *(f"--deselect={test}" for test in deselected(work)),
             ],
             work,
             nice=nice,
@@ -357,7 +422,7 @@ class Selection:
 NO_MUTANT = "no-such-mutant__mutmut_0"
 
 
-def generate(work: Path, children: int, nice: int) -> dict[str, str] | None:
+def generate(work: Path, target: Target, children: int, nice: int) -> dict[str, str] | None:
     """Let mutmut generate the mutants (and time the tests) without judging any.
 
     ``mutmut run`` with a name no mutant has does every step up to judging, then stops saying
@@ -367,6 +432,7 @@ def generate(work: Path, children: int, nice: int) -> dict[str, str] | None:
         [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), NO_MUTANT],
         work,
         nice=nice,
+        target=target,
     )
     if "nothing matches" not in done.stdout + done.stderr:
         print(done.stdout[-3000:], done.stderr[-3000:], sep="\n", file=sys.stderr)
@@ -374,11 +440,13 @@ def generate(work: Path, children: int, nice: int) -> dict[str, str] | None:
     return statuses(work)
 
 
-def select(work: Path, args: argparse.Namespace, children: int, nice: int) -> Selection | None:
+def select(
+    work: Path, target: Target, args: argparse.Namespace, children: int, nice: int
+) -> Selection | None:
     """The mutants --only and --sample pick (all of them without either); None on failure."""
     if not args.only and args.sample is None:
         return Selection(None, "all mutants")
-    every = generate(work, children, nice)
+    every = generate(work, target, children, nice)
     if every is None:
         return None
     names = sorted(
@@ -445,10 +513,14 @@ def report(work: Path, label: str, target: Target, selection: Selection, nice: i
         print(f"\nSURVIVED {name}\n{diff}")
 
 
-def retest_survivors(work: Path, target: Target, children: int, nice: int) -> None:
+def retest_survivors(
+    work: Path, target: Target, selection: Selection, children: int, nice: int
+) -> None:
     """Bring the copy's files but the mutated modules up to date with the working tree, then
     have mutmut run each survivor again, and each mutant an interrupted run left unchecked
-    (named mutants are re-run whatever their verdict)."""
+    (named mutants are re-run whatever their verdict); of a sample, only the sample's. Tests
+    that fail on the copy's own unmutated source are left out of the retest, named (a failure
+    there is no kill)."""
     mutated = {ROOT / module for module in target.modules}
     for entry in ROOT.rglob("*"):
         relative = entry.relative_to(ROOT)
@@ -463,15 +535,22 @@ def retest_survivors(work: Path, target: Target, children: int, nice: int) -> No
             continue
         (work / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(entry, work / relative)
+    failing = failing_unmutated(work, target, nice)
+    (work / DESELECTED).write_text("".join(f"{test}\n" for test in failing), encoding="utf-8")
+    for test in failing:
+        print(f"left out (fails on the measured source, so it judges no mutant): {test}")
+    configure(work, target)
     equivalent = equivalent_names()
     names = [
         name
         for name, verdict in statuses(work).items()
-        if verdict not in ("killed", "timeout") and name not in equivalent
+        if verdict not in ("killed", "timeout")
+        and name not in equivalent
+        and (selection.names is None or name in selection.names)
     ]
     if names:
         command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children)]
-        run([*command, *names], work, nice=nice, capture=False)
+        run([*command, *names], work, nice=nice, capture=False, target=target)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -514,7 +593,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "derived":
         target, label = DERIVED, "derived tests alone"
     else:
-        target = Target((args.module,), MODULES[args.module], REAL_ONLY.get(args.module, ()))
+        target = Target(
+            (args.module,),
+            MODULES[args.module],
+            REAL_ONLY.get(args.module, ()),
+            EXAMPLES.get(args.module, 60),
+        )
         label = args.module
     if shutil.which("mutmut", path=str(Path(sys.executable).parent)) is None:
         print("mutmut is not installed: pip install -e '.[mutation]'", file=sys.stderr)
@@ -523,13 +607,13 @@ def main(argv: list[str] | None = None) -> int:
         work, args.keep = args.resume, True
         selection = Selection.load(work)
         if args.retest_survivors:
-            retest_survivors(work, target, args.children, args.nice)
+            retest_survivors(work, target, selection, args.children, args.nice)
     else:
         work = Path(tempfile.mkdtemp(prefix="mutation-"))
         copy_tree(work)
         configure(work, target)
         (work / "mutation-commit.txt").write_text(measured_commit() + "\n", encoding="utf-8")
-        picked = select(work, args, args.children, args.nice)
+        picked = select(work, target, args, args.children, args.nice)
         if picked is None:
             shutil.rmtree(work, ignore_errors=True)
             return 1
@@ -554,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
                 work,
                 nice=args.nice,
                 capture=False,
+                target=target,
             )
             if done.returncode != 0:
                 print(f"mutmut run failed (exit status {done.returncode})", file=sys.stderr)
