@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._clock import VirtualClock
+from .._clock import VirtualClock, clock_ns
 from .._runtime import Chart, Instance, Outcome, observe_outcomes
 from ._payloads import payload_parameters
 from ._record import unrecorded
@@ -254,10 +254,10 @@ def _waiting(instance: Instance) -> Hashable:
     if not isinstance(timed, list):
         return ()
     clock = instance.clock
-    now = clock.now() if clock is not None else 0.0
+    now = clock_ns(clock) if clock is not None else 0  # due times are whole nanoseconds
     return (
         tuple(
-            (repr(due - now), fingerprint_of(send_id), fingerprint_of(item))
+            (due - now, fingerprint_of(send_id), fingerprint_of(item))
             for due, _, send_id, item in sorted(timed, key=lambda entry: entry[:2])
         ),
         fingerprint_of(list(pending.external)),
