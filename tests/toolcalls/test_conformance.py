@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from statecharts.testing import Divergence
 from toolcalls.conformance import (
     ImplementationFailed,
     ObjectImplementation,
@@ -21,7 +22,7 @@ from toolcalls.conformance import (
     SubprocessImplementation,
     check,
 )
-from toolcalls.conformance._suite import same
+from toolcalls.conformance._suite import fewest_events, same
 
 from .seed000_impls import BUGS, Seed000
 
@@ -47,6 +48,34 @@ def test_a_plain_implementation_of_the_seed_conforms() -> None:
     assert report.divergence is None
     assert report.transitions_taken == (7, 7)
     assert report.counts.sequences > EXAMPLES
+
+
+def test_a_divergence_is_cut_to_the_fewest_events_that_still_show_it() -> None:
+    """The events printed are a minimal run: those the divergence does not need (duplicate
+    starts, events for unknown ids) go, the first start of an id stays, and expected/actual
+    are what the cut run shows."""
+    padded = [
+        {"type": "start", "id": "call_a", "name": "search"},
+        {"type": "start", "id": "call_a", "name": "again"},
+        {"type": "delta", "id": "ghost", "argsTextDelta": "]"},
+        {"type": "start", "id": "call_a", "name": "again"},
+        {"type": "start", "id": "call_A", "name": "Search"},
+        {"type": "ready", "id": "call_A"},
+    ]
+    found = Divergence("list() differs", (), None, None, padded)
+    cut = fewest_events(ObjectImplementation(lambda: Seed000("newest_first")), found)
+    assert list(cut.transcript) == [padded[0], padded[4]]
+    assert [call["id"] for call in cut.actual] == ["call_A", "call_a"]
+    assert [call["id"] for call in cut.expected] == ["call_a", "call_A"]
+
+
+def test_a_divergence_the_events_alone_do_not_show_is_kept_as_found() -> None:
+    """A divergence a ``get`` found (or one that does not happen again) is reported as it
+    was, never replaced by another problem the events happen to show."""
+    events = [{"type": "start", "id": "call_a", "name": "search"}]
+    found = Divergence("get('call_a') differs", (), "x", "y", events)
+    kept = fewest_events(ObjectImplementation(lambda: Seed000("newest_first")), found)
+    assert kept is found
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))

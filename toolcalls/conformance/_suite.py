@@ -648,6 +648,45 @@ def run_crowd(implementation: Implementation, counts: Counts, errors: Errors = "
     counts.paths += 1
 
 
+def _diverges(
+    implementation: Implementation, events: list[dict[str, Any]], errors: Errors
+) -> Divergence | None:
+    """Send ``events`` alone to a fresh implementation beside a fresh model, checking after
+    each as the suite does; the divergence they cause, if any."""
+    adapter = SeedAdapter(implementation, Counts(), errors)
+    adapter.attach(ChartRunner(CHART, adapter, _record))
+    try:
+        for event in events:
+            adapter.apply(dict(event))
+    except Divergence as divergence:
+        return divergence
+    return None
+
+
+def fewest_events(
+    implementation: Implementation, divergence: Divergence, errors: Errors = "any"
+) -> Divergence:
+    """The divergence with its events cut to a minimal sequence that still shows the same
+    problem: each event is left out in turn while the rest still diverge (Hypothesis shrinks
+    by rules and draws, and can keep events, duplicate starts say, that the divergence does
+    not need). A divergence the events alone do not show (one a ``get`` found) is kept."""
+    events = [dict(event) for event in divergence.transcript]
+    found = _diverges(implementation, events, errors)
+    if found is None or found.problem != divergence.problem:
+        return divergence
+    cut = True
+    while cut:  # until no single event can go
+        cut = False
+        index = len(events) - 1  # the later events first: a run keeps its first start of an id
+        while index >= 0:
+            fewer = events[:index] + events[index + 1 :]
+            shorter = _diverges(implementation, fewer, errors)
+            if shorter is not None and shorter.problem == divergence.problem:
+                events, found, cut = fewer, shorter, True
+            index = min(index, len(events)) - 1
+    return found
+
+
 def check(
     implementation: Implementation,
     *,
@@ -700,6 +739,8 @@ def check(
         except Divergence as divergence:
             if counts.protocol_error is not None:
                 raise counts.protocol_error from None
+            if shrink:
+                divergence = fewest_events(implementation, divergence, errors)
             return Report(counts, time.perf_counter() - started, divergence)
         except Exception:
             if counts.protocol_error is not None:
