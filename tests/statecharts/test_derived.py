@@ -458,6 +458,14 @@ class LateHeartbeat(Heartbeat):
         self.send("timeout", delay=31_000, send_id="beat")
 
 
+class EarlyHeartbeat(Heartbeat):
+    """A SUT whose timer is a second early."""
+
+    def rearm(self) -> None:
+        self.cancel_event("beat")
+        self.send("timeout", delay=29_000, send_id="beat")
+
+
 def test_the_derived_test_lets_time_pass_where_the_adapter_can_advance(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -475,3 +483,12 @@ def test_the_derived_test_lets_time_pass_where_the_adapter_can_advance(
     assert "Step.wait(30.0)," in str(caught.value)
     with pytest.raises(Divergence, match="configurations differ"):
         replay(chart, Clocked(LateHeartbeat), caught.value.steps)  # type: ignore[arg-type]
+
+
+def test_the_derived_test_stops_just_before_a_delayed_event_too() -> None:
+    """Advancing to the next due time only, a SUT firing early would already be where the
+    chart goes; stopping a millisecond short shows it."""
+    early = chart_machine(compile_chart(Heartbeat), lambda: Clocked(EarlyHeartbeat))
+    with pytest.raises(Divergence) as caught:
+        run_state_machine_as_test(early, settings=settings(SLOW, max_examples=100))
+    assert list(caught.value.steps) == [Step("k0"), Step("k0", "ping"), Step.wait(29.999)]
