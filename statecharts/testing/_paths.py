@@ -286,7 +286,7 @@ def _wait_of(instance: Instance) -> float | None:
     due, clock = instance.next_due(), instance.clock
     if due is None or clock is None or instance.is_terminated:
         return None
-    return max(0.0, due - clock.now())
+    return max(0, round((due - clock.now()) * 1e9)) / 1e9  # whole nanoseconds, as the clock
 
 
 def _search(
