@@ -16,9 +16,11 @@ wait, letting time pass until the next is due is one more step the search can ta
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import re
 import threading
+import types
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -110,6 +112,15 @@ def default_candidates(chart: Chart, model: Any = None) -> dict[str, list[dict[s
 
 #: ``at 0x7f...`` in a ``repr``: an address, which says nothing about the data.
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+#: What a fingerprint names rather than walks: classes, modules, functions and methods.
+_NAMED = (
+    type,
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    functools.partial,
+)
 
 
 def fingerprint_of(value: Any) -> Hashable:
@@ -118,10 +129,11 @@ def fingerprint_of(value: Any) -> Hashable:
     themselves (with their type, so ``1`` is not ``True``; floats by ``repr``, so ``nan``
     equals ``nan``), an enum member by its type and name, lists and tuples item by item,
     dicts and sets whatever their order, and any other object by its type and the
-    fingerprints of its attributes (``__dict__`` and ``__slots__``). An object showing no
-    attributes (one written in C, a function, a lock) counts by its type and its ``repr``
-    with any ``at 0x...`` address left out. A cycle back to an object being fingerprinted
-    counts as how many levels up it points."""
+    fingerprints of its attributes (``__dict__`` and ``__slots__``). A class, module,
+    function or method, and an object showing no attributes (one written in C, a lock),
+    count by their type and their ``repr`` with any ``at 0x...`` address left out; a chart
+    instance by its configuration. A cycle back to an object being fingerprinted counts as
+    how many levels up it points."""
     return _fingerprint(value, {})
 
 
@@ -133,6 +145,10 @@ def _fingerprint(value: Any, open_: dict[int, int]) -> Hashable:
         return (kind, repr(value))
     if isinstance(value, enum.Enum):
         return (kind, value.name, repr(value.value))
+    if isinstance(value, _NAMED):  # code and classes: by name (their attributes are not data)
+        return (kind, _ADDRESS.sub("", repr(value)))
+    if isinstance(value, Instance):  # another chart's instance (a back-reference, often)
+        return (kind, frozenset(configuration_of(value)))
     marker = id(value)
     if marker in open_:  # a cycle: how far up the object it points back to is
         return ("cycle", len(open_) - open_[marker])
@@ -270,7 +286,7 @@ def _wait_of(instance: Instance) -> float | None:
     due, clock = instance.next_due(), instance.clock
     if due is None or clock is None or instance.is_terminated:
         return None
-    return max(0.0, due - clock.now())
+    return max(0, round((due - clock.now()) * 1e9)) / 1e9  # whole nanoseconds, as the clock
 
 
 def _search(

@@ -205,7 +205,10 @@ class ChartRunner:
         """How many seconds until a reference instance's next delayed event is due (``None``:
         none waits)."""
         dues = [due for ref in self.reference.values() if (due := ref.next_due()) is not None]
-        return max(0.0, min(dues) - self.clock.now()) if dues else None
+        if not dues:
+            return None
+        # in whole nanoseconds, as the clock keeps time (30.0 - 29.999 is 0.0010000000000012)
+        return max(0, round((min(dues) - self.clock.now()) * 1e9)) / 1e9
 
     def can_advance(self) -> bool:
         """Whether the adapter can let time pass (it has ``advance(seconds)``)."""

@@ -179,6 +179,14 @@ def test_fingerprints_compare_data_by_value_never_by_address() -> None:
     assert fingerprint_of({"a": 1, "b": [Cart()]}) == fingerprint_of({"b": [Cart()], "a": 1})
     assert fingerprint_of({1, 2}) == fingerprint_of({2, 1})
     assert fingerprint_of(object()) == fingerprint_of(object())  # nothing to tell them apart
+    assert fingerprint_of(Cart) != fingerprint_of(Slotted)
+    assert fingerprint_of([math.sin]) != fingerprint_of([math.cos])
+    assert fingerprint_of(lambda: 1) == fingerprint_of(lambda: 2)  # same name: <lambda>
+    assert fingerprint_of(Cart(1).__init__) == fingerprint_of(Cart(2).__init__)
+    turnstile = TURNSTILE.create(Counter())
+    assert fingerprint_of(turnstile) == fingerprint_of(TURNSTILE.create(Counter()))
+    turnstile.send("smash")
+    assert fingerprint_of(turnstile) != fingerprint_of(TURNSTILE.create(Counter()))
     looped, other = Cart(), Cart()
     looped.items.append(looped)  # type: ignore[arg-type]
     other.items.append(other)  # type: ignore[arg-type]
