@@ -285,3 +285,33 @@ def test_c15_done_data_that_fails_is_an_error_execution_when_errors_are_caught(
     assert results[0] == results[1]
     expected = ("ok", ["failed"]) if chart is DoneData else ("no truth", ["p", "a"])
     assert results[1] == expected
+
+
+class Ends(StateChart[Log]):
+    """The transition to the top-level final state raises an internal event from its ``on``."""
+
+    class p(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b)
+
+    over = State(final=True)
+    finish = p.to(over, on="raise_more")
+
+    def raise_more(self) -> None:
+        self.raise_("go")
+
+
+def test_m1_an_internal_event_left_when_the_chart_terminates_is_reported_terminated() -> None:
+    from statecharts import Outcome, observe_outcomes
+
+    seen: list[tuple[str, bool, str | None]] = []
+
+    def record(_: Any, outcome: Outcome) -> None:
+        seen.append((outcome.event, outcome.applied, outcome.reason))
+
+    instance = compile_chart(Ends).create(Log())
+    with observe_outcomes(record):
+        instance.send("finish")
+    assert seen == [("finish", True, None), ("go", False, "terminated")]
+    assert instance.is_terminated
