@@ -25,6 +25,11 @@ class Clock(Protocol):
     must then call ``instance.run_due()`` at or after that time, wake-ups due at the same time
     by ``order`` (the order their events were sent, across instances). A wake-up that finds
     nothing due is harmless.
+
+    Instances compare due times in whole nanoseconds of the clock (``now_ns()`` where a clock
+    has one, else ``now()`` rounded), so a delay sent after a step of the clock is due exactly
+    when the same total delay sent before it is (0.036 s + 364 ms is 400 ms), and the event
+    sent first runs first.
     """
 
     def now(self) -> float: ...
@@ -34,39 +39,91 @@ class Clock(Protocol):
 
 _order = itertools.count()
 
-#: How far past the time it is advanced to a ``VirtualClock`` reaches timers (seconds): float
-#: sums of steps fall a hair short of the delay they add up to.
+#: Nanoseconds in a second.
+NS = 1_000_000_000
+
+#: Kept for code written when the clock summed floats: how far past the time it is advanced
+#: to a ``VirtualClock`` reached timers (seconds). Due times are whole nanoseconds now, so
+#: steps that add up to a delay reach its timer exactly.
 REACH = 1e-9
+
+
+def seconds_ns(seconds: float) -> int:
+    """``seconds`` (finite) in whole nanoseconds, rounded to the nearest; exact for any
+    float, however large (``seconds * NS`` would overflow to infinity past 1.8e299)."""
+    return _scaled(seconds, NS)
+
+
+def milliseconds_ns(milliseconds: float) -> int:
+    """``milliseconds`` (finite) in whole nanoseconds, rounded to the nearest."""
+    return _scaled(milliseconds, 1_000_000)
+
+
+def _scaled(value: float, scale: int) -> int:
+    whole = int(value)
+    return whole * scale + round((value - whole) * scale)
+
+
+class Due(float):
+    """A due time handed to ``Clock.wake``: seconds, as the protocol says, carrying the exact
+    nanoseconds (``ns``) the instance compares with, so this package's clocks never round."""
+
+    __slots__ = ("ns",)
+    ns: int
+
+    def __new__(cls, ns: int) -> Due:
+        due = super().__new__(cls, ns / NS)
+        due.ns = ns
+        return due
+
+
+def due_ns(due: float) -> int:
+    """The nanoseconds of a due time given to ``wake`` (exact for a ``Due``)."""
+    return due.ns if isinstance(due, Due) else seconds_ns(due)
+
+
+def clock_ns(clock: Any) -> int:
+    """A clock's time in whole nanoseconds: its ``now_ns()``, or its ``now()`` rounded."""
+    now_ns = getattr(clock, "now_ns", None)
+    return int(now_ns()) if now_ns is not None else seconds_ns(clock.now())
+
+
+def _check_seconds(seconds: Any, what: str) -> None:
+    if (
+        not isinstance(seconds, int | float)
+        or isinstance(seconds, bool)
+        or not math.isfinite(seconds)
+    ):
+        raise ValueError(f"{what} needs a finite number of seconds, got {seconds!r}")
 
 
 class VirtualClock:
     """A clock that moves only when told to: ``advance(seconds)`` or ``run_until_idle()``.
 
     Several instances may share one; advancing it runs every instance's timers in the order
-    they fall due, the clock reading each timer's due time while it runs. Advancing also
-    reaches timers due up to a nanosecond later (``REACH``): steps that add up to a delay
-    reach its timer despite float sums.
+    they fall due (due at the same nanosecond: in the order their events were sent), the clock
+    reading each timer's due time while it runs. Time is kept in whole nanoseconds, so steps
+    that add up to a delay reach its timer exactly (0.05 s then 0.35 s reach a 400 ms timer).
     """
 
     __slots__ = ("_now", "_timers")
 
     def __init__(self, start: float = 0.0) -> None:
-        if (
-            not isinstance(start, int | float)
-            or isinstance(start, bool)
-            or not math.isfinite(start)
-        ):
-            raise ValueError(f"VirtualClock(start=...) needs a finite number, got {start!r}")
-        self._now = float(start)
-        self._timers: list[tuple[float, int, int, Any]] = []
+        _check_seconds(start, "VirtualClock(start=...)")
+        self._now = seconds_ns(start)
+        self._timers: list[tuple[int, int, int, Any]] = []
 
     def now(self) -> float:
         """The current virtual time, in seconds."""
+        return self._now / NS
+
+    def now_ns(self) -> int:
+        """The current virtual time, in whole nanoseconds."""
         return self._now
 
     def wake(self, instance: Any, due: float, order: int) -> None:
         """Remember to run ``instance``'s timers once the clock reaches ``due``."""
-        heapq.heappush(self._timers, (due, order, next(_order), instance))
+        heapq.heappush(self._timers, (due_ns(due), order, next(_order), instance))
 
     def advance(self, seconds: float) -> None:
         """Move the clock ``seconds`` forward, running the timers that fall due on the way.
@@ -74,18 +131,16 @@ class VirtualClock:
         An exception a delayed event raises (in a chart that does not catch errors as events)
         reaches the caller, the clock left at that event's due time; the timers after it stay.
         """
-        if (
-            not isinstance(seconds, int | float)
-            or isinstance(seconds, bool)
-            or not math.isfinite(seconds)
-            or seconds < 0
-        ):
+        _check_seconds(seconds, "advance()")
+        if seconds < 0:
             raise ValueError(f"advance() needs a finite number of seconds >= 0, got {seconds!r}")
-        target = self._now + seconds
+        self.advance_ns(seconds_ns(seconds))
+
+    def advance_ns(self, nanoseconds: int) -> None:
+        """``advance`` by whole nanoseconds."""
+        target = self._now + nanoseconds
         timers = self._timers
-        # a timer due within a nanosecond of the target is reached: steps that add up to a
-        # delay (0.05 + 0.35 is 0.39999999999999997) reach the timer due after it (0.4)
-        while timers and timers[0][0] <= target + REACH:
+        while timers and timers[0][0] <= target:
             due, _, _, instance = heapq.heappop(timers)
             self._now = max(self._now, due)
             instance.run_due()
@@ -93,30 +148,35 @@ class VirtualClock:
 
     def next_due(self) -> float | None:
         """When the earliest timer an instance asked to be woken for is due (``None``: none)."""
-        return self._timers[0][0] if self._timers else None
+        return self._timers[0][0] / NS if self._timers else None
 
     def run_until_idle(self) -> None:
         """Advance to each timer in turn until no instance waits for one."""
         while self._timers:
-            self.advance(max(0.0, self._timers[0][0] - self._now))
+            self.advance_ns(max(0, self._timers[0][0] - self._now))
 
     def __repr__(self) -> str:
-        return f"VirtualClock(now={self._now!r}, timers={len(self._timers)})"
+        return f"VirtualClock(now={self.now()!r}, timers={len(self._timers)})"
 
 
 class AsyncioClock:
-    """Real time on an asyncio event loop: each timer is a ``loop.call_at``.
+    """Real time on an asyncio event loop.
 
-    The loop is the one running when a timer is scheduled (or the one given), so one clock
-    serves successive ``asyncio.run`` calls. An exception a delayed event raises (in a chart
-    that does not catch errors as events) goes to the loop's exception handler, as any
-    callback's does.
+    The clock keeps the instances' wake-ups in the order they fall due (due at the same
+    nanosecond: in the order their events were sent) and one ``loop.call_at`` for the
+    earliest; the loop's own timers would run wake-ups due together in no set order. The loop
+    is the one running when a timer is scheduled (or the one given), so one clock serves
+    successive ``asyncio.run`` calls. An exception a delayed event raises (in a chart that does
+    not catch errors as events) goes to the loop's exception handler, as any callback's does;
+    the other wake-ups due still run.
     """
 
-    __slots__ = ("_loop",)
+    __slots__ = ("_handle", "_loop", "_timers")
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
+        self._timers: list[tuple[int, int, int, Any]] = []
+        self._handle: tuple[asyncio.TimerHandle, asyncio.AbstractEventLoop, int] | None = None
 
     def _running(self) -> asyncio.AbstractEventLoop:
         if self._loop is not None:
@@ -138,9 +198,40 @@ class AsyncioClock:
             return time.monotonic()
 
     def wake(self, instance: Any, due: float, order: int) -> None:
-        """Schedule ``instance.run_due()`` on the loop at ``due`` (the loop runs callbacks
-        due together in the order they were scheduled)."""
-        self._running().call_at(due, instance.run_due)
+        """Run ``instance.run_due()`` on the loop once it reaches ``due``."""
+        loop = self._running()
+        heapq.heappush(self._timers, (due_ns(due), order, next(_order), instance))
+        self._schedule(loop)
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Have the loop call back at the earliest wake-up (one ``call_at`` at a time)."""
+        if not self._timers:
+            return
+        first = self._timers[0][0]
+        if self._handle is not None:
+            handle, handle_loop, at = self._handle
+            if handle_loop is loop and not handle.cancelled() and at <= first:
+                return  # the call back asked for comes first
+            handle.cancel()
+        self._handle = (loop.call_at(first / NS, self._fire, loop), loop, first)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Run the wake-ups due, in order, then ask for the next."""
+        self._handle = None
+        timers = self._timers
+        now = seconds_ns(loop.time())
+        while timers and timers[0][0] <= now:
+            _, _, _, instance = heapq.heappop(timers)
+            try:
+                instance.run_due()
+            except Exception as error:  # as the loop reports a failing callback's
+                loop.call_exception_handler(
+                    {
+                        "message": "Exception in a delayed event run by AsyncioClock",
+                        "exception": error,
+                    }
+                )
+        self._schedule(loop)
 
     async def until_idle(self, *instances: Any) -> None:
         """Wait, without blocking the loop, until none of ``instances`` has a delayed event

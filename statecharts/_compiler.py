@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import ast
 import dis
+import functools
 import inspect
+import sys
 import textwrap
-from collections.abc import Iterable, Mapping
+import types
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from statemachine import StateChart
 from statemachine.callbacks import CallbackSpec, SpecReference
@@ -261,12 +265,29 @@ class _Reader:
             raise self.refuse(
                 "an attribute named like the runtime's own API", f"attribute {name!r}"
             )
-        function = _function_of(value)
-        if function is None:
+        if isinstance(value, functools.cached_property):
+            raise self.refuse(
+                "a functools.cached_property",
+                f"{self.name}.{name}",
+                "the compiled instance keeps no per-instance cache: use a property or a method",
+            )
+        functions = _functions_of(value)
+        if not functions:
             return
-        if inspect.isasyncgenfunction(function):
+        if inspect.isasyncgenfunction(functions[0]):
             raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
+        # a static or class method is given the machine as ``machine``, not as its first
+        # parameter (``cls`` of a class method is the chart class)
+        takes_self = not isinstance(value, staticmethod | classmethod)
+        for function in functions:
+            self._check_function(name, function, takes_self)
+
+    def _check_function(self, name: str, function: Any, takes_self: bool) -> None:
+        """Check one function of a chart attribute (a method, a property's getter, setter or
+        deleter): the machine API it reads, the class attributes it sets on the machine, and
+        where it hands the machine on."""
         wrapped = inspect.unwrap(function)  # a decorated method: the wrapper and its function
+        where = f"{self.name}.{name}"
         for code_owner in (function, wrapped) if wrapped is not function else (function,):
             if not inspect.isfunction(code_owner):
                 continue
@@ -274,21 +295,50 @@ class _Reader:
             if unsupported:
                 raise self.refuse(
                     "a chart method using python-statemachine's machine API",
-                    f"{self.name}.{name} reads self.{unsupported[0]}",
+                    f"{where} reads self.{unsupported[0]}",
                     "the compiled instance offers what python-statemachine's machine has of send, "
                     "raise_, cancel_event, configuration, configuration_values, "
                     "current_state_value, model, is_terminated and the event methods",
                 )
-            if not isinstance(value, staticmethod | classmethod):
-                self._check_escapes(code_owner, f"{self.name}.{name}")
+            stored = sorted(_stored_attributes(code_owner.__code__) & self._class_data())
+            if stored:
+                raise self.refuse(
+                    "a chart method setting a class attribute on the machine",
+                    f"{where} sets self.{stored[0]}",
+                    "python-statemachine gives its machine an instance attribute that shadows "
+                    "the class default; the compiled instance keeps only the fields a custom "
+                    "__init__ sets: set it there (self.x = ...) before super().__init__()",
+                )
+            self._check_escapes(code_owner, where, takes_self)
         if "__class__" in function.__code__.co_freevars:
             raise self.refuse(
                 "a method using zero-argument super()",
-                f"{self.name}.{name}",
+                where,
                 "call the base class explicitly",
             )
 
-    def _check_escapes(self, function: Any, where: str) -> None:
+    def _class_data(self) -> set[str]:
+        """The chart's class attributes that are data (not methods, properties, events)."""
+        return {
+            name
+            for name, value in self.attributes.items()
+            if not callable(value)
+            and not isinstance(
+                value, property | staticmethod | classmethod | functools.cached_property
+            )
+            and type(value).__name__ != "Event"
+        }
+
+    def _check_callable(self, function: Any, where: str) -> None:
+        """A callback given as a callable (``on=lambda machine, model: ...``), not a chart
+        method: its ``machine`` parameter is the machine, scanned as a method's ``self``."""
+        if not inspect.isfunction(function) or _is_library(function):
+            return
+        self._check_escapes(function, where, takes_self=False, construct="a callback")
+
+    def _check_escapes(
+        self, function: Any, where: str, takes_self: bool = True, construct: str = "a chart method"
+    ) -> None:
         """Refuse a method that hands the machine (``self``, a ``machine`` parameter,
         ``event_data.machine``) to code the scan cannot follow, or to a helper of the module
         that reads python-statemachine's machine API on it: the compiled instance does not
@@ -296,15 +346,22 @@ class _Reader:
         different run)."""
         code = function.__code__
         owners = {"machine"}
-        if code.co_varnames and code.co_argcount:
+        if takes_self and code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
         escapes: list[str] = []
-        scan = _MachineScan(self._provided(), escapes)
-        scan.scan(code, owners, function.__globals__)
+        scan = _MachineScan(self._provided(), escapes, self._events())
+        scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+        if takes_self and not code.co_argcount and code.co_flags & inspect.CO_VARARGS:
+            # a wrapper (``*args, **kwargs``) the method's decorator returned: self is args[0]
+            place = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+            top = _Where(function.__globals__, _closure_of(function), "", place)
+            scan._follow(function, 0, 1, (), top)
         helper_reads = sorted(name for name in scan.found if " (through " in name)
+        if not takes_self:
+            helper_reads = sorted(scan.found)
         if helper_reads:
             raise self.refuse(
-                "a chart method using python-statemachine's machine API",
+                f"{construct} using python-statemachine's machine API",
                 f"{where} reads self.{helper_reads[0]}",
                 "the compiled instance offers what python-statemachine's machine has of send, "
                 "raise_, cancel_event, configuration, configuration_values, "
@@ -312,13 +369,21 @@ class _Reader:
             )
         if escapes:
             raise self.refuse(
-                "a chart method handing the machine to code the compiler cannot check",
-                f"{where} passes self on (to a callable that is not a plain function of its "
-                f"module, such as attrgetter(...)(self), or as a return value or variable) at "
-                f"{escapes[0]}",
+                f"{construct} handing the machine to code the compiler cannot check",
+                f"{where} passes self on {escapes[0]}",
                 "the compiled instance is not python-statemachine's machine: pass self.model, "
-                "or the values the code needs",
+                "or the values the code needs, or hand self to a Python function the compiler "
+                "can name (a function of a module, or one wrapped with functools.wraps)",
             )
+
+    def _events(self) -> set[str]:
+        """The names of the chart's events (attributes of the machine)."""
+        return {
+            name
+            for klass in self.cls.__mro__
+            for name, value in vars(klass).items()
+            if type(value).__name__ == "Event"
+        }
 
     def _provided(self) -> set[str]:
         """The attribute names a compiled instance has (its API, the chart's attributes, the
@@ -346,7 +411,7 @@ class _Reader:
         owners = {"machine"}
         if code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
-        scan = _MachineScan(self._provided())
+        scan = _MachineScan(self._provided(), events=self._events())
         scan.scan(code, owners)
         return scan.found
 
@@ -432,6 +497,8 @@ class _Reader:
             )
         function = spec.func
         kind = RefKind.PROPERTY if spec.reference is SpecReference.PROPERTY else RefKind.CALLABLE
+        if kind is RefKind.CALLABLE:
+            self._check_callable(function, f"the {group.value} callback {spec.attr_name}")
         return CallbackDef(
             group=group,
             kind=kind,
@@ -510,8 +577,11 @@ def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
     )
 
 
-_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE"})
-_PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST"})
+_LOADS = frozenset(
+    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_DEREF", "LOAD_CLOSURE"}
+)
+#: Two locals at once (3.13; the borrowing form, 3.14).
+_PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
 _READS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR"})
 #: What may follow loading the machine besides an attribute read: deleting an attribute, and
 #: zero-argument ``super()``'s own load of ``self`` (3.12).
@@ -520,7 +590,15 @@ _ATTRIBUTE_USES = frozenset({"DELETE_ATTR", "LOAD_SUPER_ATTR"})
 _TESTS = frozenset({"IS_OP", "COMPARE_OP"})
 #: Loads a call's plain arguments are made of.
 _ARGUMENT_LOADS = frozenset(
-    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CONST", "LOAD_FAST_LOAD_FAST"}
+    {
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_FAST_BORROW",
+        "LOAD_DEREF",
+        "LOAD_CONST",
+        "LOAD_SMALL_INT",
+    }
+    | _PAIR_LOADS
 )
 #: How many code objects (functions, nested ones and helpers) a scan reads before it stops
 #: following the machine into helpers (and refuses where it would have followed it).
@@ -534,18 +612,29 @@ class _MachineScan:
     of its ``owners`` (``self``, a ``machine`` parameter, ``event_data.machine``) that are not
     ``provided``; a ``getattr(owner, name)`` whose name is not a provided constant counts as
     ``getattr``. With ``escapes`` (a list), the scan also follows the owner where it leaves
-    the method: handed as an argument to a plain function of the module, that function is
-    scanned the same way, its parameter taking the owner's place (``found`` names it); used
-    any other way but as the object of an attribute access or an operand of an identity or
-    equality test (``attrgetter(...)(self)``, a builtin, a variable, a return value), the
-    place is added to ``escapes``: code outside the scan could read the machine API there.
+    the method: handed as an argument to a call (whatever the other arguments are) of a Python
+    function it can name statically (a global of the module, a function of an imported module
+    or a plain class, a closure's function, through ``functools.wraps``-style wrappers that
+    hand ``*args, **kwargs`` on whole), that function is scanned the same way, its parameter
+    taking the owner's place (``found`` names it); used any other way but as the object of an
+    attribute access or an operand of an identity or equality test (``attrgetter(...)(self)``,
+    a builtin, a variable, a return value, an operand), a description of the place is added to
+    ``escapes``: code outside the scan could read the machine API there.
     """
 
-    def __init__(self, provided: set[str], escapes: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        provided: set[str],
+        escapes: list[str] | None = None,
+        events: AbstractSet[str] = frozenset(),
+    ) -> None:
         self.provided = provided
         self.escapes = escapes
+        #: the chart's events: ``self.approve`` is python-statemachine's ``BoundEvent`` (with
+        #: ``name``, ``id`` ...) but the compiled instance's method
+        self.events = events
         self.found: set[str] = set()
-        self.seen: set[Any] = set()
+        self.seen: set[tuple[Any, Any]] = set()
 
     def scan(
         self,
@@ -553,76 +642,495 @@ class _MachineScan:
         owners: set[str],
         namespace: Mapping[str, Any] | None = None,
         via: str = "",
+        closure: Mapping[str, Any] | None = None,
     ) -> None:
-        """Scan ``code`` (and the functions nested in it) for uses of ``owners``."""
-        self.seen.add(code)
+        """Scan ``code`` (and the functions nested in it) for uses of ``owners``; ``closure``
+        holds the values of ``code``'s free variables, where known."""
+        key = (code, frozenset(owners))
+        if key in self.seen:
+            return
+        self.seen.add(key)
         instructions = list(dis.get_instructions(code))
-        line = code.co_firstlineno
-        for index, instruction in enumerate(instructions):
-            positions = getattr(instruction, "positions", None)
-            if positions is not None and positions.lineno:
-                line = positions.lineno
+        for index in range(len(instructions)):
             if _loads_owner(instructions, index, owners):
-                place = f"{code.co_filename.rsplit('/', 1)[-1]}:{line}"
-                self._use(code, instructions, index, owners, namespace, via, place)
+                place = _place(code, instructions, index)
+                self._use(
+                    code, instructions, index, owners, _Where(namespace, closure, via, place)
+                )
         for constant in code.co_consts:
             if hasattr(constant, "co_code"):
                 self.scan(constant, owners, namespace, via)
 
     def _use(
-        self,
-        code: Any,
-        instructions: list[Any],
-        index: int,
-        owners: set[str],
-        namespace: Mapping[str, Any] | None,
-        via: str,
-        place: str,
+        self, code: Any, instructions: list[Any], index: int, owners: set[str], where: _Where
     ) -> None:
         instruction = instructions[index]
         if _is_pair(instruction):  # two locals at once (3.13): never an attribute's object
             if not _harmless_use(instructions, index, owners):
-                self._escape(code, instructions, index, owners, namespace, place)
+                for slot, name in enumerate(reversed(instruction.argval)):
+                    if name in owners:  # slot 0: the second local, on top
+                        self._escape(code, instructions, index, slot, where)
             return
         read = _attribute_read(instructions, index)
         if read is not None:
-            if read not in self.provided and (not read.startswith("__") or read == "__dict__"):
-                self.found.add(f"{read}{via}")
+            if read not in self.provided and read not in _SAME_DUNDERS:
+                self.found.add(f"{read}{where.via}")
+            elif read in self.events:
+                following = _after_read(instructions, index)
+                if following is not None and following.opname == "LOAD_ATTR":
+                    self.found.add(f"{read}.{following.argval}{where.via}")
         elif index and _is_getattr_call(instructions[index - 1]):
             name = instructions[index + 1] if index + 1 < len(instructions) else None
             if not (
                 name is not None and name.opname == "LOAD_CONST" and name.argval in self.provided
             ):
-                self.found.add(f"getattr{via}")
+                self.found.add(f"getattr{where.via}")
         elif instruction.opname != "LOAD_CLOSURE" and not _harmless_use(
             instructions, index, owners
         ):
             # (a closure's cell: the nested function is scanned on its own)
-            self._escape(code, instructions, index, owners, namespace, place)
+            self._escape(code, instructions, index, 0, where)
 
     def _escape(
-        self,
-        code: Any,
-        instructions: list[Any],
-        index: int,
-        owners: set[str],
-        namespace: Mapping[str, Any] | None,
-        place: str,
+        self, code: Any, instructions: list[Any], index: int, above: int, where: _Where
     ) -> None:
-        """The owner loaded at ``index`` leaves the method: scan the module function it is an
-        argument of, with the parameter it binds as the owner, or record the escape."""
+        """The owner loaded at ``index`` (``above`` values above it) leaves the method: follow
+        it into the function it is an argument of, or record the escape."""
         if self.escapes is None:
             return
-        call = _global_call_argument(code, instructions, index, owners)
-        callee = namespace.get(call[0]) if call is not None and namespace is not None else None
-        parameter = None
-        if call is not None and inspect.isfunction(callee) and len(self.seen) <= _HELPER_DEPTH:
-            parameter = _parameter(callee.__code__, *call[1:])
-        if callee is None or parameter is None:
-            self.escapes.append(place)
-        elif callee.__code__ not in self.seen:
-            through = f" (through {callee.__qualname__}({parameter}), {place})"
-            self.scan(callee.__code__, {parameter}, callee.__globals__, through)
+        call = _call_of(code, instructions, index, above)
+        if call is None:
+            self._record(_AS_VALUE, where)
+            return
+        consumer, position, count, keywords = call
+        callee = _callable(instructions, consumer, count, where.namespace, where.closure)
+        self._follow(callee, position, count, keywords, where)
+
+    def _follow(
+        self, callee: Any, position: int, count: int, keywords: tuple[str, ...], where: _Where
+    ) -> None:
+        """Scan the Python function ``callee`` with the parameter the owner (the argument at
+        ``position`` of ``count``, the last ``keywords`` by name) binds as its owner."""
+        if callee is _UNKNOWN:
+            self._record(_UNRESOLVED, where)
+            return
+        if not inspect.isfunction(callee):
+            self._record(
+                f"to {_describe(callee)}, not a Python function the compiler can read", where
+            )
+            return
+        if len(self.seen) > _HELPER_DEPTH:
+            self._record(f"to {callee.__qualname__} past {_HELPER_DEPTH} helpers", where)
+            return
+        code = callee.__code__
+        bound = _bind(code, position, count, keywords)
+        if bound is None:
+            self._record(f"to {callee.__qualname__}, which has no parameter it binds", where)
+        elif isinstance(bound, str):
+            through = f" (through {callee.__qualname__}({bound}), {where.place}){where.via}"
+            self.scan(code, {bound}, callee.__globals__, through, _closure_of(callee))
+        else:
+            self._forward(callee, bound, count - len(keywords), keywords, where)
+
+    def _forward(
+        self,
+        callee: Any,
+        bound: tuple[str, int | str],
+        positional: int,
+        keywords: tuple[str, ...],
+        where: _Where,
+    ) -> None:
+        """The owner went into ``callee``'s ``*args`` (``("*", index)``) or ``**kwargs``
+        (``("**", keyword)``): follow it where they are handed on whole, as a
+        ``functools.wraps`` wrapper does (``function(*args, **kwargs)``); any other use of
+        them is an escape."""
+        code = callee.__code__
+        key = (code, bound)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        star, kwargs = _packed_names(code)
+        name = star if bound[0] == "*" else kwargs
+        inside = f"inside {callee.__qualname__}, which uses {bound[0]}{name}"
+        if name is None or name in code.co_cellvars:
+            self._record(f"{inside} in a nested function", where)
+            return
+        instructions = list(dis.get_instructions(code))
+        namespace, closure = callee.__globals__, _closure_of(callee)
+        # the keywords the wrapper's named parameters do not take go on in **kwargs
+        named = set(
+            code.co_varnames[code.co_posonlyargcount : code.co_argcount + code.co_kwonlyargcount]
+        )
+        passed_on = tuple(keyword for keyword in keywords if keyword not in named)
+        for index, instruction in enumerate(instructions):
+            if not (instruction.opname in _LOADS and instruction.argval == name) and not (
+                _is_pair(instruction) and name in instruction.argval
+            ):
+                continue
+            place = _place(code, instructions, index)
+            via = f" (through {callee.__qualname__}({bound[0]}{name}), {where.place}){where.via}"
+            here = _Where(namespace, closure, via, place)
+            handed = _handed_on(code, instructions, index, star, kwargs)
+            if handed is None:
+                self._record(f"{inside} other than handing it on whole", here)
+                continue
+            consumer, with_star, with_kwargs = handed
+            if bound[0] == "*" and with_star:
+                count = positional - code.co_argcount
+                new_keywords = passed_on if with_kwargs else ()
+                position: int = int(bound[1])
+            elif bound[0] == "**" and with_kwargs:
+                count = positional - code.co_argcount if with_star else 0
+                new_keywords = passed_on
+                position = count + new_keywords.index(str(bound[1]))
+            else:  # the owner is not in what this call hands on
+                continue
+            if count < 0:
+                self._record(f"{inside} other than handing it on whole", here)
+                continue
+            # the callable is below the tuple (and the dict)
+            below = 2 if with_kwargs else 1
+            callee_on = _callable(instructions, consumer, below, namespace, closure, extra=0)
+            self._follow(callee_on, position, count + len(new_keywords), new_keywords, here)
+
+    def _record(self, what: str, where: _Where) -> None:
+        assert self.escapes is not None
+        self.escapes.append(f"{what} at {where.place}{where.via}")
+
+
+class _Where(NamedTuple):
+    """Where a use of the owner is: the module's names, the closure's values, the helpers
+    the owner was followed through (``via``) and the file and line (``place``)."""
+
+    namespace: Mapping[str, Any] | None
+    closure: Mapping[str, Any] | None
+    via: str
+    place: str
+
+
+_AS_VALUE = (
+    "as a value the compiler cannot follow (a variable, a return value, an operand, a "
+    "container, a conditional argument)"
+)
+_UNRESOLVED = (
+    "to a callable the compiler cannot name statically (a method of an object, a subscript, "
+    "a call's result, getattr(...))"
+)
+#: Dunder attributes the compiled instance answers as python-statemachine's machine does
+#: (``__class__``, ``__dict__`` ... differ: the instance is not of the chart's class).
+_SAME_DUNDERS = frozenset({"__doc__", "__module__"})
+#: A callee the scan cannot name.
+_UNKNOWN: Any = object()
+
+
+def _place(code: Any, instructions: list[Any], index: int) -> str:
+    """``file:line`` of the instruction at ``index``."""
+    line = code.co_firstlineno
+    for instruction in instructions[: index + 1]:
+        positions = getattr(instruction, "positions", None)
+        if positions is not None and positions.lineno:
+            line = positions.lineno
+    return f"{code.co_filename.rsplit('/', 1)[-1]}:{line}"
+
+
+def _describe(value: Any) -> str:
+    """A callee the scan cannot read, as a message names it."""
+    if inspect.isbuiltin(value):
+        return f"the builtin {getattr(value, '__qualname__', value)}"
+    if isinstance(value, type):
+        return f"the class {value.__qualname__}"
+    kind = type(value)
+    what = f"{kind.__module__}.{kind.__qualname__}"
+    name = getattr(value, "__qualname__", None)
+    described = f"{name}, a {what}" if isinstance(name, str) else f"a {what} object"
+    if hasattr(value, "__wrapped__"):  # functools.lru_cache, a class-based decorator ...
+        described += " (a decorator whose wrapper is no Python function)"
+    return described
+
+
+def _closure_of(function: Any) -> dict[str, Any]:
+    """The values of ``function``'s free variables (those already set)."""
+    values: dict[str, Any] = {}
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or (), strict=False):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+    return values
+
+
+def _packed_names(code: Any) -> tuple[str | None, str | None]:
+    """The names of ``code``'s ``*args`` and ``**kwargs`` parameters (``None``: none)."""
+    at = code.co_argcount + code.co_kwonlyargcount
+    star = kwargs = None
+    if code.co_flags & inspect.CO_VARARGS:
+        star = code.co_varnames[at]
+        at += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        kwargs = code.co_varnames[at]
+    return star, kwargs
+
+
+def _bind(
+    code: Any, position: int, count: int, keywords: tuple[str, ...]
+) -> str | tuple[str, int | str] | None:
+    """What the argument at ``position`` of ``count`` (the last ``len(keywords)`` passed by
+    those names) binds in ``code``: a parameter's name, ``("*", index)`` in ``*args``,
+    ``("**", keyword)`` in ``**kwargs``, or ``None`` (no parameter takes it)."""
+    positional = count - len(keywords)
+    if position < positional:
+        if position < code.co_argcount:
+            return str(code.co_varnames[position])
+        if code.co_flags & inspect.CO_VARARGS:
+            return ("*", position - code.co_argcount)
+        return None
+    keyword = keywords[position - positional]
+    named = code.co_varnames[code.co_posonlyargcount : code.co_argcount + code.co_kwonlyargcount]
+    if keyword in named:
+        return keyword
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        return ("**", keyword)
+    return None
+
+
+#: Instructions that push one value and pop none.
+_PUSH_ONE = frozenset(
+    {
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_FAST_BORROW",
+        "LOAD_CONST",
+        "LOAD_SMALL_INT",
+        "LOAD_DEREF",
+        "LOAD_CLOSURE",
+        "LOAD_NAME",
+        "PUSH_NULL",
+    }
+)
+#: Instructions that leave the stack as it is.
+_NEUTRAL = frozenset(
+    {"NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PRECALL", "KW_NAMES", "NOT_TAKEN"}
+)
+_UNARY = frozenset(
+    {
+        "UNARY_NEGATIVE",
+        "UNARY_NOT",
+        "UNARY_INVERT",
+        "UNARY_POSITIVE",
+        "TO_BOOL",
+        "FORMAT_SIMPLE",
+        "CONVERT_VALUE",
+    }
+)
+_BINARY = frozenset(
+    {"BINARY_OP", "BINARY_SUBSCR", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "FORMAT_WITH_SPEC"}
+)
+_BUILDS = frozenset({"BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE"})
+_CALLS = frozenset({"CALL", "CALL_KW"})
+
+
+_MERGES = frozenset({"DICT_MERGE", "DICT_UPDATE", "LIST_EXTEND", "SET_UPDATE", "LIST_APPEND"})
+#: (pops, pushes) of the instructions whose effect does not depend on their argument.
+_FIXED_EFFECTS: dict[str, tuple[int, int]] = {
+    **dict.fromkeys(_PUSH_ONE, (0, 1)),
+    **dict.fromkeys(_NEUTRAL, (0, 0)),
+    **dict.fromkeys(_PAIR_LOADS, (0, 2)),
+    **dict.fromkeys(_UNARY, (1, 1)),
+    **dict.fromkeys(_BINARY, (2, 1)),
+    **dict.fromkeys(_MERGES, (1, 0)),  # into a container further down, which stays
+    "LOAD_METHOD": (1, 2),
+    "COPY": (0, 1),
+}
+_METHOD_FLAG_ON_LOAD_ATTR = sys.version_info >= (3, 12)
+#: (pops, pushes) of the others, from their argument.
+_ARGUMENT_EFFECTS: dict[str, Callable[[int], tuple[int, int]]] = {
+    "LOAD_GLOBAL": lambda arg: (0, 1 + (arg & 1)),  # and a NULL, for a call
+    "LOAD_ATTR": lambda arg: (1, 1 + (arg & 1 if _METHOD_FLAG_ON_LOAD_ATTR else 0)),
+    **dict.fromkeys(_BUILDS, lambda arg: (arg, 1)),
+    "BUILD_MAP": lambda arg: (2 * arg, 1),
+    "BUILD_CONST_KEY_MAP": lambda arg: (arg + 1, 1),
+    "FORMAT_VALUE": lambda arg: (2 if arg & 4 else 1, 1),
+    "CALL": lambda arg: (arg + 2, 1),
+    "CALL_KW": lambda arg: (arg + 3, 1),
+    "CALL_FUNCTION_EX": lambda arg: (4 if sys.version_info >= (3, 14) else 3 + (arg & 1), 1),
+}
+
+
+def _stack_effect(instruction: Any) -> tuple[int, int] | None:
+    """How many values ``instruction`` pops and pushes, for the straight-line code of a call's
+    arguments; ``None`` for any other instruction (a jump, a store, a return ...)."""
+    fixed = _FIXED_EFFECTS.get(instruction.opname)
+    if fixed is not None:
+        return fixed
+    by_argument = _ARGUMENT_EFFECTS.get(instruction.opname)
+    return None if by_argument is None else by_argument(instruction.arg or 0)
+
+
+def _joined(instruction: Any) -> bool:
+    """Whether a jump lands on ``instruction`` (the stack there may come from elsewhere)."""
+    return bool(getattr(instruction, "is_jump_target", False))
+
+
+def _call_of(
+    code: Any, instructions: list[Any], index: int, above: int
+) -> tuple[int, int, int, tuple[str, ...]] | None:
+    """If the value loaded at ``index`` (``above`` values above it) is an argument of a call
+    in the straight-line code after it: the call's index, the argument's position, the number
+    of arguments and the keyword names of the last ones. Otherwise ``None``."""
+    for at in range(index + 1, len(instructions)):
+        instruction = instructions[at]
+        effect = _stack_effect(instruction)
+        if effect is None or _joined(instruction):
+            return None
+        if instruction.opname == "COPY" and instruction.arg - 1 == above:
+            return None  # the value copied: two references to follow
+        pops, pushes = effect
+        if pops > above:
+            if instruction.opname not in _CALLS:
+                return None
+            count = instruction.arg
+            extra = 1 if instruction.opname == "CALL_KW" else 0  # the names tuple on top
+            if above < extra or above - extra >= count:
+                return None  # the callable itself, or the object of a method call
+            keywords = _keywords(code, instructions, at)
+            if keywords is None or len(keywords) > count:
+                return None
+            return at, count - 1 - (above - extra), count, keywords
+        above += pushes - pops
+    return None
+
+
+def _keywords(code: Any, instructions: list[Any], call: int) -> tuple[str, ...] | None:
+    """The keyword names of the call at ``call``: ``KW_NAMES`` before it (3.11, 3.12), the
+    tuple ``CALL_KW`` takes (3.13), or none."""
+    if instructions[call].opname == "CALL_KW":
+        found = _producer(instructions, call, 0)
+        if found is None or instructions[found[0]].opname != "LOAD_CONST":
+            return None
+        names = instructions[found[0]].argval
+        return tuple(names) if isinstance(names, tuple) else None
+    at = call - 1
+    while at >= 0 and instructions[at].opname in ("PRECALL", "CACHE", "EXTENDED_ARG"):
+        at -= 1
+    if at >= 0 and instructions[at].opname == "KW_NAMES":
+        return tuple(code.co_consts[instructions[at].arg])
+    return ()
+
+
+def _producer(instructions: list[Any], end: int, depth: int) -> tuple[int, int] | None:
+    """The instruction (its index) of the straight-line code before ``end`` that pushed the
+    value ``depth`` deep on the stack at ``end``, and which of its pushes it is (0: the
+    first, the deepest)."""
+    for at in range(end - 1, -1, -1):
+        if _joined(instructions[at + 1]):
+            return None
+        effect = _stack_effect(instructions[at])
+        if effect is None:
+            return None
+        pops, pushes = effect
+        if depth < pushes:
+            return at, pushes - 1 - depth
+        depth += pops - pushes
+    return None
+
+
+def _callable(
+    instructions: list[Any],
+    call: int,
+    count: int,
+    namespace: Mapping[str, Any] | None,
+    closure: Mapping[str, Any] | None,
+    extra: int | None = None,
+) -> Any:
+    """The function the call at ``call`` calls (``count`` arguments above it, and the names
+    tuple of ``CALL_KW``), named statically: below the arguments, a ``NULL`` and the callable
+    in either order (3.11-3.12 and 3.13 lay them out differently). ``_UNKNOWN`` otherwise,
+    and for a method call on an object (its ``self`` below the arguments)."""
+    if extra is None:
+        extra = 1 if instructions[call].opname == "CALL_KW" else 0
+    upper = _producer(instructions, call, extra + count)
+    lower = _producer(instructions, call, extra + count + 1)
+    if upper is None or lower is None:
+        return _UNKNOWN
+    if upper[0] == lower[0]:  # one instruction pushed both: a global or an attribute and NULL
+        return _value(instructions, upper[0], namespace, closure, both=True)
+    for null, value in ((lower, upper), (upper, lower)):
+        if instructions[null[0]].opname == "PUSH_NULL":
+            return _value(instructions, value[0], namespace, closure)
+    return _UNKNOWN
+
+
+def _value(
+    instructions: list[Any],
+    at: int,
+    namespace: Mapping[str, Any] | None,
+    closure: Mapping[str, Any] | None,
+    both: bool = False,
+) -> Any:
+    """The value the instruction at ``at`` loads, where it is known before the code runs: a
+    global or builtin, a closure's value, an attribute of a module or of a plain class (a
+    function or a static method); ``_UNKNOWN`` otherwise. ``both``: the instruction pushed
+    the value and a ``NULL``, as for a call."""
+    instruction = instructions[at]
+    opname, name = instruction.opname, instruction.argval
+    effect = _stack_effect(instruction)
+    if effect is None or effect[1] != (2 if both else 1):
+        return _UNKNOWN
+    if opname == "LOAD_GLOBAL" and namespace is not None:
+        if name in namespace:
+            return namespace[name]
+        builtins = namespace.get("__builtins__", {})
+        builtins = builtins if isinstance(builtins, dict) else vars(builtins)
+        return builtins.get(name, _UNKNOWN)
+    if opname == "LOAD_DEREF" and closure is not None:
+        return closure.get(name, _UNKNOWN)
+    if opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        below = _producer(instructions, at, 0)
+        if below is None:
+            return _UNKNOWN
+        owner = _value(instructions, below[0], namespace, closure)
+        if isinstance(owner, types.ModuleType) and not hasattr(type(owner), name):
+            return vars(owner).get(name, _UNKNOWN)  # never a module's __getattr__
+        if isinstance(owner, type) and _plain_class(owner) and not hasattr(type(owner), name):
+            found = inspect.getattr_static(owner, name, _UNKNOWN)
+            if isinstance(found, staticmethod):
+                return found.__func__
+            return found if inspect.isfunction(found) else _UNKNOWN
+    return _UNKNOWN
+
+
+def _handed_on(
+    code: Any, instructions: list[Any], index: int, star: str | None, kwargs: str | None
+) -> tuple[int, bool, bool] | None:
+    """If the ``*args`` or ``**kwargs`` loaded at ``index`` is handed on whole to a call,
+    ``function(*args)``, ``function(*args, **kwargs)`` or ``function(**kwargs)``: the call's
+    index and whether it hands on ``*args`` and ``**kwargs``. Otherwise ``None``."""
+    names = [instruction.opname for instruction in instructions]
+    values = [instruction.argval for instruction in instructions]
+    loaded = values[index]
+    if loaded == star:
+        if (
+            names[index + 1 : index + 2] == ["CALL_FUNCTION_EX"]
+            and not instructions[index + 1].arg
+        ):
+            return index + 1, True, False
+        if (
+            names[index + 1 : index + 5]
+            == ["BUILD_MAP", "LOAD_FAST", "DICT_MERGE", "CALL_FUNCTION_EX"]
+            and values[index + 2] == kwargs
+            and instructions[index + 1].arg == 0
+        ):
+            return index + 4, True, True
+        return None
+    if loaded == kwargs and index >= 2 and names[index - 1] == "BUILD_MAP":
+        if names[index + 1 : index + 3] != ["DICT_MERGE", "CALL_FUNCTION_EX"]:
+            return None
+        before = instructions[index - 2]
+        if before.opname in _LOADS and before.argval == star:
+            return index + 2, True, True
+        if before.opname == "LOAD_CONST" and before.argval == ():
+            return index + 2, False, True
+    return None
 
 
 def _loads_owner(instructions: list[Any], index: int, owners: set[str]) -> bool:
@@ -635,6 +1143,22 @@ def _loads_owner(instructions: list[Any], index: int, owners: set[str]) -> bool:
         before = instructions[index - 1]
         return before.opname in _LOADS and before.argval == "event_data"
     return instruction.opname in _LOADS and argval in owners
+
+
+def _plain_class(owner: type) -> bool:
+    """Whether the functions of ``owner`` can be read off its ``__dict__``s: a class of
+    ``type``, or one of the user's chart classes (python-statemachine's metaclass)."""
+    if type(owner) is type:
+        return True
+    return issubclass(owner, StateChart) and _is_user_chart_class(owner)
+
+
+def _after_read(instructions: list[Any], index: int) -> Any:
+    """The instruction after the attribute read of the owner loaded at ``index``."""
+    at = index + 1
+    if at < len(instructions) and instructions[at].opname == "COPY":
+        at += 1
+    return instructions[at + 1] if at + 1 < len(instructions) else None
 
 
 def _attribute_read(instructions: list[Any], index: int) -> str | None:
@@ -681,81 +1205,6 @@ def _is_pair(instruction: Any) -> bool:
     return instruction.opname in _PAIR_LOADS
 
 
-def _global_call_argument(
-    code: Any, instructions: list[Any], index: int, owners: set[str]
-) -> tuple[str, int, int, tuple[str, ...]] | None:
-    """If the load at ``index`` is one argument of a call of a global name whose arguments
-    are all plain loads (locals, constants, their attributes): the name, the argument's
-    position, the number of arguments and the call's keyword names. Otherwise ``None``."""
-    before = 0  # arguments loaded before the owner
-    start = index - 1
-    while start >= 0:
-        instruction = instructions[start]
-        if instruction.opname == "LOAD_GLOBAL":
-            break
-        if instruction.opname == "LOAD_ATTR" and start > 0:
-            start -= 1  # an attribute of the argument loaded before it
-            continue
-        if instruction.opname not in _ARGUMENT_LOADS:
-            return None
-        before += 2 if _is_pair(instruction) else 1
-        start -= 1
-    else:
-        return None
-    own = instructions[index]
-    if _is_pair(own):  # which of the two locals is the owner (the first, if both)
-        offset = 0 if own.argval[0] in owners else 1
-        before, after = before + offset, 1 - offset
-    else:
-        after = 0
-    found = _call_after(code, instructions[index + 1 :], before + 1 + after)
-    if found is None:
-        return None
-    count, keywords = found
-    return str(instructions[start].argval), before, count, keywords
-
-
-def _call_after(code: Any, rest: list[Any], loaded: int) -> tuple[int, tuple[str, ...]] | None:
-    """The argument count and keyword names of the call ``rest`` makes once its remaining
-    plain arguments are loaded (``loaded``: the arguments loaded so far), if it is one."""
-    keywords: tuple[str, ...] = ()
-    names: tuple[str, ...] = ()  # the last tuple constant loaded: CALL_KW's names (3.13)
-    for instruction in rest:
-        opname = instruction.opname
-        if opname in ("PRECALL", "PUSH_NULL", "LOAD_ATTR"):
-            continue  # (an attribute of the argument loaded before it)
-        if opname == "KW_NAMES":  # 3.11's argval is not the names: read them off the code
-            keywords = tuple(code.co_consts[instruction.arg])
-        elif opname in _ARGUMENT_LOADS:
-            loaded += 2 if _is_pair(instruction) else 1
-            constant = instruction.argval if opname == "LOAD_CONST" else None
-            names = tuple(constant) if isinstance(constant, tuple) else ()
-        elif opname == "CALL_KW" and names:
-            loaded, keywords = loaded - 1, names
-            break
-        elif opname == "CALL":
-            break
-        else:
-            return None
-    else:
-        return None
-    if instruction.arg != loaded or len(keywords) > loaded:
-        return None
-    return loaded, keywords
-
-
-def _parameter(code: Any, position: int, count: int, keywords: tuple[str, ...]) -> str | None:
-    """The parameter of ``code`` the argument at ``position`` of ``count`` binds (the last
-    ``len(keywords)`` passed by those names); ``None`` for ``*args`` or ``**kwargs``, where the
-    owner would go on unseen."""
-    positional = count - len(keywords)
-    if position < positional:
-        return str(code.co_varnames[position]) if position < code.co_argcount else None
-    keyword = keywords[position - positional]
-    named = code.co_varnames[code.co_posonlyargcount : code.co_argcount + code.co_kwonlyargcount]
-    return keyword if keyword in named else None
-
-
 def _is_getattr_call(instruction: Any) -> bool:
     return instruction.opname in {"LOAD_GLOBAL", "LOAD_NAME"} and instruction.argval in {
         "getattr",
@@ -785,12 +1234,35 @@ def state_kind(state: DeclaredState) -> Any:
     return "compound" if state.states else "atomic"
 
 
-def _function_of(value: Any) -> Any:
+def _functions_of(value: Any) -> list[Any]:
+    """The Python functions of a chart attribute: a method's, a static or class method's,
+    a property's getter, setter and deleter."""
+    found: list[Any]
     if isinstance(value, staticmethod | classmethod):
-        value = value.__func__
+        found = [value.__func__]
     elif isinstance(value, property):
-        value = value.fget
-    return value if inspect.isfunction(value) else None
+        found = [value.fget, value.fset, value.fdel]
+    else:
+        found = [value]
+    return [function for function in found if inspect.isfunction(function)]
+
+
+def _is_library(function: Any) -> bool:
+    """Whether ``function`` is python-statemachine's own (its loaders' executable content)."""
+    return str(getattr(function, "__module__", "") or "").split(".")[0] == "statemachine"
+
+
+def _stored_attributes(code: Any) -> set[str]:
+    """The attribute names ``code`` (and the functions nested in it) sets or deletes."""
+    found = {
+        str(instruction.argval)
+        for instruction in dis.get_instructions(code)
+        if instruction.opname in ("STORE_ATTR", "DELETE_ATTR")
+    }
+    for constant in code.co_consts:
+        if hasattr(constant, "co_code"):
+            found |= _stored_attributes(constant)
+    return found
 
 
 def descriptor_matches(descriptor: str, event: str) -> bool:

@@ -252,21 +252,24 @@ def dot_source(diagram: Diagram, overlay: Overlay | None = None) -> str:
     import graphviz  # only when drawing: importing statecharts or toolcalls never loads it
 
     title = [diagram.name] if overlay is None else [diagram.name, overlay.caption]
-    graph = graphviz.Digraph(diagram.name, comment=f"{diagram.qualname}: {GENERATED}")
+    comment = " ".join(f"{diagram.qualname}: {GENERATED}".splitlines())  # one // line
+    graph = graphviz.Digraph(_dot_text(diagram.name), comment=comment)
     graph.attr("graph", label=_dot_label(title), labelloc="t", rankdir="LR", fontname=FONT)
     graph.attr("node", shape="box", style="rounded", fontname=FONT, fontsize="11")
     graph.attr("edge", fontname=FONT, fontsize="9")
-    graph.node(INITIAL_NODE, label="", shape="point", width="0.15", id="initial")
+    markers = _dot_markers(diagram)
+    start = markers[None]
+    graph.node(_dot_text(start), label="", shape="point", width="0.15", id="initial")
     if diagram.nested:
         graph.attr("graph", compound="true")
-        _dot_nested(graph, diagram, None, overlay)
+        _dot_nested(graph, diagram, None, overlay, markers)
     for state in diagram.states if not diagram.nested else ():
         mark = overlay.states.get(state.id) if overlay else None
-        graph.node(state.id, **_dot_state(state, mark))
+        graph.node(_dot_text(state.id), **_dot_state(state, mark))
     top = diagram.children(None)
     initial = next((state for state in top if state.initial), None)
     if initial is not None:
-        _dot_edge(graph, INITIAL_NODE, initial.id, {"id": f"initial:{initial.id}"})
+        _dot_edge(graph, start, initial.id, {"id": _dot_text(f"initial:{initial.id}")})
     for transition in diagram.transitions:
         mark = overlay.transitions.get(transition.id) if overlay else None
         _dot_edge(graph, transition.source, transition.target, _dot_transition(transition, mark))
@@ -277,8 +280,28 @@ def dot_source(diagram: Diagram, overlay: Overlay | None = None) -> str:
 _HISTORY_LABELS = {"shallow_history": "H", "deep_history": "H*"}
 
 
+def _dot_markers(diagram: Diagram) -> dict[str | None, str]:
+    """The node names of the initial dots: ``[*]`` for the chart's, ``<id>:initial`` for a
+    compound state's, each made unique against the state ids (a JSON chart may name a state
+    ``[*]`` or ``job:initial``) by a trailing ``'``."""
+    taken = {state.id for state in diagram.states}
+    markers: dict[str | None, str] = {}
+    for parent, name in [(None, INITIAL_NODE)] + [
+        (state.id, f"{state.id}:initial") for state in diagram.states if state.kind == "compound"
+    ]:
+        while name in taken:
+            name += "'"
+        taken.add(name)
+        markers[parent] = name
+    return markers
+
+
 def _dot_nested(
-    graph: Any, diagram: Diagram, parent: StateView | None, overlay: Overlay | None
+    graph: Any,
+    diagram: Diagram,
+    parent: StateView | None,
+    overlay: Overlay | None,
+    markers: Mapping[str | None, str],
 ) -> None:
     """Draw the states inside ``parent``: compound and parallel states as clusters (a parallel
     state's regions dashed), each with a small anchor node edges attach to and a dot marking
@@ -287,11 +310,15 @@ def _dot_nested(
     if parent is not None and parent.kind == "compound":
         initial = next((state for state in children if state.initial), None)
         if initial is not None:
-            marker = f"{parent.id}:initial"
+            marker = markers[parent.id]
             graph.node(
-                marker, label="", shape="point", width="0.1", id=f"initial-point:{parent.id}"
+                _dot_text(marker),
+                label="",
+                shape="point",
+                width="0.1",
+                id=_dot_text(f"initial-point:{parent.id}"),
             )
-            attrs = {"id": f"initial:{initial.id}"}
+            attrs = {"id": _dot_text(f"initial:{initial.id}")}
             transition_id = diagram.initial_transitions.get(parent.id)
             mark = overlay.transitions.get(transition_id) if overlay and transition_id else None
             if mark is not None:  # coverage marks the initial transition's arrow
@@ -301,22 +328,29 @@ def _dot_nested(
         mark = overlay.states.get(state.id) if overlay else None
         if state.kind in _HISTORY_LABELS:
             graph.node(
-                state.id, label=_HISTORY_LABELS[state.kind], shape="circle", id=f"state:{state.id}"
+                _dot_text(state.id),
+                label=_HISTORY_LABELS[state.kind],
+                shape="circle",
+                id=_dot_text(f"state:{state.id}"),
             )
         elif state.kind in ("compound", "parallel"):
             dashed = parent is not None and parent.kind == "parallel"
-            with graph.subgraph(name=f"cluster_{state.id}") as cluster:
+            with graph.subgraph(name=_dot_text(f"cluster_{state.id}")) as cluster:
                 cluster.attr(
                     label=_dot_label(state.lines() + _notes(mark)),
                     style="rounded,dashed" if dashed else "rounded",
-                    id=f"cluster:{state.id}",
+                    id=_dot_text(f"cluster:{state.id}"),
                 )
                 cluster.node(
-                    state.id, label="", shape="point", width="0.05", id=f"state:{state.id}"
+                    _dot_text(state.id),
+                    label="",
+                    shape="point",
+                    width="0.05",
+                    id=_dot_text(f"state:{state.id}"),
                 )
-                _dot_nested(cluster, diagram, state, overlay)
+                _dot_nested(cluster, diagram, state, overlay, markers)
         else:
-            graph.node(state.id, **_dot_state(state, mark))
+            graph.node(_dot_text(state.id), **_dot_state(state, mark))
 
 
 def _dot_edge(graph: Any, tail: str, head: str, attrs: dict[str, str]) -> None:
@@ -328,11 +362,16 @@ def _dot_edge(graph: Any, tail: str, head: str, attrs: dict[str, str]) -> None:
     rest = dict(attrs)
     label = rest.pop("label", None)  # first, then the others sorted, as edge() writes them
     attributes = quoting.attr_list(label, kwargs=rest)
-    graph.body.append(f"\t{quoting.quote(tail)} -> {quoting.quote(head)}{attributes}\n")
+    graph.body.append(
+        f"\t{quoting.quote(_dot_text(tail))} -> {quoting.quote(_dot_text(head))}{attributes}\n"
+    )
 
 
 def _dot_state(state: StateView, mark: Mark | None) -> dict[str, str]:
-    attrs = {"label": _dot_label(state.lines() + _notes(mark)), "id": f"state:{state.id}"}
+    attrs = {
+        "label": _dot_label(state.lines() + _notes(mark)),
+        "id": _dot_text(f"state:{state.id}"),
+    }
     if state.final:
         attrs["peripheries"] = "2"
     if mark is not None:
@@ -347,7 +386,7 @@ def _dot_transition(transition: TransitionView, mark: Mark | None) -> dict[str, 
     if transition.source == transition.target:
         # Graphviz stacks the labels of a state's self-loops one line apart: keep them on one.
         lines = (" ".join(lines),)
-    attrs = {"label": _dot_label(lines), "id": f"transition:{transition.id}"}
+    attrs = {"label": _dot_label(lines), "id": _dot_text(f"transition:{transition.id}")}
     if transition.stays:
         attrs["style"] = "dashed"
     if mark is not None:
@@ -367,6 +406,16 @@ def _notes(mark: Mark | None) -> tuple[str, ...]:
     return mark.notes if mark is not None else ()
 
 
+def _dot_text(text: str) -> str:
+    """A name or id as DOT text: graphviz quotes it, its backslashes kept literal (one ending
+    the text would escape the closing quote, one before a quote would merge ``a\\"b`` with
+    ``a"b``) and never read as HTML (``<b>`` would be the HTML string ``b``)."""
+    import graphviz
+
+    # a newline as \n: DOT reads a backslash before a line break as a line continuation
+    return graphviz.nohtml(graphviz.escape(text).replace("\n", "\\n"))  # type: ignore[no-any-return]
+
+
 def _dot_label(lines: tuple[str, ...] | list[str]) -> str:
     """Lines as one DOT label: backslashes kept literal, lines centred, never read as HTML."""
     import graphviz
@@ -383,6 +432,7 @@ _MERMAID_STYLES = {
     Emphasis.DIM: "stroke:#9e9e9e,color:#9e9e9e",
 }
 _MERMAID_UNSAFE = re.compile(r'[#;:"<>&{}%`\\]')
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
 
 def mermaid_source(diagram: Diagram, overlay: Overlay | None = None) -> str:
@@ -487,21 +537,43 @@ def _mermaid_classes(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]
 
 
 _MERMAID_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Words Mermaid's state diagram reads as the start of a statement where it expects an id
+#: (any case): a state named so gets a mangled id like any other unsafe id.
+_MERMAID_KEYWORDS = frozenset(
+    {
+        "note",
+        "scale",
+        "state",
+        "class",
+        "classdef",
+        "direction",
+        "style",
+        "end",
+        "as",
+        "acctitle",
+        "accdescr",
+        "click",
+        "href",
+        "hide",
+    }
+)
 
 
 def _mid(state_id: str) -> str:
-    """A state id as one Mermaid token: itself when it is a plain name, else its name with
+    """A state id as one Mermaid token: itself when it is a plain name (not a word Mermaid
+    reads as a keyword, ``note``, ``state`` ...), else its name with
     each other character as ``_`` and a short digest of the id (ids from JSON or SCXML may
     hold spaces, colons, dashes ...), the same on every run."""
-    if _MERMAID_ID.fullmatch(state_id):
+    if _MERMAID_ID.fullmatch(state_id) and state_id.lower() not in _MERMAID_KEYWORDS:
         return state_id
     digest = hashlib.sha256(state_id.encode()).hexdigest()[:6]
     return f"{re.sub(r'[^A-Za-z0-9_]', '_', state_id)}_{digest}"
 
 
 def _mermaid_text(text: str) -> str:
-    """Text safe on one Mermaid line: characters Mermaid gives a meaning become ``#code;``."""
-    flat = text.replace("\n", " ")
+    """Text safe on one Mermaid line: characters Mermaid gives a meaning become ``#code;``,
+    line breaks and other control characters a space."""
+    flat = _CONTROL.sub(" ", text)
     return _MERMAID_UNSAFE.sub(lambda match: f"#{ord(match.group())};", flat)
 
 

@@ -29,7 +29,7 @@ from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
 from . import _async, _snapshot
-from ._clock import Clock, VirtualClock
+from ._clock import NS, Clock, Due, VirtualClock, clock_ns, milliseconds_ns
 from ._codegen import FunctionWriter, Module, Step, _dyn, _kwall, write_function
 from ._compiler import (
     RUNTIME_NAMES,
@@ -171,9 +171,10 @@ def _notify(instance: Instance, outcome: Outcome) -> None:
 
 
 Item = tuple[str, tuple[Any, ...], dict[str, Any]]
-#: A queued external event: (due, sequence, send_id, item); ordered by due time, then by
-#: the order the events were sent.
-Timed = tuple[float, int, Any, Item]
+#: A queued external event: (due, sequence, send_id, item); ordered by due time (whole
+#: nanoseconds of the clock: no float sum puts a later-sent event due at the same time
+#: first), then by the order the events were sent.
+Timed = tuple[int, int, Any, Item]
 #: ``_Queues.trigger`` of an event taken from the internal queue.
 _INTERNAL_TRIGGER = (True, None)
 
@@ -194,6 +195,7 @@ class _Queues:
     """
 
     __slots__ = (
+        "budget",
         "busy",
         "clock",
         "external",
@@ -214,21 +216,33 @@ class _Queues:
         self.keep = False
         self.clock = clock
         self.trigger: tuple[bool, Any] | None = None
-        self.woken: float | None = None
+        self.woken: int | None = None
+        #: How many delayed events this run may still take (``None``: all that are due); a
+        #: clock's wake-up takes one, then asks to be woken again, so the timers of several
+        #: instances on one clock run in due order, then sending order, across instances.
+        self.budget: int | None = None
 
     @property
     def delayed(self) -> list[Timed]:
         """The timed events (the name code written before ``timed`` reads)."""
         return self.timed
 
-    def now(self) -> float:
+    def now_ns(self) -> int:
+        """The clock's time in whole nanoseconds (``time.monotonic_ns()`` without one)."""
         clock = self.clock
-        return time.monotonic() if clock is None else clock.now()
+        return time.monotonic_ns() if clock is None else clock_ns(clock)
 
     def put(self, item: Item, delay_ms: float = 0, send_id: Any = None) -> None:
         """Queue an external event, due after ``delay_ms`` milliseconds."""
         if delay_ms or send_id is not None or self.timed:
-            due = self.now() + delay_ms / 1000
+            now = self.now_ns()
+            if delay_ms < 0 and self.external:
+                # due in the past, it runs ahead of the events sent before it (due when
+                # sent, no later than now), as in python-statemachine: they join the heap
+                for waiting in self.external:
+                    heapq.heappush(self.timed, (now, next(_sequence), None, waiting))
+                self.external.clear()
+            due = now + milliseconds_ns(delay_ms)
             heapq.heappush(self.timed, (due, next(_sequence), send_id, item))
         else:
             self.external.append(item)
@@ -253,11 +267,16 @@ class _Queues:
         due = timed[0][0]
         clock = self.clock
         if clock is None:
-            wait = due - time.monotonic()
+            wait = due - time.monotonic_ns()
             if wait > 0:
-                time.sleep(wait)
-        elif due > clock.now():
+                time.sleep(wait / NS)
+        elif due > clock_ns(clock):
             return None
+        budget = self.budget
+        if budget is not None:
+            if budget <= 0:
+                return None  # the clock wakes the instance again for the next one
+            self.budget = budget - 1
         _, _, send_id, item = heapq.heappop(timed)
         self.trigger = (False, send_id)
         return item
@@ -464,7 +483,7 @@ class Instance:
             if pending is None
             else {"internal": pending.internal, "external": pending.external},
             [] if pending is None else pending.timed,
-            0.0 if pending is None else pending.now(),
+            0 if pending is None else pending.now_ns(),
             vars(self) if runtime.custom_init else {},
             runtime.instance_fields,
         )
@@ -488,7 +507,7 @@ class Instance:
         scale (``None``: none waits)."""
         pending = self._pending
         if isinstance(pending, _Queues) and pending.timed:
-            return pending.timed[0][0]
+            return pending.timed[0][0] / NS
         return None
 
     def run_due(self) -> None:
@@ -502,12 +521,15 @@ class Instance:
         if pending.busy:  # woken from one of its own callbacks: it settles later
             return
         timed = pending.timed
-        if not (pending.external or pending.internal or (timed and timed[0][0] <= pending.now())):
+        if not (
+            pending.external or pending.internal or (timed and timed[0][0] <= pending.now_ns())
+        ):
             # A stale wake-up (a failure dropped its timer): no macrostep runs, and the clock
             # is asked to wake the instance for the delayed event that waits now, if any.
             self._settle(pending)
             return
         pending.busy = True
+        pending.budget = 1  # one delayed event per wake-up: see _Queues.budget
         self._drain(pending)
 
     def run_until_idle(self) -> None:
@@ -528,10 +550,10 @@ class Instance:
                 pending.busy = True
                 self._drain(pending)
             elif isinstance(clock, VirtualClock):
-                wait = max(0.0, pending.timed[0][0] - clock.now()) if pending.timed else 0.0
+                wait = max(0, pending.timed[0][0] - clock.now_ns()) if pending.timed else 0
                 self.run_due()
                 if self._pending is pending and pending.timed and not pending.busy:
-                    clock.advance(wait)
+                    clock.advance_ns(wait)
             else:
                 raise TypeError(
                     f"run_until_idle() advances a VirtualClock, not {type(clock).__name__}"
@@ -667,6 +689,7 @@ class Instance:
             return
         if queues.timed and self._node.terminated:
             queues.timed.clear()  # a terminated instance runs no delayed event
+        queues.budget = None
         if queues.idle():
             self._pending = None
             return
@@ -678,7 +701,7 @@ class Instance:
             woken = queues.woken
             if woken is None or due < woken:  # a later one waits for the wake-up asked for
                 queues.woken = due
-                clock.wake(self, due, order)
+                clock.wake(self, Due(due), order)
 
     def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
         """Run one external event (a microstep, or an ignored outcome)."""
@@ -747,6 +770,7 @@ class Instance:
             pending.keep = False
             pending.busy = False
             pending.in_internal = False
+            pending.budget = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"
@@ -2239,7 +2263,7 @@ class Chart(ChartDef):
             queues = _Queues(clock)
             queues.internal.extend(checked.internal)
             queues.external.extend(checked.external)
-            for due, send_id, item in _snapshot.restore_timers(checked.timers, queues.now()):
+            for due, send_id, item in _snapshot.restore_timers(checked.timers, queues.now_ns()):
                 heapq.heappush(queues.timed, (due, next(_sequence), send_id, item))
             instance._pending = queues
             instance._settle(queues)  # idle: queued events run before the next event

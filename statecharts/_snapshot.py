@@ -20,10 +20,12 @@ then, so a damaged or foreign snapshot raises ``InstanceSnapshotError`` naming t
 the reason, and nothing is half-restored.
 
 Delayed events (timers) are kept relative to the instance's clock: ``due_in_ms`` is how long
-after the snapshot was taken each is due (rounded to a nanosecond, so the same remaining time
-gives the same picture; negative: overdue, it runs first). ``Chart.restore(snapshot, model,
-clock=...)`` schedules them on the clock given, each due that long after the restore, in the
-listed order, with its ``send_id`` (so ``cancel_event`` still reaches it); a snapshot listing
+after the snapshot was taken each is due (whole nanoseconds, as the runtime keeps due times,
+so the same remaining time gives the same picture and timers due together stay together;
+negative: overdue, it runs first). ``Chart.restore(snapshot, model, clock=...)`` schedules
+them on the clock given, each due that long after the restore, in the listed order (which
+breaks a tie as the order they were sent did), with its ``send_id`` (so ``cancel_event`` still
+reaches it); a snapshot listing
 timers needs that clock. Version 1 pictures always had ``timers`` empty before timers were
 kept, and runtimes of that time refuse a picture listing any rather than drop them, so the
 version stays 1.
@@ -51,7 +53,7 @@ def take(
     history: Iterable[tuple[str, Iterable[str]]],
     queued: Mapping[str, Iterable[tuple[str, tuple[Any, ...], dict[str, Any]]]],
     delayed: Iterable[Any],
-    now: float,
+    now: int,
     fields: Mapping[str, Any],
     instance_fields: frozenset[str],
 ) -> dict[str, Any]:
@@ -92,10 +94,10 @@ def check(chart: ChartDef, picture: Any, instance_fields: frozenset[str]) -> Che
 # -- the runtime's timer queue -----------------------------------------------------------------
 
 
-def timer_pictures(delayed: Iterable[Any], now: float) -> list[dict[str, Any]]:
+def timer_pictures(delayed: Iterable[Any], now: int) -> list[dict[str, Any]]:
     """The delayed events an idle instance holds (the runtime's ``(due, sequence, send_id,
-    (event, args, kwargs))`` entries), in the order they run, each due ``due_in_ms`` after
-    ``now`` (the clock's time)."""
+    (event, args, kwargs))`` entries, due in nanoseconds of the clock), in the order they
+    run, each due ``due_in_ms`` after ``now`` (the clock's time, in nanoseconds)."""
     pictures = []
     for index, (due, _, send_id, (event, args, kwargs)) in enumerate(
         sorted(delayed, key=lambda entry: (entry[0], entry[1]))
@@ -113,20 +115,30 @@ def timer_pictures(delayed: Iterable[Any], now: float) -> list[dict[str, Any]]:
     return pictures
 
 
-def _due_in_ms(due: float, now: float) -> float:
-    # rounded to a nanosecond: the float noise of clock arithmetic stays out of the picture
-    return round((due - now) * 1000, 6) + 0.0  # + 0.0: no negative zero
+def _due_in_ms(due: int, now: int) -> float:
+    # whole nanoseconds apart: two timers due together stay due together in the picture
+    return (due - now) / 1_000_000
 
 
 def restore_timers(
-    timers: Iterable[Timer], now: float
-) -> list[tuple[float, Any, tuple[str, tuple[Any, ...], dict[str, Any]]]]:
+    timers: Iterable[Timer], now: int
+) -> list[tuple[int, Any, tuple[str, tuple[Any, ...], dict[str, Any]]]]:
     """Checked timers as ``(due, send_id, (event, args, kwargs))``, in the order they run,
-    each due ``due_in_ms`` after ``now`` (the restoring clock's time)."""
+    each due ``due_in_ms`` after ``now`` (the restoring clock's time; both in nanoseconds)."""
     return [
-        (now + timer.due_in_ms / 1000, timer.send_id, (timer.event, timer.args, timer.kwargs))
+        (
+            now + _nanoseconds(timer.due_in_ms),
+            timer.send_id,
+            (timer.event, timer.args, timer.kwargs),
+        )
         for timer in timers
     ]
+
+
+def _nanoseconds(milliseconds: float) -> int:
+    """Finite ``milliseconds`` in whole nanoseconds, exact however large."""
+    whole = int(milliseconds)
+    return whole * 1_000_000 + round((milliseconds - whole) * 1_000_000)
 
 
 class Timer(NamedTuple):

@@ -10,6 +10,7 @@ Subclass the result to add rules the chart cannot express (malformed input, chec
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -59,6 +60,15 @@ class ChartMachine(RuleBasedStateMachine):
     def create(self) -> str:
         return self.runner.create()
 
+    @precondition(lambda self: self.runner.can_advance() and self.runner.next_wait() is not None)
+    @rule()
+    def advance_time(self) -> None:
+        """Let time pass until the next delayed event of any instance is due (only for an
+        adapter that can advance the SUT's time)."""
+        wait = self.runner.next_wait()
+        assert wait is not None
+        self.runner.advance(wait)
+
     @invariant()
     def every_instance_agrees_with_the_chart(self) -> None:
         self.runner.check_all()
@@ -80,16 +90,17 @@ def chart_machine(
 ) -> type[ChartMachine]:
     """A ``RuleBasedStateMachine`` class testing what ``adapter()`` returns against ``chart``.
 
-        ``payloads`` maps event ids to strategies of keyword-argument dicts (events left out get
-        ``default_payloads``); ``model(key)`` builds the model of each reference instance (guards
-        and actions run on it, for real); ``undeclared`` draws event names the chart does not
-        declare (default: ``"undeclared"``, ``"bogus"``). A ``walk_path`` rule walks one
-    instance along one of ``paths`` (see ``transition_cover``), so random runs reach deep
-    states quickly and interleave from there; by default they are ``node_paths``: each
+    ``payloads`` maps event ids to strategies of keyword-argument dicts (events left out get
+    ``default_payloads``, reading the callbacks of the chart and of the model's class:
+    ``model("k0")`` is called once for it); ``model(key)`` builds the model of each reference
+    instance (guards and actions run on it, for real); ``undeclared`` draws event names the
+    chart does not declare (default: ``"undeclared"``, ``"bogus"``). A ``walk_path`` rule
+    walks one instance along one of ``paths`` (see ``transition_cover``), so random runs reach
+    deep states quickly and interleave from there; by default they are ``node_paths``: each
     configuration, history and model state the chart reaches (``explore``, on the default
     payloads) followed by each event, so a system that remembers a history differently is
     shown it by one short walk; ``()``: no walks. Run it as ``Machine.TestCase`` or with
-        ``run_state_machine_as_test``.
+    ``run_state_machine_as_test``.
     """
     if not isinstance(chart, Chart):
         raise TypeError("chart_machine needs a compiled Chart (compile_chart(cls))")
@@ -113,14 +124,16 @@ def chart_machine(
         "__module__": __name__,
         "__doc__": f"Derived stateful test of {chart.qualname}.",
     }
+    # one model, to read the callbacks its class defines (the runtime looks names up there too)
+    sample = None if model is None else model("k0")
     for event, rule_name in rule_names(event_ids, taken).items():
-        strategy = payloads[event] if event in payloads else default_payloads(chart, event)
+        strategy = payloads[event] if event in payloads else default_payloads(chart, event, sample)
         namespace[rule_name] = _event_rule(rule_name, event, strategy)
     declared = set(event_ids)
     names = undeclared if undeclared is not None else st.sampled_from(["undeclared", "bogus"])
     namespace["undeclared_event"] = _undeclared_rule(names.filter(lambda e: e not in declared))
     if paths is None:
-        paths = _default_paths(chart, model, payloads)
+        paths = _default_paths(chart, model, payloads, sample)
     if paths:
         namespace["walk_path"] = _walk_rule(list(paths))
     machine = type(name or f"{chart.name}Machine", (ChartMachine,), namespace)
@@ -129,13 +142,14 @@ def chart_machine(
 
 def rule_names(events: Sequence[str], taken: set[str]) -> dict[str, str]:
     """The rule name of each event: the event's own name where it is an identifier the
-    machine does not use itself; otherwise ``send_`` and the name with every character an
-    identifier cannot hold made ``_``, numbered if that is taken too. Every event gets its own
-    rule (``create`` and ``send_create`` both get one)."""
+    machine does not use itself and not a Python keyword (Hypothesis compiles a ``def`` named
+    after the rule); otherwise ``send_`` and the name with every character an identifier
+    cannot hold made ``_`` (``continue`` gets ``send_continue``), numbered if that is taken
+    too. Every event gets its own rule (``create`` and ``send_create`` both get one)."""
     names: dict[str, str] = {}
     used = set(taken)
     for event in events:
-        if event.isidentifier() and event not in taken:
+        if event.isidentifier() and not keyword.iskeyword(event) and event not in taken:
             names[event] = event
             used.add(event)
     for event in events:
@@ -160,7 +174,7 @@ def _event_rule(rule_name: str, event: str, strategy: PayloadStrategy) -> Any:
 
 
 def _default_paths(
-    chart: Chart, model: ModelFactory | None, payloads: Mapping[str, Any]
+    chart: Chart, model: ModelFactory | None, payloads: Mapping[str, Any], sample: Any = None
 ) -> list[Path]:
     """``node_paths`` of a bounded exploration by the events that take no payload (no
     argument, no strategy given): a payload only the user's strategies can draw is theirs to
@@ -168,7 +182,7 @@ def _default_paths(
     plain = [
         event.id
         for event in chart.events
-        if event.id not in payloads and not payload_parameters(chart, event.id)
+        if event.id not in payloads and not payload_parameters(chart, event.id, sample)
     ]
     if not plain:
         return []
@@ -186,7 +200,12 @@ def _default_paths(
 def _walk_rule(paths: list[Path]) -> Any:
     def walk_path(self: ChartMachine, key: str, path: Path) -> None:
         for step in path.steps:
-            self.runner.send(key, step.event, step.payload)
+            if step.seconds is None:
+                self.runner.send(key, step.event, step.payload)
+            elif self.runner.can_advance():
+                self.runner.advance(step.seconds)
+            else:  # the SUT cannot be shown time passing: the walk stops here
+                return
 
     walk_path.__doc__ = "Walk one instance along a path (from wherever it is)."
     deepest_first = sorted(paths, key=lambda path: -len(path.steps))  # shrinking goes shallower

@@ -5,7 +5,6 @@ code, do not weaken the test. If a test is wrong, say why in your report."""
 
 from __future__ import annotations
 
-import pytest
 from statemachine import State, StateChart
 
 from statecharts import UnsupportedChart, VirtualClock, compile_chart
@@ -50,14 +49,6 @@ def _ids(states: object) -> list[str]:
     return [state.id for state in states]  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the C6 scan follows self only into module functions called with plain names as "
-        "the other arguments; this chart is refused at compile time, naming the call "
-        "(loud, not a different answer); widening the scan is open"
-    ),
-)
 def test_C6_a_helper_given_self_and_a_computed_argument_is_followed_not_refused() -> None:
     """A guard calls a plain module helper `over_limit(self, self.margin + 0)` that reads only
     `machine.model`: python-statemachine runs it, but the compiler refuses the chart, claiming
@@ -70,14 +61,6 @@ def test_C6_a_helper_given_self_and_a_computed_argument_is_followed_not_refused(
     assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the C6 scan follows self only into module functions called with plain names as "
-        "the other arguments; this chart is refused at compile time (loud, not a "
-        "different answer); widening the scan is open"
-    ),
-)
 def test_C6_a_helper_given_self_and_a_call_result_is_followed_not_refused() -> None:
     """A guard calls `over_limit(self, len("a"))` (a helper reading only the model, its other
     argument a call's result): python-statemachine runs it, the compiler refuses the chart as
@@ -111,14 +94,6 @@ class Beeper(StateChart[Order]):
         model.log.append("pong")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "due times are float sums (clock time plus delay), as python-statemachine "
-        "computes them; whether python-statemachine orders this case the same was not "
-        "checked; millisecond ties are open"
-    ),
-)
 def test_C17_two_timers_due_at_the_same_millisecond_run_in_sending_order() -> None:
     """A test sends `ping` for 400 ms, advances the `VirtualClock` 36 ms, then sends `pong` for
     364 ms: both are due at 400 ms, so C17 runs `ping` (sent first) first, but the float sum

@@ -75,14 +75,6 @@ def _ids(states: object) -> list[str]:
     return [state.id for state in states]  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the C6 scan follows self into functions named in the chart's module, not "
-        "attributes of imported modules; the chart is refused at compile time (loud, not "
-        "a different answer)"
-    ),
-)
 def test_C6_a_helper_of_an_imported_module_given_self_is_followed_not_refused() -> None:
     """A guard calls `guards.over_limit(self, 1)`, a plain function of the application's
     `guards` module that reads only `machine.model`: python-statemachine runs it, the compiler
@@ -95,13 +87,6 @@ def test_C6_a_helper_of_an_imported_module_given_self_is_followed_not_refused() 
     assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the C6 scan reads decorated chart methods through their wrapper, not decorated "
-        "helpers; the chart is refused at compile time (loud, not a different answer)"
-    ),
-)
 def test_C6_a_decorated_helper_given_self_is_followed_not_refused() -> None:
     """A guard calls `over_one(self)`, a module helper reading only the model but decorated
     with a `functools.wraps` decorator: python-statemachine runs it, the compiler refuses the
@@ -126,13 +111,6 @@ BACKSLASH_ID = json.dumps(
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "DOT names and id attributes are quoted by graphviz, which leaves a trailing "
-        "backslash unescaped; open (a state id ending in a backslash)"
-    ),
-)
 def test_D2_dot_of_a_loaded_chart_with_a_backslash_ending_an_id_renders() -> None:
     """A user draws a JSON-loaded chart with a state `C:\\`: the id is written inside quotes
     as is, its backslash escapes the closing quote: graphviz warns "expect syntax error" while

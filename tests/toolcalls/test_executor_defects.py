@@ -10,6 +10,7 @@ without ``aclose()``; an ``AbortSignal`` callback added while another thread abo
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import sys
 import threading
@@ -83,6 +84,29 @@ def test_keyboard_interrupt_in_an_async_tool_settles_its_call_and_still_interrup
         asyncio.run(main())
     assert [(s.tool_call_id, s.status) for s in recorder.settled] == [("c1", "error")]
     assert recorder.settled[0].error == ToolError.tool_raised("tool", KeyboardInterrupt())
+
+
+def test_keyboard_interrupt_passed_on_by_the_executor_is_not_logged_as_never_retrieved(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The interrupt reached the host (asyncio.run raised it): the tool's task must not also
+    # be reported later, at whichever moment the garbage collector finds it, as an error
+    # "Task exception was never retrieved".
+    async def interrupted(args: dict[str, Any]) -> None:
+        raise KeyboardInterrupt
+
+    async def main() -> None:
+        async with ToolExecutor({"tool": interrupted}) as executor:
+            executor.register_call(chunk("c1", "tool"))
+            await executor.join()
+
+    gc.collect()  # another test's garbage is reported now, outside the window below
+    caplog.clear()
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(main())
+    gc.collect()
+    assert "never retrieved" not in caplog.text
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
 
 
 @run_async

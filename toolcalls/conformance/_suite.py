@@ -60,6 +60,10 @@ Errors = Literal["any", "T8"]
 #: Strings with lone surrogate halves: a JavaScript string may hold them, and a stream split
 #: in UTF-16 code units sends a pair's halves in two fragments (T27).
 _lone_surrogates = st.sampled_from(["\ud83d", "\ude00", "a\ud800", "\udfff"])
+#: Names a JavaScript object already has: as call ids and as keys of arguments, results and
+#: errors, they must be kept like any other (``out[key] = ...`` on a plain object loses
+#: ``__proto__``).
+OBJECT_NAMES = ("__proto__", "constructor", "toString", "hasOwnProperty", "valueOf")
 #: Numbers as T13 reads them: integers beyond 2**53 (kept exact here, rounded by JSON.parse),
 #: any finite float, tiny ones that round to 0.
 _numbers = (
@@ -74,7 +78,7 @@ _argument_numbers = _numbers | st.sampled_from([2**1024, -(3 * 2**1023)])
 
 def _containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.lists(inner, max_size=3) | st.dictionaries(
-        st.text(max_size=4) | _lone_surrogates, inner, max_size=3
+        st.text(max_size=4) | _lone_surrogates | st.sampled_from(OBJECT_NAMES), inner, max_size=3
     )
 
 
@@ -89,7 +93,9 @@ json_values: st.SearchStrategy[Any] = _values(_argument_numbers)
 #: JavaScript implementation reads them with JSON.parse).
 result_values: st.SearchStrategy[Any] = _values(_numbers)
 #: Fragments that keep the text around one whole value valid, and ones that break it.
-HARMLESS = [" ", "\n", "", "\t"]
+#: JSON's four whitespace characters (a carriage return too, raw: an implementation must keep
+#: argument text exactly as sent, not read it with universal newlines).
+HARMLESS = [" ", "\n", "", "\t", "\r", "\r\n"]
 BREAKING = [
     '{"q": ',
     "}",
@@ -101,6 +107,14 @@ BREAKING = [
     "'x'",
     '"',
     "\ufeff",
+    # whitespace to Python's str.strip() and to Unicode, not to JSON.parse (T13): a no-break
+    # space, a form feed, a vertical tab, a line separator, an ideographic space, NEL
+    "\u00a0",
+    "\f",
+    "\v",
+    "\u2028",
+    "\u3000",
+    "\x85",
     # a surrogate pair split across two fragments, as a server splitting UTF-16 sends it (T27)
     '"\ud83d',
     '\ude00"',
@@ -157,18 +171,36 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         # long text full of integers (at 308 characters the tracker checks each one)
         {"text": "[" + "12345678, " * 32 + "9007199254740993, " + "9" * 308 + "]"},
         {"text": '{"big": 9007199254740993, "tiny": 1e-400, "s": "\\ud83d\\ude00"}'},
+        # keys a JavaScript object already has (a hand-written copy drops __proto__)
+        {"text": '{"__proto__": {"x": 1}, "constructor": [2], "toString": "s"}'},
+        # raw carriage returns are JSON whitespace and stay in argsText as sent; a no-break
+        # space and a line separator are not JSON whitespace (str.strip() would take them)
+        {"text": '\r\n{"q": "a\\rb"}\r'},
+        {"text": '\u00a0{"q": 1}\u2028'},
+        # nested deeper than many parsers allow (serde_json: 128) but within T13's 256 levels
+        {"text": "[" * 200 + "]" * 200},
+        {"text": '{"a": ' * 180 + "[" * 76 + "0" + "]" * 76 + "}" * 180},
     ],
-    "result": [
+    "result": [  # the first is what the path search takes: nested, so a copy one level deep
+        {"value": {"n": [1, "x"]}},  # shares with the caller (T16)
         {"value": None},
-        {"value": {"n": [1, "x"]}},
         {"value": 0.5},
         {"value": ""},
         {"value": 0},
         {"value": False},
         {"value": []},
+        {"value": {"__proto__": [1], "constructor": {"toString": 0}}},
         {},
     ],
-    "fail": [{"value": "boom"}, {"value": None}, {"value": ""}, {"value": {}}, {}],
+    "fail": [
+        {"value": {"reason": ["boom"]}},
+        {"value": "boom"},
+        {"value": None},
+        {"value": ""},
+        {"value": {}},
+        {"value": {"__proto__": "x"}},
+        {},
+    ],
 }
 
 
@@ -186,7 +218,13 @@ SEARCH: dict[str, list[dict[str, Any]]] = {
 #: The wire id of each key: ids that differ only in case, so routing must respect it.
 WIRE_IDS = ("call_a", "call_A", "call_b", "call_B", "call_c")
 #: The ids of the crowd run's calls beyond those: names a JavaScript object already has.
-CROWD_IDS = ("__proto__", "constructor", "toString", "hasOwnProperty", "valueOf")
+CROWD_IDS = OBJECT_NAMES
+#: Ids no call ever has, the last three each a started call's id in other letter case: an event
+#: or ``get`` for one must not reach that call (ids are compared exactly, never folded).
+STRANGERS = ("ghost", "CALL_A", "Call_b", "call_C")
+#: Event types the seed does not have that differ from its own only in letter case: an
+#: implementation must not act on them (nor on any other type it does not know).
+FOLDED_TYPES = ("START", "Delta", "READY", "Result", "ERROR")
 
 
 def wire_id(key: str) -> str:
@@ -425,6 +463,19 @@ class SeedAdapter:
         pass
 
 
+def wire_event(kind: str, call_id: str) -> dict[str, Any]:
+    """An event of type ``kind`` (the seed's or not) for ``call_id``, with every field any of
+    the seed's types carries, so it would act if its type were read as one of them."""
+    return {
+        "type": kind,
+        "id": call_id,
+        "name": "again",
+        "argsTextDelta": "]",
+        "result": 1,
+        "error": "boom",
+    }
+
+
 def machine_for(implementation: Implementation, counts: Counts, errors: Errors = "any") -> Any:
     """The derived machine of ``ToolCallChart`` against ``implementation``, plus rules for
     what the chart does not say: duplicate starts, unknown ids, ``get``."""
@@ -456,18 +507,18 @@ def machine_for(implementation: Implementation, counts: Counts, errors: Errors =
         def duplicate_start(self, key: str) -> None:
             self.adapter.apply({"type": "start", "id": wire_id(key), "name": "again"})
 
-        @rule(kind=st.sampled_from(["delta", "ready", "result", "error"]))
-        def unknown_id(self, kind: str) -> None:
-            event: dict[str, Any] = {"type": kind, "id": "ghost"}
-            if kind == "delta":
-                event["argsTextDelta"] = "{}"
-            elif kind == "result":
-                event["result"] = 1
-            elif kind == "error":
-                event["error"] = "boom"
-            self.adapter.apply(event)
+        @rule(
+            kind=st.sampled_from(["delta", "ready", "result", "error"]),
+            stranger=st.sampled_from(STRANGERS),
+        )
+        def unknown_id(self, kind: str, stranger: str) -> None:
+            self.adapter.apply(wire_event(kind, stranger))
 
-        @rule(key=derived.keys | st.just("ghost"))
+        @rule(key=derived.keys, kind=st.sampled_from(FOLDED_TYPES))
+        def case_folded_type(self, key: str, kind: str) -> None:
+            self.adapter.apply(wire_event(kind, wire_id(key)))
+
+        @rule(key=derived.keys | st.sampled_from(STRANGERS))
         def get(self, key: str) -> None:
             self.adapter.check_get(wire_id(key))
 
@@ -571,7 +622,9 @@ def run_paths(
 
 def run_crowd(implementation: Implementation, counts: Counts, errors: Errors = "any") -> None:
     """Ten calls at once, five of them with ids a JavaScript object already has
-    (``__proto__``...): each started, given arguments, ended, and read back with ``get``.
+    (``__proto__``...): each started, given arguments, ended, and read back with ``get``;
+    meanwhile every event for ids that differ from theirs only in letter case, and events
+    whose types differ from the seed's only in letter case, none of which may act.
     It runs after the generated sequences, whose shrunk counterexample is the better report
     when they find a divergence too."""
     adapter = SeedAdapter(implementation, counts, errors)
@@ -580,6 +633,12 @@ def run_crowd(implementation: Implementation, counts: Counts, errors: Errors = "
     keys = [runner.create() for _ in WIRE_IDS + CROWD_IDS]
     for number, key in enumerate(keys):
         runner.send(key, "delta", {"text": f'{{"n": {number}}}'})
+    for stranger in STRANGERS:  # ids in other letter case reach no call
+        for kind in ("delta", "ready", "result", "error"):
+            adapter.apply(wire_event(kind, stranger))
+        adapter.check_get(stranger)
+    for kind in FOLDED_TYPES:  # nor do types in other letter case act
+        adapter.apply(wire_event(kind, wire_id(keys[0])))
     for key in keys:
         runner.send(key, "ready", {})
     for number, key in enumerate(keys):
