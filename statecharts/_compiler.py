@@ -141,6 +141,30 @@ def _is_user_chart_class(klass: type) -> bool:
     return klass.__module__.split(".")[0] not in _LIBRARY_MODULES
 
 
+def foreign_machine_use(cls: type[StateChart[Any]], function: Any) -> str | None:
+    """What a callback of the model (``function``, known only when an instance is created)
+    does with the ``machine`` it is given that the compiled instance would answer otherwise
+    (``reads machine.state``, ``passes machine on to the builtin type ...``), or ``None``."""
+    if not inspect.isfunction(function) or _is_library(function):
+        return None
+    code = function.__code__
+    names = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    kwargs = _kwargs_owner(code)
+    if not names & {"machine", "event_data"} and not kwargs:
+        return None
+    reader = _Reader(cls)
+    escapes: list[str] = []
+    scan = _MachineScan(reader._provided(), escapes, reader._events())
+    owners = {"machine"} | kwargs
+    scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+    found = sorted(scan.found)
+    if found:
+        return f"reads machine.{found[0]}"
+    if escapes:
+        return f"passes machine on {escapes[0]}"
+    return None
+
+
 def read_chart(cls: type[StateChart[Any]]) -> ChartDef:
     """Build the IR of ``cls``; raises ``UnsupportedChart`` or ``InvalidDefinition``."""
     if not (isinstance(cls, type) and issubclass(cls, StateChart)):
@@ -284,8 +308,7 @@ class _Reader:
 
     def _check_function(self, name: str, function: Any, takes_self: bool) -> None:
         """Check one function of a chart attribute (a method, a property's getter, setter or
-        deleter): the machine API it reads, the class attributes it sets on the machine, and
-        where it hands the machine on."""
+        deleter): the machine API it reads, and where it hands the machine on."""
         wrapped = inspect.unwrap(function)  # a decorated method: the wrapper and its function
         where = f"{self.name}.{name}"
         for code_owner in (function, wrapped) if wrapped is not function else (function,):
@@ -300,15 +323,6 @@ class _Reader:
                     "raise_, cancel_event, configuration, configuration_values, "
                     "current_state_value, model, is_terminated and the event methods",
                 )
-            stored = sorted(_stored_attributes(code_owner.__code__) & self._class_data())
-            if stored:
-                raise self.refuse(
-                    "a chart method setting a class attribute on the machine",
-                    f"{where} sets self.{stored[0]}",
-                    "python-statemachine gives its machine an instance attribute that shadows "
-                    "the class default; the compiled instance keeps only the fields a custom "
-                    "__init__ sets: set it there (self.x = ...) before super().__init__()",
-                )
             self._check_escapes(code_owner, where, takes_self)
         if "__class__" in function.__code__.co_freevars:
             raise self.refuse(
@@ -316,18 +330,6 @@ class _Reader:
                 where,
                 "call the base class explicitly",
             )
-
-    def _class_data(self) -> set[str]:
-        """The chart's class attributes that are data (not methods, properties, events)."""
-        return {
-            name
-            for name, value in self.attributes.items()
-            if not callable(value)
-            and not isinstance(
-                value, property | staticmethod | classmethod | functools.cached_property
-            )
-            and type(value).__name__ != "Event"
-        }
 
     def _check_callable(self, function: Any, where: str) -> None:
         """A callback given as a callable (``on=lambda machine, model: ...``), not a chart
@@ -345,7 +347,7 @@ class _Reader:
         offer that API, and errors-as-events would swallow the ``AttributeError`` (a silently
         different run)."""
         code = function.__code__
-        owners = {"machine"}
+        owners = {"machine"} | _kwargs_owner(code)
         if takes_self and code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
         escapes: list[str] = []
@@ -408,7 +410,7 @@ class _Reader:
         or by ``getattr(self, name)`` with a name not known here. The compiled instance would
         raise ``AttributeError`` there, which errors-as-events would swallow."""
         code = function.__code__
-        owners = {"machine"}
+        owners = {"machine"} | _kwargs_owner(code)
         if code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
         scan = _MachineScan(self._provided(), events=self._events())
@@ -657,6 +659,14 @@ class _MachineScan:
                 self._use(
                     code, instructions, index, owners, _Where(namespace, closure, via, place)
                 )
+            elif (
+                self.escapes is not None
+                and instructions[index].opname in _LOADS
+                and _is_carrier(instructions[index].argval, owners)
+                and _attribute_read(instructions, index) is None
+            ):
+                place = _place(code, instructions, index)
+                self._carry(code, instructions, index, _Where(namespace, closure, via, place))
         for constant in code.co_consts:
             if hasattr(constant, "co_code"):
                 self.scan(constant, owners, namespace, via)
@@ -666,7 +676,10 @@ class _MachineScan:
     ) -> None:
         instruction = instructions[index]
         if _is_pair(instruction):  # two locals at once (3.13): never an attribute's object
-            if not _harmless_use(instructions, index, owners):
+            if not (
+                _harmless_use(instructions, index, owners)
+                and _safely_tested(instructions, index, owners)
+            ):
                 for slot, name in enumerate(reversed(instruction.argval)):
                     if name in owners:  # slot 0: the second local, on top
                         self._escape(code, instructions, index, slot, where)
@@ -685,8 +698,9 @@ class _MachineScan:
                 name is not None and name.opname == "LOAD_CONST" and name.argval in self.provided
             ):
                 self.found.add(f"getattr{where.via}")
-        elif instruction.opname != "LOAD_CLOSURE" and not _harmless_use(
-            instructions, index, owners
+        elif instruction.opname != "LOAD_CLOSURE" and not (
+            _harmless_use(instructions, index, owners)
+            and _safely_tested(instructions, index, owners)
         ):
             # (a closure's cell: the nested function is scanned on its own)
             self._escape(code, instructions, index, 0, where)
@@ -792,6 +806,23 @@ class _MachineScan:
             below = 2 if with_kwargs else 1
             callee_on = _callable(instructions, consumer, below, namespace, closure, extra=0)
             self._follow(callee_on, position, count + len(new_keywords), new_keywords, here)
+
+    def _carry(self, code: Any, instructions: list[Any], index: int, where: _Where) -> None:
+        """``event_data`` (its ``machine`` the owner) handed on whole: scan the Python
+        function it is an argument of, its parameter's ``machine`` the owner there. (Handed
+        anywhere else, it is left alone: the machine is not reached through it here.)"""
+        call = _call_of(code, instructions, index, 0)
+        if call is None:
+            return
+        consumer, position, count, keywords = call
+        callee = _callable(instructions, consumer, count, where.namespace, where.closure)
+        if not inspect.isfunction(callee) or len(self.seen) > _HELPER_DEPTH:
+            return
+        bound = _bind(callee.__code__, position, count, keywords)
+        if isinstance(bound, str):
+            through = f" (through {callee.__qualname__}({bound}), {where.place}){where.via}"
+            owners = {"machine", f".{bound}"}
+            self.scan(callee.__code__, owners, callee.__globals__, through, _closure_of(callee))
 
     def _record(self, what: str, where: _Where) -> None:
         assert self.escapes is not None
@@ -1133,15 +1164,50 @@ def _handed_on(
     return None
 
 
+def _is_carrier(name: Any, owners: set[str]) -> bool:
+    """Whether the local ``name`` holds an ``EventData`` (its ``machine`` an owner):
+    ``event_data``, or a helper's parameter it was handed to (``.name`` among the owners)."""
+    return name == "event_data" or f".{name}" in owners
+
+
+def _kwargs_machine(instructions: list[Any], index: int, owners: set[str]) -> bool:
+    """Whether the instruction at ``index`` ends ``kwargs["machine"]`` or
+    ``kwargs.get("machine")``, ``kwargs`` a callback's ``**kwargs`` (``**kwargs`` among the
+    owners): python-statemachine passes the machine among the keyword arguments."""
+    instruction = instructions[index]
+    at = index - 1
+    if instruction.opname == "CALL":
+        while at >= 0 and instructions[at].opname in ("PRECALL", "CACHE"):
+            at -= 1
+        if instruction.arg != 1 or at < 2:
+            return False
+        getter = instructions[at - 1]
+        if getter.opname not in ("LOAD_METHOD", "LOAD_ATTR") or getter.argval != "get":
+            return False
+        key, holder = instructions[at], instructions[at - 2]
+    elif instruction.opname == "BINARY_SUBSCR" and at >= 1:
+        key, holder = instructions[at], instructions[at - 1]
+    else:
+        return False
+    return (
+        key.opname == "LOAD_CONST"
+        and key.argval == "machine"
+        and holder.opname in _LOADS
+        and f"**{holder.argval}" in owners
+    )
+
+
 def _loads_owner(instructions: list[Any], index: int, owners: set[str]) -> bool:
     """Whether the instruction at ``index`` puts an owner on the stack."""
     instruction = instructions[index]
+    if instruction.opname in ("CALL", "BINARY_SUBSCR"):
+        return _kwargs_machine(instructions, index, owners)
     argval = instruction.argval
     if _is_pair(instruction):
         return isinstance(argval, tuple) and bool(owners.intersection(argval))
     if instruction.opname in _READS and argval == "machine" and index:
         before = instructions[index - 1]
-        return before.opname in _LOADS and before.argval == "event_data"
+        return before.opname in _LOADS and _is_carrier(before.argval, owners)
     return instruction.opname in _LOADS and argval in owners
 
 
@@ -1190,6 +1256,27 @@ def _harmless_use(instructions: list[Any], index: int, owners: set[str]) -> bool
     if first.opname not in _ARGUMENT_LOADS or _is_pair(first):
         return False
     return _tested_after_attributes(rest[1:])
+
+
+def _safely_tested(instructions: list[Any], index: int, owners: set[str]) -> bool:
+    """Whether a use ``_harmless_use`` allows is safe: an ``is`` test, or an ``==``-style
+    test against a constant or the machine itself. ``self == other`` hands ``self`` to
+    ``other.__eq__``, code the scan does not read (it could ask what ``self`` is)."""
+    test = next(
+        (at for at in range(index + 1, len(instructions)) if instructions[at].opname in _TESTS),
+        None,
+    )
+    if test is None or instructions[test].opname != "COMPARE_OP":
+        return True
+    top, below = _producer(instructions, test, 0), _producer(instructions, test, 1)
+    if top is None or below is None:
+        return False
+    if top[0] == below[0]:  # (3.13) two locals loaded at once
+        return all(name in owners for name in instructions[top[0]].argval)
+    other = below[0] if top[0] == index else top[0]
+    if other == index:
+        other = below[0]
+    return instructions[other].opname == "LOAD_CONST" or _loads_owner(instructions, other, owners)
 
 
 def _tested_after_attributes(rest: list[Any]) -> bool:
@@ -1247,22 +1334,15 @@ def _functions_of(value: Any) -> list[Any]:
     return [function for function in found if inspect.isfunction(function)]
 
 
+def _kwargs_owner(code: Any) -> set[str]:
+    """``{"**kwargs"}`` for code taking ``**kwargs`` (its ``"machine"`` is the machine)."""
+    kwargs = _packed_names(code)[1]
+    return {f"**{kwargs}"} if kwargs is not None else set()
+
+
 def _is_library(function: Any) -> bool:
     """Whether ``function`` is python-statemachine's own (its loaders' executable content)."""
     return str(getattr(function, "__module__", "") or "").split(".")[0] == "statemachine"
-
-
-def _stored_attributes(code: Any) -> set[str]:
-    """The attribute names ``code`` (and the functions nested in it) sets or deletes."""
-    found = {
-        str(instruction.argval)
-        for instruction in dis.get_instructions(code)
-        if instruction.opname in ("STORE_ATTR", "DELETE_ATTR")
-    }
-    for constant in code.co_consts:
-        if hasattr(constant, "co_code"):
-            found |= _stored_attributes(constant)
-    return found
 
 
 def descriptor_matches(descriptor: str, event: str) -> bool:
