@@ -917,7 +917,9 @@ class HBinding:
             risky.append(("plain", [f"# enter {state.id}"]))
         if events:
             risky.append(("results", lines))
-            risky += [("plain", [f"_done(inst, {done!r}, results)"]) for done in events]
+            # reading the done data (the truth of what ``enter`` returned) can raise: with
+            # errors caught as events that is an error.execution, as in python-statemachine
+            risky += [("isolated", [f"_done(inst, {done!r}, results)"]) for done in events]
         elif lines:
             risky.append(("isolated", lines))
         if state.id in plan.default_ids:

@@ -233,3 +233,58 @@ def test_c16_callbacks_sharing_a_name_are_numbered_in_the_source() -> None:
         "act_2(m)",
         "act_3(model=m)",
     ]
+
+
+class Regions(StateChart):
+    """An ``In(...)`` guard naming two states of two regions."""
+
+    catch_errors_as_events = False
+
+    class r(State.Parallel):
+        class x(State.Compound):
+            a = State(initial=True)
+            a2 = State()
+            go = a.to(a2, cond="In('b', 'a')")
+            back = a2.to(a)
+
+        class y(State.Compound):
+            b = State(initial=True)
+            b2 = State()
+            hop = b.to(b2)
+            hop_back = b2.to(b)
+
+
+def test_c16_an_in_guard_over_several_states_is_named_after_them_sorted() -> None:
+    chart = compile_chart(Regions)
+    assert "enabled = _in_states(inst, IN_a_b)" in chart.source()
+    trails = []
+    for machine in (Regions(), chart.create()):
+        machine.send("hop")
+        machine.send("go")  # b is no longer active: the guard is false
+        trail = [ids(machine)]
+        machine.send("hop_back")
+        machine.send("go")
+        trails.append([*trail, ids(machine)])
+    assert trails[0] == trails[1]
+    assert trails[1][1][-1] == "a2"
+
+
+class Traced(StateChart[Log]):
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="look")
+    back = b.to(a, on="look")
+
+    def look(self, event_data: Any) -> None:
+        trigger = event_data.trigger_data
+        self.model.log.append((trigger.event, trigger.send_id, trigger.args, trigger.kwargs))
+
+
+def test_c8_the_trigger_data_of_an_event_sent_without_an_id_has_send_id_none() -> None:
+    logs = []
+    for machine in (Traced(Log()), compile_chart(Traced).create(Log())):
+        machine.send("go", amount=1)
+        machine.send("back", 2)
+        logs.append([(str(event), *rest) for event, *rest in machine.model.log])
+    assert logs[0] == logs[1] == [("go", None, (), {"amount": 1}), ("back", None, (2,), {})]

@@ -2,13 +2,14 @@
 found untested: what an outcome reports, what callbacks of a targetless transition get, and how
 the generated source names an initial transition.
 
-Rules checked here (docs/spec.md): C8, C16, M1.
+Rules checked here (docs/spec.md): C8, C15, C16, M1.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from statemachine import State, StateChart
 
 from statecharts import compile_chart
@@ -228,3 +229,89 @@ def test_c8_with_prepare_event_each_state_callback_gets_its_own_state() -> None:
         machine.send("go")
         logs.append(machine.model.log)
     assert logs[0] == logs[1] == [("exit", "a", "go"), ("enter", "b", "go")]
+
+
+class NoTruth:
+    """Done data whose truth cannot be read."""
+
+    def __bool__(self) -> bool:
+        raise RuntimeError("no truth")
+
+
+class DoneData(StateChart[Log]):
+    class p(State.Compound):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+    over = State(final=True)
+    failed = State(final=True)
+    done_state_p = p.to(over)
+    error_execution = p.to(failed)
+
+    def on_enter_b(self) -> Any:
+        return NoTruth()
+
+
+class StrictDoneData(StateChart[Log]):
+    catch_errors_as_events = False
+
+    class p(State.Compound):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+    over = State(final=True)
+    done_state_p = p.to(over)
+
+    def on_enter_b(self) -> Any:
+        return NoTruth()
+
+
+@pytest.mark.parametrize("chart", [DoneData, StrictDoneData])
+def test_c15_done_data_that_fails_is_an_error_execution_when_errors_are_caught(
+    chart: type[StateChart[Log]],
+) -> None:
+    """A final state's ``enter`` returns the done data of its ``done.state`` event; reading it
+    failing is caught as ``error.execution`` in a chart catching errors as events, and
+    reaches the sender (the microstep undone) otherwise, as in python-statemachine."""
+    results = []
+    for machine in (chart(Log()), compile_chart(chart).create(Log())):
+        try:
+            machine.send("go")
+            results.append(("ok", ids(machine.configuration)))
+        except RuntimeError as error:
+            results.append((str(error), ids(machine.configuration)))
+    assert results[0] == results[1]
+    expected = ("ok", ["failed"]) if chart is DoneData else ("no truth", ["p", "a"])
+    assert results[1] == expected
+
+
+class Ends(StateChart[Log]):
+    """The transition to the top-level final state raises an internal event from its ``on``."""
+
+    class p(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b)
+
+    over = State(final=True)
+    finish = p.to(over, on="raise_more")
+
+    def raise_more(self) -> None:
+        self.raise_("go")
+
+
+def test_m1_an_internal_event_left_when_the_chart_terminates_is_reported_terminated() -> None:
+    from statecharts import Outcome, observe_outcomes
+
+    seen: list[tuple[str, bool, str | None]] = []
+
+    def record(_: Any, outcome: Outcome) -> None:
+        seen.append((outcome.event, outcome.applied, outcome.reason))
+
+    instance = compile_chart(Ends).create(Log())
+    with observe_outcomes(record):
+        instance.send("finish")
+    assert seen == [("finish", True, None), ("go", False, "terminated")]
+    assert instance.is_terminated
