@@ -308,8 +308,7 @@ class _Reader:
 
     def _check_function(self, name: str, function: Any, takes_self: bool) -> None:
         """Check one function of a chart attribute (a method, a property's getter, setter or
-        deleter): the machine API it reads, the class attributes it sets on the machine, and
-        where it hands the machine on."""
+        deleter): the machine API it reads, and where it hands the machine on."""
         wrapped = inspect.unwrap(function)  # a decorated method: the wrapper and its function
         where = f"{self.name}.{name}"
         for code_owner in (function, wrapped) if wrapped is not function else (function,):
@@ -324,15 +323,6 @@ class _Reader:
                     "raise_, cancel_event, configuration, configuration_values, "
                     "current_state_value, model, is_terminated and the event methods",
                 )
-            stored = sorted(_stored_attributes(code_owner.__code__) & self._class_data())
-            if stored:
-                raise self.refuse(
-                    "a chart method setting a class attribute on the machine",
-                    f"{where} sets self.{stored[0]}",
-                    "python-statemachine gives its machine an instance attribute that shadows "
-                    "the class default; the compiled instance keeps only the fields a custom "
-                    "__init__ sets: set it there (self.x = ...) before super().__init__()",
-                )
             self._check_escapes(code_owner, where, takes_self)
         if "__class__" in function.__code__.co_freevars:
             raise self.refuse(
@@ -340,18 +330,6 @@ class _Reader:
                 where,
                 "call the base class explicitly",
             )
-
-    def _class_data(self) -> set[str]:
-        """The chart's class attributes that are data (not methods, properties, events)."""
-        return {
-            name
-            for name, value in self.attributes.items()
-            if not callable(value)
-            and not isinstance(
-                value, property | staticmethod | classmethod | functools.cached_property
-            )
-            and type(value).__name__ != "Event"
-        }
 
     def _check_callable(self, function: Any, where: str) -> None:
         """A callback given as a callable (``on=lambda machine, model: ...``), not a chart
@@ -1365,19 +1343,6 @@ def _kwargs_owner(code: Any) -> set[str]:
 def _is_library(function: Any) -> bool:
     """Whether ``function`` is python-statemachine's own (its loaders' executable content)."""
     return str(getattr(function, "__module__", "") or "").split(".")[0] == "statemachine"
-
-
-def _stored_attributes(code: Any) -> set[str]:
-    """The attribute names ``code`` (and the functions nested in it) sets or deletes."""
-    found = {
-        str(instruction.argval)
-        for instruction in dis.get_instructions(code)
-        if instruction.opname in ("STORE_ATTR", "DELETE_ATTR")
-    }
-    for constant in code.co_consts:
-        if hasattr(constant, "co_code"):
-            found |= _stored_attributes(constant)
-    return found
 
 
 def descriptor_matches(descriptor: str, event: str) -> bool:

@@ -8,13 +8,10 @@ a callable), so renderers and tests can be written against hand-built values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
-
-from statemachine.orderedset import OrderedSet
 
 
 class Group(StrEnum):
@@ -99,90 +96,6 @@ class StateDef:
 
     def __str__(self) -> str:
         return self.id
-
-
-class Configuration(tuple[Any, ...]):
-    """Active states in python-statemachine's order: ``StateDef``s, or python-statemachine's
-    declared ``State``s (what ``Instance.configuration`` gives, as python-statemachine's
-    ``configuration`` does). ``in`` and ``==`` match states by id, whichever kind."""
-
-    __slots__ = ()
-
-    def __contains__(self, item: object) -> bool:
-        if tuple.__contains__(self, item):
-            return True
-        if isinstance(item, str):
-            return False
-        key = getattr(item, "id", None)
-        return key is not None and any(state.id == key for state in self)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, AbstractSet):
-            return self._set() == other
-        if not isinstance(other, tuple):
-            return NotImplemented
-        return len(self) == len(other) and all(
-            _state_id(mine) == _state_id(theirs) for mine, theirs in zip(self, other, strict=True)
-        )
-
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
-    def __hash__(self) -> int:
-        return hash(tuple(_state_id(state) for state in self))
-
-    # python-statemachine's ``configuration`` is an ``OrderedSet``: compared with a set, or
-    # combined with one, a configuration answers as that set of its states would
-    def _set(self) -> OrderedSet[Any]:
-        return OrderedSet(self)
-
-    def __ge__(self, other: Any) -> bool:
-        if isinstance(other, AbstractSet):
-            return self._set() >= other
-        return tuple.__ge__(self, other)
-
-    def __gt__(self, other: Any) -> bool:
-        if isinstance(other, AbstractSet):
-            return self._set() > other
-        return tuple.__gt__(self, other)
-
-    def __le__(self, other: Any) -> bool:
-        if isinstance(other, AbstractSet):
-            return self._set() <= other
-        return tuple.__le__(self, other)
-
-    def __lt__(self, other: Any) -> bool:
-        if isinstance(other, AbstractSet):
-            return self._set() < other
-        return tuple.__lt__(self, other)
-
-    def __or__(self, other: Any) -> Any:
-        return self._set() | other if isinstance(other, AbstractSet) else NotImplemented
-
-    def __and__(self, other: Any) -> Any:
-        return self._set() & other if isinstance(other, AbstractSet) else NotImplemented
-
-    def __sub__(self, other: Any) -> Any:
-        return self._set() - other if isinstance(other, AbstractSet) else NotImplemented
-
-    def __xor__(self, other: Any) -> Any:
-        return self._set() ^ other if isinstance(other, AbstractSet) else NotImplemented
-
-    __ror__ = __or__
-    __rand__ = __and__
-    __rxor__ = __xor__
-
-    def __rsub__(self, other: Any) -> Any:
-        return other - self._set() if isinstance(other, AbstractSet) else NotImplemented
-
-    def isdisjoint(self, other: Iterable[Any]) -> bool:
-        """Whether no state of ``other`` is active (``OrderedSet.isdisjoint``)."""
-        return self._set().isdisjoint(other)
-
-
-def _state_id(state: Any) -> Any:
-    return getattr(state, "id", state)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from statemachine import StateChart
+from statemachine import StateChart, StateMachine
 from statemachine.event import Event as DeclaredEvent
 from statemachine.event import raise_delayed_internal
 from statemachine.exceptions import InvalidDefinition, InvalidStateValue, TransitionNotAllowed
@@ -45,7 +45,7 @@ from ._compiler import (
 from ._compiler import declared_transitions as all_declared_transitions
 from ._errors import InstanceSnapshotError, UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
-from ._ir import CallbackDef, ChartDef, Configuration, Group, RefKind, StateDef, TransitionDef
+from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
 
 OutcomeReason = Literal[
@@ -321,6 +321,15 @@ class _MachineAPIMissing(UnsupportedChart, AttributeError):
         )
 
 
+#: What ``Instance.configuration`` builds its ``OrderedSet`` with.
+_new_object = object.__new__
+_fromkeys = dict.fromkeys
+#: Class-level names of python-statemachine's own (its flags, such as
+#: ``catch_errors_as_events``, and what its metaclass sets on every chart class): settings and
+#: metadata of the machine, no field of the chart's.
+_MACHINE_NAMES = frozenset(dir(StateMachine)) | {"initial_state", "final_states"}
+
+
 class _Unavailable:
     """A name of python-statemachine's machine API (or a state, ``self.b.is_active``) the
     compiled instance lacks: reading it raises ``_MachineAPIMissing``. A class attribute
@@ -366,11 +375,15 @@ class Instance:
         return self._node.state
 
     @property
-    def configuration(self) -> Configuration:
+    def configuration(self) -> OrderedSet[DeclaredState]:
         """The active states, ancestors included, as python-statemachine's ``configuration``
-        holds them: its declared ``State`` objects (``id``, ``parent``, ``is_atomic`` ...), in
-        its order. It compares equal to a tuple of the same states as ``StateDef``s."""
-        return Configuration(self._node.declared_configuration)
+        gives them: an ``OrderedSet`` of its declared ``State`` objects (``id``, ``parent``,
+        ``is_atomic`` ...) in its order, so guards comparing it with sets of states (``>=``,
+        ``&``, ``isdisjoint``, ``==``) answer as there. A new set on each read."""
+        found: OrderedSet[DeclaredState] = _new_object(OrderedSet)
+        # OrderedSet(states) costs twice as much (its __init__ is Python); its one slot is _d
+        found._d = _fromkeys(self._node.declared_configuration)
+        return found
 
     @property
     def configuration_values(self) -> OrderedSet[Any]:
@@ -486,7 +499,7 @@ class Instance:
             else {"internal": pending.internal, "external": pending.external},
             [] if pending is None else pending.timed,
             0 if pending is None else pending.now_ns(),
-            vars(self) if runtime.custom_init else {},
+            vars(self) if runtime.has_fields else {},
             runtime.instance_fields,
         )
 
@@ -1237,7 +1250,7 @@ class StateNode:
     def __init__(self, binding: Binding, state: StateDef, declared: DeclaredState) -> None:
         self.binding = binding
         self.state = state
-        self.configuration = Configuration((state,))
+        self.configuration: tuple[StateDef, ...] = (state,)
         self.active_ids = frozenset({state.id})
         self.declared = declared
         self.declared_configuration: tuple[DeclaredState, ...] = (declared,)
@@ -1309,7 +1322,7 @@ class Binding:
         found = self._gaps.get(source.id)
         if found is None:
             found = StateNode(self, source, self.runtime.declared_states[source.id])
-            found.configuration = Configuration()
+            found.configuration = ()
             found.active_ids = frozenset()
             found.declared_configuration = ()
             self._gaps[source.id] = found
@@ -1725,14 +1738,25 @@ class Runtime:
             if state.id not in namespace and not hasattr(base, state.id):
                 namespace[state.id] = _Unavailable(state.id)
         init = custom_init(declared)
-        #: The per-instance fields a custom ``__init__`` sets (kept in snapshots).
-        self.instance_fields: frozenset[str] = frozenset()
+        #: The chart's class-level data (``attempts = 0``): python-statemachine's machine has
+        #: a ``__dict__``, so a callback's ``self.attempts += 1`` sets it on the instance (and
+        #: the class default, mutable ones included, is shared until then), here as there.
+        self.class_fields = frozenset(
+            name
+            for name, value in self.attributes.items()
+            if not hasattr(type(value), "__get__") and name not in _MACHINE_NAMES
+        )
+        #: The per-instance fields a custom ``__init__`` or a callback sets (in snapshots).
+        self.instance_fields: frozenset[str] = self.class_fields
         self.resolvable_fields: frozenset[str] = frozenset()
-        if init is None:
+        #: Whether instances have a ``__dict__`` (for those fields); only then do they pay
+        #: for one.
+        self.has_fields = bool(self.class_fields) or init is not None
+        if not self.has_fields:
             namespace["__slots__"] = ()
-            bases: tuple[type, ...] = (base,)
-        else:  # instances get a __dict__ for the fields, and the chart's __init__
-            self.instance_fields = init_fields(init[1])
+        bases: tuple[type, ...] = (base,)
+        if init is not None:  # the chart's __init__, with its fields
+            self.instance_fields |= init_fields(init[1])
             self.resolvable_fields = init_fields(init[1], before_super=True)
             bases = (_Constructed, base)
         self.instance_class: type[Instance] = type(

@@ -58,12 +58,13 @@ def take(
     instance_fields: frozenset[str],
 ) -> dict[str, Any]:
     """The picture of an idle instance (see the module docstring) from what it holds;
-    ``InstanceSnapshotError`` for what JSON cannot keep, or a field ``__init__`` never sets."""
+    ``InstanceSnapshotError`` for what JSON cannot keep, or a field the chart does not keep."""
     for name in fields:
         if name not in instance_fields:
             raise InstanceSnapshotError(
                 f"fields.{name}",
-                f"not a field {chart.name}.__init__ sets; a snapshot keeps only those",
+                f"not a field of {chart.name} (one its __init__ sets, or class-level data a "
+                "callback sets); a snapshot keeps only those",
             )
     return {
         "format": FORMAT,
@@ -288,7 +289,7 @@ class Checked:
                 raise InstanceSnapshotError(
                     f"fields.{name}",
                     f"{self.chart.name} keeps no field of that name"
-                    + (f" (its __init__ sets {', '.join(sorted(allowed))})" if allowed else ""),
+                    + (f" (it keeps {', '.join(sorted(allowed))})" if allowed else ""),
                 )
             fields[name] = _plain(field, f"fields.{name}")
         return fields
