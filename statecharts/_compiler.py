@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ast
 import dis
+import functools
 import inspect
 import sys
 import textwrap
 import types
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -263,12 +265,29 @@ class _Reader:
             raise self.refuse(
                 "an attribute named like the runtime's own API", f"attribute {name!r}"
             )
-        function = _function_of(value)
-        if function is None:
+        if isinstance(value, functools.cached_property):
+            raise self.refuse(
+                "a functools.cached_property",
+                f"{self.name}.{name}",
+                "the compiled instance keeps no per-instance cache: use a property or a method",
+            )
+        functions = _functions_of(value)
+        if not functions:
             return
-        if inspect.isasyncgenfunction(function):
+        if inspect.isasyncgenfunction(functions[0]):
             raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
+        # a static or class method is given the machine as ``machine``, not as its first
+        # parameter (``cls`` of a class method is the chart class)
+        takes_self = not isinstance(value, staticmethod | classmethod)
+        for function in functions:
+            self._check_function(name, function, takes_self)
+
+    def _check_function(self, name: str, function: Any, takes_self: bool) -> None:
+        """Check one function of a chart attribute (a method, a property's getter, setter or
+        deleter): the machine API it reads, the class attributes it sets on the machine, and
+        where it hands the machine on."""
         wrapped = inspect.unwrap(function)  # a decorated method: the wrapper and its function
+        where = f"{self.name}.{name}"
         for code_owner in (function, wrapped) if wrapped is not function else (function,):
             if not inspect.isfunction(code_owner):
                 continue
@@ -276,21 +295,50 @@ class _Reader:
             if unsupported:
                 raise self.refuse(
                     "a chart method using python-statemachine's machine API",
-                    f"{self.name}.{name} reads self.{unsupported[0]}",
+                    f"{where} reads self.{unsupported[0]}",
                     "the compiled instance offers what python-statemachine's machine has of send, "
                     "raise_, cancel_event, configuration, configuration_values, "
                     "current_state_value, model, is_terminated and the event methods",
                 )
-            if not isinstance(value, staticmethod | classmethod):
-                self._check_escapes(code_owner, f"{self.name}.{name}")
+            stored = sorted(_stored_attributes(code_owner.__code__) & self._class_data())
+            if stored:
+                raise self.refuse(
+                    "a chart method setting a class attribute on the machine",
+                    f"{where} sets self.{stored[0]}",
+                    "python-statemachine gives its machine an instance attribute that shadows "
+                    "the class default; the compiled instance keeps only the fields a custom "
+                    "__init__ sets: set it there (self.x = ...) before super().__init__()",
+                )
+            self._check_escapes(code_owner, where, takes_self)
         if "__class__" in function.__code__.co_freevars:
             raise self.refuse(
                 "a method using zero-argument super()",
-                f"{self.name}.{name}",
+                where,
                 "call the base class explicitly",
             )
 
-    def _check_escapes(self, function: Any, where: str) -> None:
+    def _class_data(self) -> set[str]:
+        """The chart's class attributes that are data (not methods, properties, events)."""
+        return {
+            name
+            for name, value in self.attributes.items()
+            if not callable(value)
+            and not isinstance(
+                value, property | staticmethod | classmethod | functools.cached_property
+            )
+            and type(value).__name__ != "Event"
+        }
+
+    def _check_callable(self, function: Any, where: str) -> None:
+        """A callback given as a callable (``on=lambda machine, model: ...``), not a chart
+        method: its ``machine`` parameter is the machine, scanned as a method's ``self``."""
+        if not inspect.isfunction(function) or _is_library(function):
+            return
+        self._check_escapes(function, where, takes_self=False, construct="a callback")
+
+    def _check_escapes(
+        self, function: Any, where: str, takes_self: bool = True, construct: str = "a chart method"
+    ) -> None:
         """Refuse a method that hands the machine (``self``, a ``machine`` parameter,
         ``event_data.machine``) to code the scan cannot follow, or to a helper of the module
         that reads python-statemachine's machine API on it: the compiled instance does not
@@ -298,15 +346,22 @@ class _Reader:
         different run)."""
         code = function.__code__
         owners = {"machine"}
-        if code.co_varnames and code.co_argcount:
+        if takes_self and code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
         escapes: list[str] = []
-        scan = _MachineScan(self._provided(), escapes)
+        scan = _MachineScan(self._provided(), escapes, self._events())
         scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+        if takes_self and not code.co_argcount and code.co_flags & inspect.CO_VARARGS:
+            # a wrapper (``*args, **kwargs``) the method's decorator returned: self is args[0]
+            place = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+            top = _Where(function.__globals__, _closure_of(function), "", place)
+            scan._follow(function, 0, 1, (), top)
         helper_reads = sorted(name for name in scan.found if " (through " in name)
+        if not takes_self:
+            helper_reads = sorted(scan.found)
         if helper_reads:
             raise self.refuse(
-                "a chart method using python-statemachine's machine API",
+                f"{construct} using python-statemachine's machine API",
                 f"{where} reads self.{helper_reads[0]}",
                 "the compiled instance offers what python-statemachine's machine has of send, "
                 "raise_, cancel_event, configuration, configuration_values, "
@@ -314,12 +369,21 @@ class _Reader:
             )
         if escapes:
             raise self.refuse(
-                "a chart method handing the machine to code the compiler cannot check",
+                f"{construct} handing the machine to code the compiler cannot check",
                 f"{where} passes self on {escapes[0]}",
                 "the compiled instance is not python-statemachine's machine: pass self.model, "
                 "or the values the code needs, or hand self to a Python function the compiler "
                 "can name (a function of a module, or one wrapped with functools.wraps)",
             )
+
+    def _events(self) -> set[str]:
+        """The names of the chart's events (attributes of the machine)."""
+        return {
+            name
+            for klass in self.cls.__mro__
+            for name, value in vars(klass).items()
+            if type(value).__name__ == "Event"
+        }
 
     def _provided(self) -> set[str]:
         """The attribute names a compiled instance has (its API, the chart's attributes, the
@@ -347,7 +411,7 @@ class _Reader:
         owners = {"machine"}
         if code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
-        scan = _MachineScan(self._provided())
+        scan = _MachineScan(self._provided(), events=self._events())
         scan.scan(code, owners)
         return scan.found
 
@@ -433,6 +497,8 @@ class _Reader:
             )
         function = spec.func
         kind = RefKind.PROPERTY if spec.reference is SpecReference.PROPERTY else RefKind.CALLABLE
+        if kind is RefKind.CALLABLE:
+            self._check_callable(function, f"the {group.value} callback {spec.attr_name}")
         return CallbackDef(
             group=group,
             kind=kind,
@@ -511,8 +577,11 @@ def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
     )
 
 
-_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE"})
-_PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST"})
+_LOADS = frozenset(
+    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_DEREF", "LOAD_CLOSURE"}
+)
+#: Two locals at once (3.13; the borrowing form, 3.14).
+_PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
 _READS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR"})
 #: What may follow loading the machine besides an attribute read: deleting an attribute, and
 #: zero-argument ``super()``'s own load of ``self`` (3.12).
@@ -521,7 +590,15 @@ _ATTRIBUTE_USES = frozenset({"DELETE_ATTR", "LOAD_SUPER_ATTR"})
 _TESTS = frozenset({"IS_OP", "COMPARE_OP"})
 #: Loads a call's plain arguments are made of.
 _ARGUMENT_LOADS = frozenset(
-    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CONST", "LOAD_FAST_LOAD_FAST"}
+    {
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_FAST_BORROW",
+        "LOAD_DEREF",
+        "LOAD_CONST",
+        "LOAD_SMALL_INT",
+    }
+    | _PAIR_LOADS
 )
 #: How many code objects (functions, nested ones and helpers) a scan reads before it stops
 #: following the machine into helpers (and refuses where it would have followed it).
@@ -545,9 +622,17 @@ class _MachineScan:
     ``escapes``: code outside the scan could read the machine API there.
     """
 
-    def __init__(self, provided: set[str], escapes: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        provided: set[str],
+        escapes: list[str] | None = None,
+        events: AbstractSet[str] = frozenset(),
+    ) -> None:
         self.provided = provided
         self.escapes = escapes
+        #: the chart's events: ``self.approve`` is python-statemachine's ``BoundEvent`` (with
+        #: ``name``, ``id`` ...) but the compiled instance's method
+        self.events = events
         self.found: set[str] = set()
         self.seen: set[tuple[Any, Any]] = set()
 
@@ -590,6 +675,10 @@ class _MachineScan:
         if read is not None:
             if read not in self.provided and read not in _SAME_DUNDERS:
                 self.found.add(f"{read}{where.via}")
+            elif read in self.events:
+                following = _after_read(instructions, index)
+                if following is not None and following.opname == "LOAD_ATTR":
+                    self.found.add(f"{read}.{following.argval}{where.via}")
         elif index and _is_getattr_call(instructions[index - 1]):
             name = instructions[index + 1] if index + 1 < len(instructions) else None
             if not (
@@ -1002,7 +1091,7 @@ def _value(
         owner = _value(instructions, below[0], namespace, closure)
         if isinstance(owner, types.ModuleType) and not hasattr(type(owner), name):
             return vars(owner).get(name, _UNKNOWN)  # never a module's __getattr__
-        if isinstance(owner, type) and type(owner) is type and not hasattr(type, name):
+        if isinstance(owner, type) and _plain_class(owner) and not hasattr(type(owner), name):
             found = inspect.getattr_static(owner, name, _UNKNOWN)
             if isinstance(found, staticmethod):
                 return found.__func__
@@ -1054,6 +1143,22 @@ def _loads_owner(instructions: list[Any], index: int, owners: set[str]) -> bool:
         before = instructions[index - 1]
         return before.opname in _LOADS and before.argval == "event_data"
     return instruction.opname in _LOADS and argval in owners
+
+
+def _plain_class(owner: type) -> bool:
+    """Whether the functions of ``owner`` can be read off its ``__dict__``s: a class of
+    ``type``, or one of the user's chart classes (python-statemachine's metaclass)."""
+    if type(owner) is type:
+        return True
+    return issubclass(owner, StateChart) and _is_user_chart_class(owner)
+
+
+def _after_read(instructions: list[Any], index: int) -> Any:
+    """The instruction after the attribute read of the owner loaded at ``index``."""
+    at = index + 1
+    if at < len(instructions) and instructions[at].opname == "COPY":
+        at += 1
+    return instructions[at + 1] if at + 1 < len(instructions) else None
 
 
 def _attribute_read(instructions: list[Any], index: int) -> str | None:
@@ -1129,12 +1234,35 @@ def state_kind(state: DeclaredState) -> Any:
     return "compound" if state.states else "atomic"
 
 
-def _function_of(value: Any) -> Any:
+def _functions_of(value: Any) -> list[Any]:
+    """The Python functions of a chart attribute: a method's, a static or class method's,
+    a property's getter, setter and deleter."""
+    found: list[Any]
     if isinstance(value, staticmethod | classmethod):
-        value = value.__func__
+        found = [value.__func__]
     elif isinstance(value, property):
-        value = value.fget
-    return value if inspect.isfunction(value) else None
+        found = [value.fget, value.fset, value.fdel]
+    else:
+        found = [value]
+    return [function for function in found if inspect.isfunction(function)]
+
+
+def _is_library(function: Any) -> bool:
+    """Whether ``function`` is python-statemachine's own (its loaders' executable content)."""
+    return str(getattr(function, "__module__", "") or "").split(".")[0] == "statemachine"
+
+
+def _stored_attributes(code: Any) -> set[str]:
+    """The attribute names ``code`` (and the functions nested in it) sets or deletes."""
+    found = {
+        str(instruction.argval)
+        for instruction in dis.get_instructions(code)
+        if instruction.opname in ("STORE_ATTR", "DELETE_ATTR")
+    }
+    for constant in code.co_consts:
+        if hasattr(constant, "co_code"):
+            found |= _stored_attributes(constant)
+    return found
 
 
 def descriptor_matches(descriptor: str, event: str) -> bool:

@@ -195,6 +195,7 @@ class _Queues:
     """
 
     __slots__ = (
+        "budget",
         "busy",
         "clock",
         "external",
@@ -216,6 +217,10 @@ class _Queues:
         self.clock = clock
         self.trigger: tuple[bool, Any] | None = None
         self.woken: int | None = None
+        #: How many delayed events this run may still take (``None``: all that are due); a
+        #: clock's wake-up takes one, then asks to be woken again, so the timers of several
+        #: instances on one clock run in due order, then sending order, across instances.
+        self.budget: int | None = None
 
     @property
     def delayed(self) -> list[Timed]:
@@ -230,7 +235,14 @@ class _Queues:
     def put(self, item: Item, delay_ms: float = 0, send_id: Any = None) -> None:
         """Queue an external event, due after ``delay_ms`` milliseconds."""
         if delay_ms or send_id is not None or self.timed:
-            due = self.now_ns() + milliseconds_ns(delay_ms)
+            now = self.now_ns()
+            if delay_ms < 0 and self.external:
+                # due in the past, it runs ahead of the events sent before it (due when
+                # sent, no later than now), as in python-statemachine: they join the heap
+                for waiting in self.external:
+                    heapq.heappush(self.timed, (now, next(_sequence), None, waiting))
+                self.external.clear()
+            due = now + milliseconds_ns(delay_ms)
             heapq.heappush(self.timed, (due, next(_sequence), send_id, item))
         else:
             self.external.append(item)
@@ -260,6 +272,11 @@ class _Queues:
                 time.sleep(wait / NS)
         elif due > clock_ns(clock):
             return None
+        budget = self.budget
+        if budget is not None:
+            if budget <= 0:
+                return None  # the clock wakes the instance again for the next one
+            self.budget = budget - 1
         _, _, send_id, item = heapq.heappop(timed)
         self.trigger = (False, send_id)
         return item
@@ -525,6 +542,7 @@ class Instance:
             self._settle(pending)
             return
         pending.busy = True
+        pending.budget = 1  # one delayed event per wake-up: see _Queues.budget
         self._drain(pending)
 
     def run_until_idle(self) -> None:
@@ -684,6 +702,7 @@ class Instance:
             return
         if queues.timed and self._node.terminated:
             queues.timed.clear()  # a terminated instance runs no delayed event
+        queues.budget = None
         if queues.idle():
             self._pending = None
             return
@@ -764,6 +783,7 @@ class Instance:
             pending.keep = False
             pending.busy = False
             pending.in_internal = False
+            pending.budget = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"

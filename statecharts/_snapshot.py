@@ -128,12 +128,18 @@ def restore_timers(
     each due ``due_in_ms`` after ``now`` (the restoring clock's time; both in nanoseconds)."""
     return [
         (
-            now + round(timer.due_in_ms * 1_000_000),
+            now + _nanoseconds(timer.due_in_ms),
             timer.send_id,
             (timer.event, timer.args, timer.kwargs),
         )
         for timer in timers
     ]
+
+
+def _nanoseconds(milliseconds: float) -> int:
+    """Finite ``milliseconds`` in whole nanoseconds, exact however large."""
+    whole = int(milliseconds)
+    return whole * 1_000_000 + round((milliseconds - whole) * 1_000_000)
 
 
 class Timer(NamedTuple):

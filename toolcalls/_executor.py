@@ -210,8 +210,9 @@ class ToolExecutor:
         self._apply(self._book.clear("reset"))
 
     async def wait(self, tool_call_id: str) -> ExecutionView:
-        """The call's view once it settled. Raises ``KeyError`` if the id is not tracked
-        and ``ToolAborted`` if the call is dropped by ``reset()``/``aclose()`` meanwhile."""
+        """The call's view once it settled. Raises ``KeyError`` if the id is not tracked,
+        ``ToolAborted`` if the call is dropped by ``reset()``/``aclose()`` meanwhile, and
+        ``RuntimeError`` on another loop than the one calls are running on."""
         self._left_behind()
         call = self._book.calls.get(tool_call_id)
         if call is None:
@@ -245,7 +246,8 @@ class ToolExecutor:
         return True
 
     async def join(self) -> None:
-        """Wait until no call is in flight (returns at once if none is)."""
+        """Wait until no call is in flight (returns at once if none is). Raises
+        ``RuntimeError`` on another loop than the one calls are running on."""
         self._left_behind()
         while self._book.in_flight:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -339,10 +341,12 @@ class ToolExecutor:
         return running
 
     def _left_behind(self) -> None:
-        """Before waiting on the running loop: if the executor's loop was closed under calls
-        in flight, move to this loop, ending them (``_orphaned``), or nothing would."""
+        """Before waiting on the running loop for calls in flight on another loop: if that
+        loop was closed, move to this one, ending them (``_orphaned``), or nothing would;
+        if it is open, raise ``RuntimeError`` (as ``register_call`` does): nothing here could
+        end them, the wait would never end."""
         loop = self._loop
-        if loop is not None and loop.is_closed() and self._book.in_flight:
+        if loop is not None and self._book.in_flight and loop is not _running_loop():
             self._bind_loop()
 
     def _orphaned(self) -> None:
@@ -395,7 +399,7 @@ class ToolExecutor:
         tool cannot end the host. A ``KeyboardInterrupt`` raised on the loop thread settles the
         call and goes on, so Ctrl-C still stops the program."""
         signal = self._started(call, tool)
-        task = call.handle or asyncio.current_task()  # this task (eager tasks run before)
+        task = asyncio.current_task()  # (not call.handle: an eager task runs before it is set)
         bound = call.tool_input()
         try:
             if tool.is_async and self._local:  # the usual case, without a hop

@@ -9,9 +9,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -26,6 +24,7 @@ from statecharts.testing import (
     record_coverage,
     shortest_paths,
 )
+from tests.statecharts.charts import EngineAdapter
 from toolcalls._chart import ToolCallChart
 from toolcalls.conformance._suite import SEARCH, _record
 
@@ -47,24 +46,6 @@ class Till(StateChart):  # type: ignore[type-arg]
         if amount < 0:
             raise ValueError("a negative amount")
         return amount >= 10
-
-
-class EngineAdapter:
-    """A correct SUT for any chart: python-statemachine's own engine running the class (so it
-    raises where the chart raises)."""
-
-    def __init__(self, cls: type[StateChart]) -> None:  # type: ignore[type-arg]
-        self.cls = cls
-        self.machines: dict[str, Any] = {}
-
-    def create(self, key: str) -> None:
-        self.machines[key] = self.cls()
-
-    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> None:
-        self.machines[key].send(event, **payload)
-
-    def configuration(self, key: str) -> set[str]:
-        return {state.id for state in self.machines[key].configuration}
 
 
 class Race(StateChart):  # type: ignore[type-arg]

@@ -568,3 +568,138 @@ def test_c6_a_dunder_read_the_compiled_instance_answers_otherwise_is_refused() -
     instance = compile_chart(Documented).create(Order())
     instance.send("check")
     assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+# -- callables, static and class methods, properties, events -------------------------------
+
+
+class BaseRules(StateChart[Order]):
+    """A base chart of shared behaviour (no states of its own)."""
+
+    def big_enough(self) -> bool:
+        return bool(self.model.count > 1)
+
+
+class ExplicitBase(BaseRules, _Check):
+    def too_big(self) -> bool:
+        return BaseRules.big_enough(self)
+
+
+def test_c6_a_base_charts_method_called_explicitly_with_self_is_followed() -> None:
+    """C6: ``BaseRules.big_enough(self)`` (calling the base class explicitly, as the
+    zero-argument ``super()`` refusal advises) is read like a helper and runs."""
+    reference = ExplicitBase(Order())
+    reference.send("check")
+    instance = compile_chart(ExplicitBase).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+class LambdaReading(StateChart[Order]):
+    open = State(initial=True)
+    big = State(final=True)
+    check = open.to(big, cond=lambda machine: bool(machine.allowed_events))
+
+
+class LambdaHanding(StateChart[Order]):
+    open = State(initial=True)
+    big = State(final=True)
+    check = open.to(big, cond=lambda machine: isinstance(machine, StateChart))
+
+
+class LambdaModel(StateChart[Order]):
+    open = State(initial=True)
+    big = State(final=True)
+    small = State(final=True)
+    check = open.to(big, cond=lambda model: model.count > 1) | open.to(small)
+
+
+class StaticHanding(_Check):
+    @staticmethod
+    def too_big(machine: Any) -> bool:
+        return isinstance(machine, StateChart)
+
+
+class ClassHanding(_Check):
+    @classmethod
+    def too_big(cls, machine: Any) -> bool:
+        return isinstance(machine, cls)
+
+
+class CachedProperty(_Check):
+    @functools.cached_property
+    def too_big(self) -> bool:
+        return bool(self.model.count > 1)
+
+
+class Setter(_Check):
+    @property
+    def level(self) -> int:
+        return int(self.model.count)
+
+    @level.setter
+    def level(self, value: int) -> None:
+        self.model.log.append(type(self).__name__)
+
+    def too_big(self) -> bool:
+        self.level = 1
+        return True
+
+
+class Counting(_Check):
+    attempts = 0
+
+    def too_big(self) -> bool:
+        self.attempts += 1
+        return True
+
+
+class EventName(_Check):
+    def too_big(self) -> bool:
+        return bool(self.check.name)
+
+
+class TracedArgs(_Check):
+    @replaced_with_wraps
+    def too_big(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("declared", "construct", "where"),
+    [
+        (LambdaReading, "a callback using", "reads self.allowed_events"),
+        (LambdaHanding, "a callback handing", "to the builtin isinstance"),
+        (StaticHanding, "handing the machine", "to the builtin isinstance"),
+        (ClassHanding, "handing the machine", "to the builtin isinstance"),
+        (CachedProperty, "functools.cached_property", "CachedProperty.too_big"),
+        (Setter, "handing the machine", "Setter.level passes self on to the class type"),
+        (Counting, "setting a class attribute", "Counting.too_big sets self.attempts"),
+        (EventName, "machine API", "EventName.too_big reads self.check.name"),
+        (TracedArgs, "handing the machine", "uses *args other than handing it on whole"),
+    ],
+    ids=lambda value: value.__name__ if isinstance(value, type) else "",
+)
+def test_c6_machine_given_to_callables_static_methods_setters_and_wrappers_is_checked(
+    declared: type[StateChart[Order]], construct: str, where: str
+) -> None:
+    """C6: a lambda callback's ``machine``, a static or class method's ``machine``, a
+    property's setter, a decorated method's wrapper (``self`` in its ``*args``) are scanned as
+    a method's ``self``; a ``functools.cached_property``, setting a class attribute on the
+    machine (python-statemachine shadows it per instance) and reading an event's attributes
+    (``self.check.name``: a ``BoundEvent`` there) are refused, naming the chart."""
+    with pytest.raises(UnsupportedChart) as caught:
+        compile_chart(declared)
+    error = caught.value
+    assert error.chart == declared.__name__
+    assert construct in error.construct or construct in error.where, error
+    assert where in error.where, error.where
+
+
+def test_c6_a_lambda_callback_reading_only_the_model_compiles() -> None:
+    """C6: a lambda callback not given the machine is not refused, and answers alike."""
+    reference = LambdaModel(Order())
+    reference.send("check")
+    instance = compile_chart(LambdaModel).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]

@@ -106,6 +106,7 @@ def test_keyboard_interrupt_passed_on_by_the_executor_is_not_logged_as_never_ret
         asyncio.run(main())
     gc.collect()
     assert "never retrieved" not in caplog.text
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
 
 
 @run_async

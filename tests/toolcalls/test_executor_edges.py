@@ -120,6 +120,86 @@ def test_an_executor_in_flight_on_one_loop_refuses_calls_from_another() -> None:
     assert thread_result == ["done"]
 
 
+OTHER_THREAD = (
+    "ToolExecutor is used from another thread than its event loop's: "
+    "hand the call over with loop.call_soon_threadsafe"
+)
+
+
+@run_async
+async def test_a_call_from_another_thread_is_told_how_to_hand_it_over_exactly() -> None:
+    async def quick(args: dict[str, Any]) -> int:
+        return 1
+
+    async with ToolExecutor({"t": quick}) as executor:
+
+        def worker() -> str:
+            with pytest.raises(RuntimeError) as refused:
+                executor.register_call(chunk("w", "t"))
+            return str(refused.value)
+
+        assert await asyncio.to_thread(worker) == OTHER_THREAD
+        assert executor.calls == []
+
+
+async def _hangs(args: dict[str, Any]) -> None:
+    await asyncio.Event().wait()
+
+
+def test_waiting_from_another_loop_while_calls_run_on_an_open_loop_is_refused() -> None:
+    # The calls' loop is open (only not running now): nothing on this loop could end them, so
+    # join() and wait() would wait forever; they refuse as register_call does, changing nothing.
+    executor = ToolExecutor({"hangs": _hangs})
+    loop = asyncio.new_event_loop()
+    try:
+
+        async def first() -> None:
+            executor.register_call(chunk("a", "hangs"))
+            await asyncio.sleep(0)  # its tool starts
+
+        loop.run_until_complete(first())
+
+        async def elsewhere() -> list[str]:
+            refusals = []
+            with pytest.raises(RuntimeError) as refused:
+                await asyncio.wait_for(executor.join(), 5)
+            refusals.append(str(refused.value))
+            with pytest.raises(RuntimeError) as refused:
+                await asyncio.wait_for(executor.wait("a"), 5)
+            refusals.append(str(refused.value))
+            return refusals
+
+        assert asyncio.run(elsewhere()) == [OTHER_LOOP, OTHER_LOOP]
+        assert [(c.tool_call_id, c.status) for c in executor.calls] == [("a", "executing")]
+        loop.run_until_complete(executor.aclose())
+    finally:
+        loop.close()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_call_left_executing_on_a_closed_loop_ends_saying_its_loop_was_closed() -> None:
+    recorder = Recorder()
+    executor = ToolExecutor({"hangs": _hangs}, on_call_settled=recorder)
+    loop = asyncio.new_event_loop()
+    try:
+
+        async def first() -> None:
+            executor.register_call(chunk("a", "hangs"))
+            await asyncio.sleep(0)
+
+        loop.run_until_complete(first())
+    finally:
+        loop.close()
+
+    async def second() -> None:
+        await asyncio.wait_for(executor.join(), 5)
+
+    asyncio.run(second())
+    assert [(s.tool_call_id, s.error) for s in recorder.settled] == [
+        ("a", ToolError.aborted("hangs", "its event loop was closed"))
+    ]
+
+
 # -- chunk objects -----------------------------------------------------------------------------
 
 
@@ -252,3 +332,113 @@ async def test_a_tool_raising_cancelled_error_itself_fails_alone_and_the_queue_g
         await executor.join()
     assert [(c.status, c.result) for c in executor.calls] == [("error", None), ("success", "ran")]
     assert executor.calls[0].error == ToolError.aborted("gives_up", "cancelled")
+
+
+def _ended_by_the_loop(tool: Any) -> tuple[ToolExecutor, Recorder, dict[str, AbortSignal]]:
+    """Run ``tool`` for call c1 (c2 waits for the one slot) until ``asyncio.run`` ends and
+    cancels what is left, as a loop ending without ``aclose()`` does."""
+    signals: dict[str, AbortSignal] = {}
+
+    async def watched(args: dict[str, Any], signal: AbortSignal) -> Any:
+        signals[args["key"]] = signal
+        return await tool()
+
+    recorder = Recorder()
+    executor = ToolExecutor({"t": watched}, on_call_settled=recorder, max_concurrency=1)
+
+    async def main() -> None:
+        executor.register_call(chunk("c1", "t", key="c1"))
+        executor.register_call(chunk("c2", "t", key="c2"))
+        await asyncio.sleep(0)  # c1's tool starts
+
+    asyncio.run(main())
+    return executor, recorder, signals
+
+
+CANCELLED = [
+    ("c1", ToolError.aborted("t", "cancelled")),
+    ("c2", ToolError.aborted("t", "cancelled")),
+]
+
+
+def test_a_tool_whose_cleanup_raises_as_the_loop_ends_is_aborted_not_failed() -> None:
+    async def cleans_up_badly() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            raise RuntimeError("cleanup failed")
+
+    executor, recorder, signals = _ended_by_the_loop(cleans_up_badly)
+    assert [(s.tool_call_id, s.error) for s in recorder.settled] == CANCELLED
+    assert (signals["c1"].aborted, signals["c1"].reason) == (True, "cancelled")
+    assert list(signals) == ["c1"]  # the queued call never started
+    assert executor.in_flight == 0
+
+
+def test_a_tool_that_swallows_the_loops_cancellation_is_aborted_not_successful() -> None:
+    async def swallows() -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return "finished anyway"
+        return "never"
+
+    executor, recorder, signals = _ended_by_the_loop(swallows)
+    assert [(s.tool_call_id, s.error) for s in recorder.settled] == CANCELLED
+    assert (signals["c1"].aborted, signals["c1"].reason) == (True, "cancelled")
+    assert executor.in_flight == 0
+
+
+# -- waiters that give up as their call settles ------------------------------------------------
+
+
+@run_async
+async def test_a_wait_cancelled_just_before_its_call_settles_leaves_the_settling_undisturbed() -> (
+    None
+):
+    gates = Gates()
+    async with ToolExecutor({"gate": gates.tool}) as executor:
+        executor.register_call(chunk("a", "gate", key="a"))
+        waiting = asyncio.ensure_future(executor.wait("a"))
+        await settle()  # it waits for "a"
+        waiting.cancel()  # its waiter is cancelled now; wait() resumes later
+        assert executor.abort("a")  # "a" settles first
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert (await executor.wait("a")).error == ToolError.aborted("gate", "aborted")
+
+
+@run_async
+async def test_a_join_cancelled_just_before_the_last_call_settles_ends_cancelled() -> None:
+    gates = Gates()
+    async with ToolExecutor({"gate": gates.tool}) as executor:
+        executor.register_call(chunk("a", "gate", key="a"))
+        joining = asyncio.ensure_future(executor.join())
+        await settle()
+        joining.cancel()
+        assert executor.abort("a")  # nothing in flight: the joiners are woken, and forgotten
+        with pytest.raises(asyncio.CancelledError):
+            await joining
+        await asyncio.wait_for(executor.join(), 5)
+
+
+# -- on_call_settled returning a value ---------------------------------------------------------
+
+
+@run_async
+async def test_a_callback_returning_a_plain_value_is_not_awaited_nor_a_failure() -> None:
+    told: list[str] = []
+
+    def callback(view: ExecutionView) -> int:
+        told.append(view.tool_call_id)
+        return len(told)  # not an awaitable: nothing to wait for
+
+    async def quick(args: dict[str, Any]) -> int:
+        return 1
+
+    async with ToolExecutor({"t": quick}, on_call_settled=callback) as executor:
+        executor.register_call(chunk("a", "t"))
+        await executor.join()
+        await settle()
+    assert told == ["a"]
+    assert executor.callback_errors == ()

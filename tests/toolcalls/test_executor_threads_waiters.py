@@ -471,6 +471,8 @@ async def test_a_refused_call_whose_arguments_cannot_run_is_reported_once(text: 
     await session.aclose()
     assert reported == [("a", "success"), ("a", "error")]
     assert saved["refused"][0]["error"]["kind"] == "invalid_arguments"
+    # Arguments that cannot run are kept by their text (the checkpoint's documented form).
+    assert saved["refused"][0]["args"] == {"argsText": text}
     resumed = ToolCallSession.resume(saved, {"echo": _echo})
     resumed.apply({"type": "start", "id": "c", "name": "echo"})
     for event in _call("a", text):

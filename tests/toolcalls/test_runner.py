@@ -57,6 +57,33 @@ def test_the_default_runner_is_local() -> None:
     assert isinstance(LocalRunner(), Runner)
 
 
+def test_a_local_runner_subclass_runs_async_tools_through_its_own_run() -> None:
+    # Only the plain LocalRunner's async tools skip run() (awaited directly): a subclass may
+    # instrument run(), so it is called.
+    class Counting(LocalRunner):
+        def __init__(self) -> None:
+            self.runs: list[str] = []
+
+        async def run(
+            self, tool: PreparedTool, args: Mapping[str, Any], bound: Any, signal: AbortSignal
+        ) -> Any:
+            self.runs.append(tool.name)
+            return await super().run(tool, args, bound, signal)
+
+    async def quick(args: dict[str, Any]) -> int:
+        return 1
+
+    runner = Counting()
+
+    async def main() -> Any:
+        async with ToolExecutor({"quick": quick}, runner=runner) as executor:
+            executor.register_call(chunk("a", "quick"))
+            return (await executor.wait("a")).result
+
+    assert asyncio.run(main()) == 1
+    assert runner.runs == ["quick"]
+
+
 def test_each_call_goes_to_the_runner_with_its_arguments_validated_first() -> None:
     runner = RecordingRunner({"typed": 7})
 

@@ -556,6 +556,34 @@ async def test_a_remembered_call_redelivered_and_cut_short_ends_in_error_unrepor
     }
 
 
+def test_a_session_read_on_another_loop_while_its_calls_run_on_an_open_loop_is_refused() -> None:
+    async def hangs(x: Any) -> None:
+        await asyncio.Event().wait()
+
+    session = ToolCallSession({"hangs": hangs})
+    loop = asyncio.new_event_loop()
+    try:
+
+        async def first() -> None:
+            for event in whole_call("a", '{"x": 1}', "hangs"):
+                session.apply(event)
+            await asyncio.sleep(0)  # its tool starts
+
+        loop.run_until_complete(first())
+
+        async def elsewhere() -> str:
+            with pytest.raises(RuntimeError) as refused:
+                await asyncio.wait_for(anext(session.settled()), 5)
+            return str(refused.value)
+
+        assert asyncio.run(elsewhere()) == "ToolExecutor is in use on another event loop"
+        assert session.in_flight == 1
+        assert session.executor.calls[0].status == "executing"
+        loop.run_until_complete(session.aclose())
+    finally:
+        loop.close()
+
+
 # -- S6: the loop turn between batches is one turn ------------------------------------------
 
 
