@@ -123,6 +123,7 @@ class HNode:
         "candidates",
         "configuration",
         "declared_configuration",
+        "declared_keys",
         "dynamic",
         "eventless",
         "history",
@@ -144,6 +145,8 @@ class HNode:
         chart = binding.chart
         self.binding = binding
         self.declared_configuration = configuration
+        #: ``Instance.configuration``'s set, hashed once (``State.__hash__`` is Python)
+        self.declared_keys = dict.fromkeys(configuration)
         self.history = history
         self.key = _node_key(configuration, history)
         self.configuration = tuple(chart.state(state.id) for state in configuration)

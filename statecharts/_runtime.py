@@ -323,7 +323,6 @@ class _MachineAPIMissing(UnsupportedChart, AttributeError):
 
 #: What ``Instance.configuration`` builds its ``OrderedSet`` with.
 _new_object = object.__new__
-_fromkeys = dict.fromkeys
 #: Class-level names of python-statemachine's own (its flags, such as
 #: ``catch_errors_as_events``, and what its metaclass sets on every chart class): settings and
 #: metadata of the machine, no field of the chart's.
@@ -381,8 +380,9 @@ class Instance:
         ``is_atomic`` ...) in its order, so guards comparing it with sets of states (``>=``,
         ``&``, ``isdisjoint``, ``==``) answer as there. A new set on each read."""
         found: OrderedSet[DeclaredState] = _new_object(OrderedSet)
-        # OrderedSet(states) costs twice as much (its __init__ is Python); its one slot is _d
-        found._d = _fromkeys(self._node.declared_configuration)
+        # OrderedSet(states) costs three times as much (its __init__ and State.__hash__ are
+        # Python): a copy of the node's dict fills its one slot, _d
+        found._d = self._node.declared_keys.copy()
         return found
 
     @property
@@ -1240,6 +1240,7 @@ class StateNode:
         "configuration",
         "declared",
         "declared_configuration",
+        "declared_keys",
         "eventless",
         "ignored",
         "state",
@@ -1254,6 +1255,8 @@ class StateNode:
         self.active_ids = frozenset({state.id})
         self.declared = declared
         self.declared_configuration: tuple[DeclaredState, ...] = (declared,)
+        #: ``Instance.configuration``'s set, hashed once (``State.__hash__`` is Python)
+        self.declared_keys: dict[DeclaredState, None] = {declared: None}
         self.terminated = state.final
         self.table: dict[str, Fire] = {}
         #: The function trying the state's eventless transitions (``None``: it has none).
@@ -1325,6 +1328,7 @@ class Binding:
             found.configuration = ()
             found.active_ids = frozenset()
             found.declared_configuration = ()
+            found.declared_keys = {}
             self._gaps[source.id] = found
         return found
 
