@@ -49,13 +49,19 @@ REACH = 1e-9
 
 
 def seconds_ns(seconds: float) -> int:
-    """``seconds`` in whole nanoseconds (rounded to the nearest)."""
-    return round(seconds * NS)
+    """``seconds`` (finite) in whole nanoseconds, rounded to the nearest; exact for any
+    float, however large (``seconds * NS`` would overflow to infinity past 1.8e299)."""
+    return _scaled(seconds, NS)
 
 
 def milliseconds_ns(milliseconds: float) -> int:
-    """``milliseconds`` in whole nanoseconds (rounded to the nearest)."""
-    return round(milliseconds * 1_000_000)
+    """``milliseconds`` (finite) in whole nanoseconds, rounded to the nearest."""
+    return _scaled(milliseconds, 1_000_000)
+
+
+def _scaled(value: float, scale: int) -> int:
+    whole = int(value)
+    return whole * scale + round((value - whole) * scale)
 
 
 class Due(float):

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ast
 import dis
+import functools
 import inspect
 import sys
 import textwrap
 import types
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -137,6 +139,30 @@ def _is_user_chart_class(klass: type) -> bool:
     """Whether ``klass`` is part of the user's chart (the chart, its bases and mixins), as
     opposed to python-statemachine's own classes and ``object``."""
     return klass.__module__.split(".")[0] not in _LIBRARY_MODULES
+
+
+def foreign_machine_use(cls: type[StateChart[Any]], function: Any) -> str | None:
+    """What a callback of the model (``function``, known only when an instance is created)
+    does with the ``machine`` it is given that the compiled instance would answer otherwise
+    (``reads machine.state``, ``passes machine on to the builtin type ...``), or ``None``."""
+    if not inspect.isfunction(function) or _is_library(function):
+        return None
+    code = function.__code__
+    names = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    kwargs = _kwargs_owner(code)
+    if not names & {"machine", "event_data"} and not kwargs:
+        return None
+    reader = _Reader(cls)
+    escapes: list[str] = []
+    scan = _MachineScan(reader._provided(), escapes, reader._events())
+    owners = {"machine"} | kwargs
+    scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+    found = sorted(scan.found)
+    if found:
+        return f"reads machine.{found[0]}"
+    if escapes:
+        return f"passes machine on {escapes[0]}"
+    return None
 
 
 def read_chart(cls: type[StateChart[Any]]) -> ChartDef:
@@ -263,12 +289,28 @@ class _Reader:
             raise self.refuse(
                 "an attribute named like the runtime's own API", f"attribute {name!r}"
             )
-        function = _function_of(value)
-        if function is None:
+        if isinstance(value, functools.cached_property):
+            raise self.refuse(
+                "a functools.cached_property",
+                f"{self.name}.{name}",
+                "the compiled instance keeps no per-instance cache: use a property or a method",
+            )
+        functions = _functions_of(value)
+        if not functions:
             return
-        if inspect.isasyncgenfunction(function):
+        if inspect.isasyncgenfunction(functions[0]):
             raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
+        # a static or class method is given the machine as ``machine``, not as its first
+        # parameter (``cls`` of a class method is the chart class)
+        takes_self = not isinstance(value, staticmethod | classmethod)
+        for function in functions:
+            self._check_function(name, function, takes_self)
+
+    def _check_function(self, name: str, function: Any, takes_self: bool) -> None:
+        """Check one function of a chart attribute (a method, a property's getter, setter or
+        deleter): the machine API it reads, and where it hands the machine on."""
         wrapped = inspect.unwrap(function)  # a decorated method: the wrapper and its function
+        where = f"{self.name}.{name}"
         for code_owner in (function, wrapped) if wrapped is not function else (function,):
             if not inspect.isfunction(code_owner):
                 continue
@@ -276,37 +318,52 @@ class _Reader:
             if unsupported:
                 raise self.refuse(
                     "a chart method using python-statemachine's machine API",
-                    f"{self.name}.{name} reads self.{unsupported[0]}",
+                    f"{where} reads self.{unsupported[0]}",
                     "the compiled instance offers what python-statemachine's machine has of send, "
                     "raise_, cancel_event, configuration, configuration_values, "
                     "current_state_value, model, is_terminated and the event methods",
                 )
-            if not isinstance(value, staticmethod | classmethod):
-                self._check_escapes(code_owner, f"{self.name}.{name}")
+            self._check_escapes(code_owner, where, takes_self)
         if "__class__" in function.__code__.co_freevars:
             raise self.refuse(
                 "a method using zero-argument super()",
-                f"{self.name}.{name}",
+                where,
                 "call the base class explicitly",
             )
 
-    def _check_escapes(self, function: Any, where: str) -> None:
+    def _check_callable(self, function: Any, where: str) -> None:
+        """A callback given as a callable (``on=lambda machine, model: ...``), not a chart
+        method: its ``machine`` parameter is the machine, scanned as a method's ``self``."""
+        if not inspect.isfunction(function) or _is_library(function):
+            return
+        self._check_escapes(function, where, takes_self=False, construct="a callback")
+
+    def _check_escapes(
+        self, function: Any, where: str, takes_self: bool = True, construct: str = "a chart method"
+    ) -> None:
         """Refuse a method that hands the machine (``self``, a ``machine`` parameter,
         ``event_data.machine``) to code the scan cannot follow, or to a helper of the module
         that reads python-statemachine's machine API on it: the compiled instance does not
         offer that API, and errors-as-events would swallow the ``AttributeError`` (a silently
         different run)."""
         code = function.__code__
-        owners = {"machine"}
-        if code.co_varnames and code.co_argcount:
+        owners = {"machine"} | _kwargs_owner(code)
+        if takes_self and code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
         escapes: list[str] = []
-        scan = _MachineScan(self._provided(), escapes)
+        scan = _MachineScan(self._provided(), escapes, self._events())
         scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+        if takes_self and not code.co_argcount and code.co_flags & inspect.CO_VARARGS:
+            # a wrapper (``*args, **kwargs``) the method's decorator returned: self is args[0]
+            place = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+            top = _Where(function.__globals__, _closure_of(function), "", place)
+            scan._follow(function, 0, 1, (), top)
         helper_reads = sorted(name for name in scan.found if " (through " in name)
+        if not takes_self:
+            helper_reads = sorted(scan.found)
         if helper_reads:
             raise self.refuse(
-                "a chart method using python-statemachine's machine API",
+                f"{construct} using python-statemachine's machine API",
                 f"{where} reads self.{helper_reads[0]}",
                 "the compiled instance offers what python-statemachine's machine has of send, "
                 "raise_, cancel_event, configuration, configuration_values, "
@@ -314,12 +371,21 @@ class _Reader:
             )
         if escapes:
             raise self.refuse(
-                "a chart method handing the machine to code the compiler cannot check",
+                f"{construct} handing the machine to code the compiler cannot check",
                 f"{where} passes self on {escapes[0]}",
                 "the compiled instance is not python-statemachine's machine: pass self.model, "
                 "or the values the code needs, or hand self to a Python function the compiler "
                 "can name (a function of a module, or one wrapped with functools.wraps)",
             )
+
+    def _events(self) -> set[str]:
+        """The names of the chart's events (attributes of the machine)."""
+        return {
+            name
+            for klass in self.cls.__mro__
+            for name, value in vars(klass).items()
+            if type(value).__name__ == "Event"
+        }
 
     def _provided(self) -> set[str]:
         """The attribute names a compiled instance has (its API, the chart's attributes, the
@@ -344,10 +410,10 @@ class _Reader:
         or by ``getattr(self, name)`` with a name not known here. The compiled instance would
         raise ``AttributeError`` there, which errors-as-events would swallow."""
         code = function.__code__
-        owners = {"machine"}
+        owners = {"machine"} | _kwargs_owner(code)
         if code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
-        scan = _MachineScan(self._provided())
+        scan = _MachineScan(self._provided(), events=self._events())
         scan.scan(code, owners)
         return scan.found
 
@@ -433,6 +499,8 @@ class _Reader:
             )
         function = spec.func
         kind = RefKind.PROPERTY if spec.reference is SpecReference.PROPERTY else RefKind.CALLABLE
+        if kind is RefKind.CALLABLE:
+            self._check_callable(function, f"the {group.value} callback {spec.attr_name}")
         return CallbackDef(
             group=group,
             kind=kind,
@@ -511,8 +579,11 @@ def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
     )
 
 
-_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE"})
-_PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST"})
+_LOADS = frozenset(
+    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_DEREF", "LOAD_CLOSURE"}
+)
+#: Two locals at once (3.13; the borrowing form, 3.14).
+_PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
 _READS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR"})
 #: What may follow loading the machine besides an attribute read: deleting an attribute, and
 #: zero-argument ``super()``'s own load of ``self`` (3.12).
@@ -521,7 +592,15 @@ _ATTRIBUTE_USES = frozenset({"DELETE_ATTR", "LOAD_SUPER_ATTR"})
 _TESTS = frozenset({"IS_OP", "COMPARE_OP"})
 #: Loads a call's plain arguments are made of.
 _ARGUMENT_LOADS = frozenset(
-    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CONST", "LOAD_FAST_LOAD_FAST"}
+    {
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_FAST_BORROW",
+        "LOAD_DEREF",
+        "LOAD_CONST",
+        "LOAD_SMALL_INT",
+    }
+    | _PAIR_LOADS
 )
 #: How many code objects (functions, nested ones and helpers) a scan reads before it stops
 #: following the machine into helpers (and refuses where it would have followed it).
@@ -545,9 +624,17 @@ class _MachineScan:
     ``escapes``: code outside the scan could read the machine API there.
     """
 
-    def __init__(self, provided: set[str], escapes: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        provided: set[str],
+        escapes: list[str] | None = None,
+        events: AbstractSet[str] = frozenset(),
+    ) -> None:
         self.provided = provided
         self.escapes = escapes
+        #: the chart's events: ``self.approve`` is python-statemachine's ``BoundEvent`` (with
+        #: ``name``, ``id`` ...) but the compiled instance's method
+        self.events = events
         self.found: set[str] = set()
         self.seen: set[tuple[Any, Any]] = set()
 
@@ -572,6 +659,14 @@ class _MachineScan:
                 self._use(
                     code, instructions, index, owners, _Where(namespace, closure, via, place)
                 )
+            elif (
+                self.escapes is not None
+                and instructions[index].opname in _LOADS
+                and _is_carrier(instructions[index].argval, owners)
+                and _attribute_read(instructions, index) is None
+            ):
+                place = _place(code, instructions, index)
+                self._carry(code, instructions, index, _Where(namespace, closure, via, place))
         for constant in code.co_consts:
             if hasattr(constant, "co_code"):
                 self.scan(constant, owners, namespace, via)
@@ -581,7 +676,10 @@ class _MachineScan:
     ) -> None:
         instruction = instructions[index]
         if _is_pair(instruction):  # two locals at once (3.13): never an attribute's object
-            if not _harmless_use(instructions, index, owners):
+            if not (
+                _harmless_use(instructions, index, owners)
+                and _safely_tested(instructions, index, owners)
+            ):
                 for slot, name in enumerate(reversed(instruction.argval)):
                     if name in owners:  # slot 0: the second local, on top
                         self._escape(code, instructions, index, slot, where)
@@ -590,14 +688,19 @@ class _MachineScan:
         if read is not None:
             if read not in self.provided and read not in _SAME_DUNDERS:
                 self.found.add(f"{read}{where.via}")
+            elif read in self.events:
+                following = _after_read(instructions, index)
+                if following is not None and following.opname == "LOAD_ATTR":
+                    self.found.add(f"{read}.{following.argval}{where.via}")
         elif index and _is_getattr_call(instructions[index - 1]):
             name = instructions[index + 1] if index + 1 < len(instructions) else None
             if not (
                 name is not None and name.opname == "LOAD_CONST" and name.argval in self.provided
             ):
                 self.found.add(f"getattr{where.via}")
-        elif instruction.opname != "LOAD_CLOSURE" and not _harmless_use(
-            instructions, index, owners
+        elif instruction.opname != "LOAD_CLOSURE" and not (
+            _harmless_use(instructions, index, owners)
+            and _safely_tested(instructions, index, owners)
         ):
             # (a closure's cell: the nested function is scanned on its own)
             self._escape(code, instructions, index, 0, where)
@@ -703,6 +806,23 @@ class _MachineScan:
             below = 2 if with_kwargs else 1
             callee_on = _callable(instructions, consumer, below, namespace, closure, extra=0)
             self._follow(callee_on, position, count + len(new_keywords), new_keywords, here)
+
+    def _carry(self, code: Any, instructions: list[Any], index: int, where: _Where) -> None:
+        """``event_data`` (its ``machine`` the owner) handed on whole: scan the Python
+        function it is an argument of, its parameter's ``machine`` the owner there. (Handed
+        anywhere else, it is left alone: the machine is not reached through it here.)"""
+        call = _call_of(code, instructions, index, 0)
+        if call is None:
+            return
+        consumer, position, count, keywords = call
+        callee = _callable(instructions, consumer, count, where.namespace, where.closure)
+        if not inspect.isfunction(callee) or len(self.seen) > _HELPER_DEPTH:
+            return
+        bound = _bind(callee.__code__, position, count, keywords)
+        if isinstance(bound, str):
+            through = f" (through {callee.__qualname__}({bound}), {where.place}){where.via}"
+            owners = {"machine", f".{bound}"}
+            self.scan(callee.__code__, owners, callee.__globals__, through, _closure_of(callee))
 
     def _record(self, what: str, where: _Where) -> None:
         assert self.escapes is not None
@@ -1002,7 +1122,7 @@ def _value(
         owner = _value(instructions, below[0], namespace, closure)
         if isinstance(owner, types.ModuleType) and not hasattr(type(owner), name):
             return vars(owner).get(name, _UNKNOWN)  # never a module's __getattr__
-        if isinstance(owner, type) and type(owner) is type and not hasattr(type, name):
+        if isinstance(owner, type) and _plain_class(owner) and not hasattr(type(owner), name):
             found = inspect.getattr_static(owner, name, _UNKNOWN)
             if isinstance(found, staticmethod):
                 return found.__func__
@@ -1044,16 +1164,67 @@ def _handed_on(
     return None
 
 
+def _is_carrier(name: Any, owners: set[str]) -> bool:
+    """Whether the local ``name`` holds an ``EventData`` (its ``machine`` an owner):
+    ``event_data``, or a helper's parameter it was handed to (``.name`` among the owners)."""
+    return name == "event_data" or f".{name}" in owners
+
+
+def _kwargs_machine(instructions: list[Any], index: int, owners: set[str]) -> bool:
+    """Whether the instruction at ``index`` ends ``kwargs["machine"]`` or
+    ``kwargs.get("machine")``, ``kwargs`` a callback's ``**kwargs`` (``**kwargs`` among the
+    owners): python-statemachine passes the machine among the keyword arguments."""
+    instruction = instructions[index]
+    at = index - 1
+    if instruction.opname == "CALL":
+        while at >= 0 and instructions[at].opname in ("PRECALL", "CACHE"):
+            at -= 1
+        if instruction.arg != 1 or at < 2:
+            return False
+        getter = instructions[at - 1]
+        if getter.opname not in ("LOAD_METHOD", "LOAD_ATTR") or getter.argval != "get":
+            return False
+        key, holder = instructions[at], instructions[at - 2]
+    elif instruction.opname == "BINARY_SUBSCR" and at >= 1:
+        key, holder = instructions[at], instructions[at - 1]
+    else:
+        return False
+    return (
+        key.opname == "LOAD_CONST"
+        and key.argval == "machine"
+        and holder.opname in _LOADS
+        and f"**{holder.argval}" in owners
+    )
+
+
 def _loads_owner(instructions: list[Any], index: int, owners: set[str]) -> bool:
     """Whether the instruction at ``index`` puts an owner on the stack."""
     instruction = instructions[index]
+    if instruction.opname in ("CALL", "BINARY_SUBSCR"):
+        return _kwargs_machine(instructions, index, owners)
     argval = instruction.argval
     if _is_pair(instruction):
         return isinstance(argval, tuple) and bool(owners.intersection(argval))
     if instruction.opname in _READS and argval == "machine" and index:
         before = instructions[index - 1]
-        return before.opname in _LOADS and before.argval == "event_data"
+        return before.opname in _LOADS and _is_carrier(before.argval, owners)
     return instruction.opname in _LOADS and argval in owners
+
+
+def _plain_class(owner: type) -> bool:
+    """Whether the functions of ``owner`` can be read off its ``__dict__``s: a class of
+    ``type``, or one of the user's chart classes (python-statemachine's metaclass)."""
+    if type(owner) is type:
+        return True
+    return issubclass(owner, StateChart) and _is_user_chart_class(owner)
+
+
+def _after_read(instructions: list[Any], index: int) -> Any:
+    """The instruction after the attribute read of the owner loaded at ``index``."""
+    at = index + 1
+    if at < len(instructions) and instructions[at].opname == "COPY":
+        at += 1
+    return instructions[at + 1] if at + 1 < len(instructions) else None
 
 
 def _attribute_read(instructions: list[Any], index: int) -> str | None:
@@ -1085,6 +1256,27 @@ def _harmless_use(instructions: list[Any], index: int, owners: set[str]) -> bool
     if first.opname not in _ARGUMENT_LOADS or _is_pair(first):
         return False
     return _tested_after_attributes(rest[1:])
+
+
+def _safely_tested(instructions: list[Any], index: int, owners: set[str]) -> bool:
+    """Whether a use ``_harmless_use`` allows is safe: an ``is`` test, or an ``==``-style
+    test against a constant or the machine itself. ``self == other`` hands ``self`` to
+    ``other.__eq__``, code the scan does not read (it could ask what ``self`` is)."""
+    test = next(
+        (at for at in range(index + 1, len(instructions)) if instructions[at].opname in _TESTS),
+        None,
+    )
+    if test is None or instructions[test].opname != "COMPARE_OP":
+        return True
+    top, below = _producer(instructions, test, 0), _producer(instructions, test, 1)
+    if top is None or below is None:
+        return False
+    if top[0] == below[0]:  # (3.13) two locals loaded at once
+        return all(name in owners for name in instructions[top[0]].argval)
+    other = below[0] if top[0] == index else top[0]
+    if other == index:
+        other = below[0]
+    return instructions[other].opname == "LOAD_CONST" or _loads_owner(instructions, other, owners)
 
 
 def _tested_after_attributes(rest: list[Any]) -> bool:
@@ -1129,12 +1321,28 @@ def state_kind(state: DeclaredState) -> Any:
     return "compound" if state.states else "atomic"
 
 
-def _function_of(value: Any) -> Any:
+def _functions_of(value: Any) -> list[Any]:
+    """The Python functions of a chart attribute: a method's, a static or class method's,
+    a property's getter, setter and deleter."""
+    found: list[Any]
     if isinstance(value, staticmethod | classmethod):
-        value = value.__func__
+        found = [value.__func__]
     elif isinstance(value, property):
-        value = value.fget
-    return value if inspect.isfunction(value) else None
+        found = [value.fget, value.fset, value.fdel]
+    else:
+        found = [value]
+    return [function for function in found if inspect.isfunction(function)]
+
+
+def _kwargs_owner(code: Any) -> set[str]:
+    """``{"**kwargs"}`` for code taking ``**kwargs`` (its ``"machine"`` is the machine)."""
+    kwargs = _packed_names(code)[1]
+    return {f"**{kwargs}"} if kwargs is not None else set()
+
+
+def _is_library(function: Any) -> bool:
+    """Whether ``function`` is python-statemachine's own (its loaders' executable content)."""
+    return str(getattr(function, "__module__", "") or "").split(".")[0] == "statemachine"
 
 
 def descriptor_matches(descriptor: str, event: str) -> bool:

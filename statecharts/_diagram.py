@@ -537,13 +537,34 @@ def _mermaid_classes(diagram: Diagram, overlay: Overlay | None) -> Iterator[str]
 
 
 _MERMAID_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Words Mermaid's state diagram reads as the start of a statement where it expects an id
+#: (any case): a state named so gets a mangled id like any other unsafe id.
+_MERMAID_KEYWORDS = frozenset(
+    {
+        "note",
+        "scale",
+        "state",
+        "class",
+        "classdef",
+        "direction",
+        "style",
+        "end",
+        "as",
+        "acctitle",
+        "accdescr",
+        "click",
+        "href",
+        "hide",
+    }
+)
 
 
 def _mid(state_id: str) -> str:
-    """A state id as one Mermaid token: itself when it is a plain name, else its name with
+    """A state id as one Mermaid token: itself when it is a plain name (not a word Mermaid
+    reads as a keyword, ``note``, ``state`` ...), else its name with
     each other character as ``_`` and a short digest of the id (ids from JSON or SCXML may
     hold spaces, colons, dashes ...), the same on every run."""
-    if _MERMAID_ID.fullmatch(state_id):
+    if _MERMAID_ID.fullmatch(state_id) and state_id.lower() not in _MERMAID_KEYWORDS:
         return state_id
     digest = hashlib.sha256(state_id.encode()).hexdigest()[:6]
     return f"{re.sub(r'[^A-Za-z0-9_]', '_', state_id)}_{digest}"

@@ -167,6 +167,12 @@ class Divergence(StatechartsError, AssertionError):
         lines.append(
             f"after {len(self.steps)} steps (replay(chart, adapter, steps) repeats them):"
         )
+        imports: set[str] = set()
+        for step in self.steps:
+            needed = getattr(step, "imports", None)
+            if callable(needed):
+                imports |= needed()
+        lines += sorted(imports)
         lines.append("steps = [")
         lines += [f"    {step!r}," for step in self.steps]
         lines.append("]")

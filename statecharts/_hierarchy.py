@@ -30,7 +30,7 @@ from statemachine.transition import Transition as DeclaredTransition
 
 from ._codegen import FunctionWriter, Module, Phase, write_function
 from ._compiler import descriptor_matches
-from ._ir import Configuration, Group, StateDef, TransitionDef
+from ._ir import Group, StateDef, TransitionDef
 from ._resolve import Resolved
 
 _IGNORED_CACHE_SIZE = 256
@@ -146,7 +146,7 @@ class HNode:
         self.declared_configuration = configuration
         self.history = history
         self.key = _node_key(configuration, history)
-        self.configuration = Configuration(chart.state(state.id) for state in configuration)
+        self.configuration = tuple(chart.state(state.id) for state in configuration)
         self.active_ids = frozenset(state.id for state in configuration)
         atomic = [state for state in self.configuration if state.kind == "atomic"]
         self.state: StateDef = atomic[0] if atomic else chart.initial

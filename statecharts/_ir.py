@@ -98,40 +98,6 @@ class StateDef:
         return self.id
 
 
-class Configuration(tuple[Any, ...]):
-    """Active states in python-statemachine's order: ``StateDef``s, or python-statemachine's
-    declared ``State``s (what ``Instance.configuration`` gives, as python-statemachine's
-    ``configuration`` does). ``in`` and ``==`` match states by id, whichever kind."""
-
-    __slots__ = ()
-
-    def __contains__(self, item: object) -> bool:
-        if tuple.__contains__(self, item):
-            return True
-        if isinstance(item, str):
-            return False
-        key = getattr(item, "id", None)
-        return key is not None and any(state.id == key for state in self)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, tuple):
-            return NotImplemented
-        return len(self) == len(other) and all(
-            _state_id(mine) == _state_id(theirs) for mine, theirs in zip(self, other, strict=True)
-        )
-
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
-    def __hash__(self) -> int:
-        return hash(tuple(_state_id(state) for state in self))
-
-
-def _state_id(state: Any) -> Any:
-    return getattr(state, "id", state)
-
-
 @dataclass(frozen=True, slots=True)
 class TransitionDef:
     """A transition in declaration order (per source state, which is the order guards run in).

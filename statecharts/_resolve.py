@@ -249,8 +249,13 @@ class Resolver:
         model_type: type | None,
         fields: frozenset[str] = frozenset(),
         awaited: bool = False,
+        vet: Callable[[Any], str | None] | None = None,
     ) -> None:
         self.chart_name = chart_name
+        #: Says what a model's method does with the machine the compiled instance would
+        #: answer otherwise (``None``: nothing); such a callback raises ``UnsupportedChart``
+        #: when it runs, naming itself, rather than answering silently.
+        self.vet = vet
         #: Fields a custom ``__init__`` sets on the instance before python-statemachine's
         #: ``__init__`` runs: names resolve to them, read when the callback runs.
         self.fields = fields
@@ -323,6 +328,10 @@ class Resolver:
             return self._callable_leaf(key, "model", value.__func__, where)
         if isinstance(value, classmethod):
             return self._callable_leaf(key, "model", getattr(self.model_type, name), where)
+        function = value.__func__ if isinstance(value, staticmethod | classmethod) else value
+        problem = self.vet(function) if self.vet is not None else None
+        if problem is not None:
+            return self._callable_leaf(key, "model", self._refusal(where, problem), where)
         if inspect.isfunction(value):
             signature = signature_of(value, bound=True, where=where, chart=self.chart_name)
             return Leaf(key, "model", Mode.METHOD, self._awaited(value), where, signature)
@@ -331,6 +340,23 @@ class Resolver:
         if callable(value):
             return self._callable_leaf(key, "model", value, where)
         return Leaf(key, "model", Mode.ATTR, name, where)
+
+    def _refusal(self, where: str, problem: str) -> Callable[..., Any]:
+        """A stand-in for a model's callback the compiled run cannot answer faithfully: it
+        raises ``UnsupportedChart`` naming the callback (never an ``error.execution``)."""
+        chart = self.chart_name
+
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            raise UnsupportedChart(
+                chart,
+                "a model's callback using python-statemachine's machine",
+                f"{where} {problem} at run time",
+                "the compiled instance is not python-statemachine's machine: the callback "
+                "may use send, raise_, cancel_event, configuration, configuration_values, "
+                "current_state_value, model and the event methods",
+            )
+
+        return refused
 
     def _callable_leaf(self, key: str, owner: str, target: Any, where: str) -> Leaf:
         signature = signature_of(target, bound=False, where=where, chart=self.chart_name)

@@ -7,6 +7,7 @@ an event is one dict lookup and one call. All instances of a chart share its nod
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from statemachine import StateChart
+from statemachine import StateChart, StateMachine
 from statemachine.event import Event as DeclaredEvent
 from statemachine.event import raise_delayed_internal
 from statemachine.exceptions import InvalidDefinition, InvalidStateValue, TransitionNotAllowed
@@ -37,13 +38,14 @@ from ._compiler import (
     custom_init,
     declared_states,
     descriptor_matches,
+    foreign_machine_use,
     init_fields,
     read_chart,
 )
 from ._compiler import declared_transitions as all_declared_transitions
 from ._errors import InstanceSnapshotError, UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
-from ._ir import CallbackDef, ChartDef, Configuration, Group, RefKind, StateDef, TransitionDef
+from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
 from ._resolve import Resolved, Resolver, not_found, parse_guard
 
 OutcomeReason = Literal[
@@ -195,6 +197,7 @@ class _Queues:
     """
 
     __slots__ = (
+        "budget",
         "busy",
         "clock",
         "external",
@@ -216,6 +219,10 @@ class _Queues:
         self.clock = clock
         self.trigger: tuple[bool, Any] | None = None
         self.woken: int | None = None
+        #: How many delayed events this run may still take (``None``: all that are due); a
+        #: clock's wake-up takes one, then asks to be woken again, so the timers of several
+        #: instances on one clock run in due order, then sending order, across instances.
+        self.budget: int | None = None
 
     @property
     def delayed(self) -> list[Timed]:
@@ -230,7 +237,14 @@ class _Queues:
     def put(self, item: Item, delay_ms: float = 0, send_id: Any = None) -> None:
         """Queue an external event, due after ``delay_ms`` milliseconds."""
         if delay_ms or send_id is not None or self.timed:
-            due = self.now_ns() + milliseconds_ns(delay_ms)
+            now = self.now_ns()
+            if delay_ms < 0 and self.external:
+                # due in the past, it runs ahead of the events sent before it (due when
+                # sent, no later than now), as in python-statemachine: they join the heap
+                for waiting in self.external:
+                    heapq.heappush(self.timed, (now, next(_sequence), None, waiting))
+                self.external.clear()
+            due = now + milliseconds_ns(delay_ms)
             heapq.heappush(self.timed, (due, next(_sequence), send_id, item))
         else:
             self.external.append(item)
@@ -260,6 +274,11 @@ class _Queues:
                 time.sleep(wait / NS)
         elif due > clock_ns(clock):
             return None
+        budget = self.budget
+        if budget is not None:
+            if budget <= 0:
+                return None  # the clock wakes the instance again for the next one
+            self.budget = budget - 1
         _, _, send_id, item = heapq.heappop(timed)
         self.trigger = (False, send_id)
         return item
@@ -300,6 +319,15 @@ class _MachineAPIMissing(UnsupportedChart, AttributeError):
             "configuration_values, current_state_value, state, model, is_terminated and the "
             "event methods",
         )
+
+
+#: What ``Instance.configuration`` builds its ``OrderedSet`` with.
+_new_object = object.__new__
+_fromkeys = dict.fromkeys
+#: Class-level names of python-statemachine's own (its flags, such as
+#: ``catch_errors_as_events``, and what its metaclass sets on every chart class): settings and
+#: metadata of the machine, no field of the chart's.
+_MACHINE_NAMES = frozenset(dir(StateMachine)) | {"initial_state", "final_states"}
 
 
 class _Unavailable:
@@ -347,11 +375,15 @@ class Instance:
         return self._node.state
 
     @property
-    def configuration(self) -> Configuration:
+    def configuration(self) -> OrderedSet[DeclaredState]:
         """The active states, ancestors included, as python-statemachine's ``configuration``
-        holds them: its declared ``State`` objects (``id``, ``parent``, ``is_atomic`` ...), in
-        its order. It compares equal to a tuple of the same states as ``StateDef``s."""
-        return Configuration(self._node.declared_configuration)
+        gives them: an ``OrderedSet`` of its declared ``State`` objects (``id``, ``parent``,
+        ``is_atomic`` ...) in its order, so guards comparing it with sets of states (``>=``,
+        ``&``, ``isdisjoint``, ``==``) answer as there. A new set on each read."""
+        found: OrderedSet[DeclaredState] = _new_object(OrderedSet)
+        # OrderedSet(states) costs twice as much (its __init__ is Python); its one slot is _d
+        found._d = _fromkeys(self._node.declared_configuration)
+        return found
 
     @property
     def configuration_values(self) -> OrderedSet[Any]:
@@ -467,7 +499,7 @@ class Instance:
             else {"internal": pending.internal, "external": pending.external},
             [] if pending is None else pending.timed,
             0 if pending is None else pending.now_ns(),
-            vars(self) if runtime.custom_init else {},
+            vars(self) if runtime.has_fields else {},
             runtime.instance_fields,
         )
 
@@ -512,6 +544,7 @@ class Instance:
             self._settle(pending)
             return
         pending.busy = True
+        pending.budget = 1  # one delayed event per wake-up: see _Queues.budget
         self._drain(pending)
 
     def run_until_idle(self) -> None:
@@ -671,6 +704,7 @@ class Instance:
             return
         if queues.timed and self._node.terminated:
             queues.timed.clear()  # a terminated instance runs no delayed event
+        queues.budget = None
         if queues.idle():
             self._pending = None
             return
@@ -751,6 +785,7 @@ class Instance:
             pending.keep = False
             pending.busy = False
             pending.in_internal = False
+            pending.budget = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"
@@ -1215,7 +1250,7 @@ class StateNode:
     def __init__(self, binding: Binding, state: StateDef, declared: DeclaredState) -> None:
         self.binding = binding
         self.state = state
-        self.configuration = Configuration((state,))
+        self.configuration: tuple[StateDef, ...] = (state,)
         self.active_ids = frozenset({state.id})
         self.declared = declared
         self.declared_configuration: tuple[DeclaredState, ...] = (declared,)
@@ -1287,7 +1322,7 @@ class Binding:
         found = self._gaps.get(source.id)
         if found is None:
             found = StateNode(self, source, self.runtime.declared_states[source.id])
-            found.configuration = Configuration()
+            found.configuration = ()
             found.active_ids = frozenset()
             found.declared_configuration = ()
             self._gaps[source.id] = found
@@ -1703,14 +1738,25 @@ class Runtime:
             if state.id not in namespace and not hasattr(base, state.id):
                 namespace[state.id] = _Unavailable(state.id)
         init = custom_init(declared)
-        #: The per-instance fields a custom ``__init__`` sets (kept in snapshots).
-        self.instance_fields: frozenset[str] = frozenset()
+        #: The chart's class-level data (``attempts = 0``): python-statemachine's machine has
+        #: a ``__dict__``, so a callback's ``self.attempts += 1`` sets it on the instance (and
+        #: the class default, mutable ones included, is shared until then), here as there.
+        self.class_fields = frozenset(
+            name
+            for name, value in self.attributes.items()
+            if not hasattr(type(value), "__get__") and name not in _MACHINE_NAMES
+        )
+        #: The per-instance fields a custom ``__init__`` or a callback sets (in snapshots).
+        self.instance_fields: frozenset[str] = self.class_fields
         self.resolvable_fields: frozenset[str] = frozenset()
-        if init is None:
+        #: Whether instances have a ``__dict__`` (for those fields); only then do they pay
+        #: for one.
+        self.has_fields = bool(self.class_fields) or init is not None
+        if not self.has_fields:
             namespace["__slots__"] = ()
-            bases: tuple[type, ...] = (base,)
-        else:  # instances get a __dict__ for the fields, and the chart's __init__
-            self.instance_fields = init_fields(init[1])
+        bases: tuple[type, ...] = (base,)
+        if init is not None:  # the chart's __init__, with its fields
+            self.instance_fields |= init_fields(init[1])
             self.resolvable_fields = init_fields(init[1], before_super=True)
             bases = (_Constructed, base)
         self.instance_class: type[Instance] = type(
@@ -1766,6 +1812,7 @@ class Runtime:
                 raise UnsupportedChart(
                     self.chart.name, "invoke", f"{model_type.__name__}.{name} on the model"
                 )
+        vet = functools.partial(foreign_machine_use, self.declared)
         resolver = Resolver(
             self.chart.name,
             self.declared,
@@ -1773,6 +1820,7 @@ class Runtime:
             self.event_ids,
             None if model_type is type(None) else model_type,
             self.resolvable_fields,
+            vet=vet,
         )
         binding = self._binding_of(resolver)
         if resolver.is_async:  # again, every callback's awaitable result awaited
@@ -1784,6 +1832,7 @@ class Runtime:
                 None if model_type is type(None) else model_type,
                 self.resolvable_fields,
                 awaited=True,
+                vet=vet,
             )
             binding = self._binding_of(resolver)
             binding.is_async = True

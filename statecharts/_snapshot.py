@@ -58,12 +58,13 @@ def take(
     instance_fields: frozenset[str],
 ) -> dict[str, Any]:
     """The picture of an idle instance (see the module docstring) from what it holds;
-    ``InstanceSnapshotError`` for what JSON cannot keep, or a field ``__init__`` never sets."""
+    ``InstanceSnapshotError`` for what JSON cannot keep, or a field the chart does not keep."""
     for name in fields:
         if name not in instance_fields:
             raise InstanceSnapshotError(
                 f"fields.{name}",
-                f"not a field {chart.name}.__init__ sets; a snapshot keeps only those",
+                f"not a field of {chart.name} (one its __init__ sets, or class-level data a "
+                "callback sets); a snapshot keeps only those",
             )
     return {
         "format": FORMAT,
@@ -127,12 +128,18 @@ def restore_timers(
     each due ``due_in_ms`` after ``now`` (the restoring clock's time; both in nanoseconds)."""
     return [
         (
-            now + round(timer.due_in_ms * 1_000_000),
+            now + _nanoseconds(timer.due_in_ms),
             timer.send_id,
             (timer.event, timer.args, timer.kwargs),
         )
         for timer in timers
     ]
+
+
+def _nanoseconds(milliseconds: float) -> int:
+    """Finite ``milliseconds`` in whole nanoseconds, exact however large."""
+    whole = int(milliseconds)
+    return whole * 1_000_000 + round((milliseconds - whole) * 1_000_000)
 
 
 class Timer(NamedTuple):
@@ -282,7 +289,7 @@ class Checked:
                 raise InstanceSnapshotError(
                     f"fields.{name}",
                     f"{self.chart.name} keeps no field of that name"
-                    + (f" (its __init__ sets {', '.join(sorted(allowed))})" if allowed else ""),
+                    + (f" (it keeps {', '.join(sorted(allowed))})" if allowed else ""),
                 )
             fields[name] = _plain(field, f"fields.{name}")
         return fields

@@ -60,6 +60,15 @@ class ChartMachine(RuleBasedStateMachine):
     def create(self) -> str:
         return self.runner.create()
 
+    @precondition(lambda self: self.runner.can_advance() and self.runner.next_wait() is not None)
+    @rule()
+    def advance_time(self) -> None:
+        """Let time pass until the next delayed event of any instance is due (only for an
+        adapter that can advance the SUT's time)."""
+        wait = self.runner.next_wait()
+        assert wait is not None
+        self.runner.advance(wait)
+
     @invariant()
     def every_instance_agrees_with_the_chart(self) -> None:
         self.runner.check_all()
@@ -191,7 +200,12 @@ def _default_paths(
 def _walk_rule(paths: list[Path]) -> Any:
     def walk_path(self: ChartMachine, key: str, path: Path) -> None:
         for step in path.steps:
-            self.runner.send(key, step.event, step.payload)
+            if step.seconds is None:
+                self.runner.send(key, step.event, step.payload)
+            elif self.runner.can_advance():
+                self.runner.advance(step.seconds)
+            else:  # the SUT cannot be shown time passing: the walk stops here
+                return
 
     walk_path.__doc__ = "Walk one instance along a path (from wherever it is)."
     deepest_first = sorted(paths, key=lambda path: -len(path.steps))  # shrinking goes shallower

@@ -101,14 +101,19 @@ def _touched(chart: Chart, transition: TransitionDef) -> tuple[list[str], list[s
     source's descendants, and the source's ancestors below the domain. It enters its targets
     with their ancestors below the domain and what entering them enters by default (a
     compound state's initial children, a parallel state's regions, any state a history state
-    may restore). A targetless transition exits and enters nothing."""
+    may restore). A targetless transition exits and enters nothing; an internal transition
+    from an atomic state to itself exits nothing and enters it again (as python-statemachine
+    runs it)."""
     source, targets = transition.source, transition.targets
     if not targets:
         return [], []
+    if transition.internal and targets == (source,) and chart.state(source).kind == "atomic":
+        return [], [source]
     domain = _domain(chart, transition)
-    exited = [] if domain == source else [source]
-    exited += _descendants(chart, source)
-    exited += _below(chart, source, domain)
+    if domain == source:
+        exited = _descendants(chart, source)
+    else:
+        exited = [source, *_descendants(chart, source), *_below(chart, source, domain)]
     entering: list[str] = []
     for target in targets:
         entering += [*reversed(_below(chart, target, domain)), target]
@@ -131,10 +136,14 @@ def _touched(chart: Chart, transition: TransitionDef) -> tuple[list[str], list[s
 
 def _domain(chart: Chart, transition: TransitionDef) -> str | None:
     """The state a transition exits and enters states inside of (``None``: the chart): the
-    source itself for an internal transition to it or inside it, else the nearest ancestor of
-    the source holding every target."""
+    source itself for an internal transition from a compound or parallel state to states
+    inside it, else the nearest proper ancestor of the source holding every target."""
     source, targets = transition.source, transition.targets
-    if transition.internal and all(t == source or source in _ancestors(chart, t) for t in targets):
+    if (
+        transition.internal
+        and chart.state(source).kind != "atomic"
+        and all(source in _ancestors(chart, t) for t in targets)
+    ):
         return source
     for ancestor in _ancestors(chart, source):
         if all(ancestor in _ancestors(chart, t) for t in targets):

@@ -2,12 +2,11 @@
 untested: each test is named after what a chart author observes, and most compare with
 python-statemachine.
 
-Rules checked here (docs/spec.md): C8, C16, C21.
+Rules checked here (docs/spec.md): C7, C8, C16. (Async charts: test_codegen_async.py.)
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import tempfile
 from pathlib import Path
@@ -78,101 +77,6 @@ def test_c16_where_there_is_no_user_id_sources_go_to_a_directory_named_for_the_u
     assert (tmp_path / "statecharts-user").is_dir()
 
 
-class Hooks:
-    """A model whose callbacks are its instance's own (read when the event runs)."""
-
-    def __init__(self) -> None:
-        self.log: list[Any] = []
-
-        async def fetch(*args: Any, amount: int = 0) -> None:
-            self.log.append(("fetch", args, amount))
-
-        async def settle(amount: int) -> str:
-            self.log.append(("settle", amount))
-            return "settled"
-
-        self.fetch = fetch
-        # a plain function returning an awaitable: the async engine awaits what it returns
-        self.later = lambda amount=0: settle(amount)
-        self.allowed = lambda amount=0: amount >= 0
-
-
-class AsyncDynamic(StateChart[Hooks]):
-    catch_errors_as_events = False
-    a = State(initial=True)
-    b = State()
-    go = a.to(b, cond="allowed", on=["fetch", "later"])
-    back = b.to(a)
-
-    async def on_enter_b(self) -> None:  # an async callback: the chart runs async
-        self.model.log.append("entered b")
-
-
-async def _run_dynamic(machine: Any) -> list[Any]:
-    await machine.send("go", 7, amount=3)
-    await machine.send("back")
-    await machine.send("go", amount=-1)  # the guard read from the instance says no
-    trail = [ids(machine)]
-    await machine.send("go", amount=2)
-    return [*trail, ids(machine)]
-
-
-def test_c21_an_async_chart_awaits_the_callbacks_its_model_instance_holds_with_the_payload() -> (
-    None
-):
-    """An async function read from the model instance gets the positional and keyword
-    payload and is awaited; a plain function returning an awaitable has it awaited; a plain
-    guard's value is used as it is, as python-statemachine's async engine does."""
-    runs = []
-    for machine in (AsyncDynamic(Hooks()), compile_chart(AsyncDynamic).create(Hooks())):
-        trail = asyncio.run(_run_dynamic(machine))
-        runs.append((trail, machine.model.log))
-    assert runs[0] == runs[1]
-    assert runs[1] == (
-        [["a"], ["b"]],
-        [
-            ("fetch", (7,), 3),
-            ("settle", 3),
-            "entered b",
-            ("fetch", (), 2),
-            ("settle", 2),
-            "entered b",
-        ],
-    )
-
-
-class Interleaved(StateChart[Hooks]):
-    catch_errors_as_events = False
-    a = State(initial=True)
-    b = State()
-    go = a.to(b, on=["first", "second"])
-    back = b.to(a)
-
-    async def first(self) -> None:
-        self.model.log.append("first starts")
-        await asyncio.sleep(0)
-        self.model.log.append("first ends")
-
-    async def second(self) -> None:
-        self.model.log.append("second")
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known divergence, not fixed yet: python-statemachine's async engine runs a "
-    "callback group of a chart without catch_errors_as_events as concurrent tasks "
-    "(asyncio.gather), so a callback that suspends lets the next one start; the compiled "
-    "run awaits each callback to its end before the next",
-)
-def test_c21_a_group_of_async_callbacks_interleaves_as_python_statemachine_gathers_it() -> None:
-    logs = []
-    for machine in (Interleaved(Hooks()), compile_chart(Interleaved).create(Hooks())):
-        asyncio.run(machine.send("go"))
-        logs.append(machine.model.log)
-    assert logs[0] == ["first starts", "second", "first ends"]
-    assert logs[1] == logs[0]
-
-
 class Log:
     def __init__(self) -> None:
         self.log: list[Any] = []
@@ -229,3 +133,103 @@ def test_c16_a_default_that_reads_back_the_same_is_written_as_a_literal_in_the_s
     assert "note(amount=kw.get('amount', 0), model=m)" in source
     assert "factor=kw.get('factor', DEFAULT_factor)" in source
     assert "tags=kw.get('tags', DEFAULT_tags)" in source
+
+
+class Kept(StateChart[Log]):
+    """A transition with a validator and a guard, selected from events a callback queued, in
+    a chart that catches errors as events (a validator's error still reaches the sender)."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    start = a.to(b, on="queue_two")
+    go = b.to(c, validators="check", cond="ready")
+    back = b.to(a) | c.to(a)
+    look = a.to.itself(on="seen") | b.to.itself(on="seen")
+
+    def queue_two(self) -> None:
+        self.send("go")
+        self.send("back")
+
+    def check(self) -> None:
+        raise ValueError("not yet")
+
+    def ready(self) -> bool:
+        return True
+
+    def seen(self, state: Any) -> None:
+        self.model.log.append(state.id)
+
+
+def test_c7_events_queued_behind_a_raising_validator_are_kept_for_the_next_send() -> None:
+    """A validator raising while a queued event is selected reaches the sender, and the events
+    queued behind it run before the next event sent, as in python-statemachine."""
+    trails = []
+    for machine in (Kept(Log()), compile_chart(Kept).create(Log())):
+        trail: list[Any] = []
+        with pytest.raises(ValueError, match="not yet"):
+            machine.send("start")
+        trail.append(ids(machine))
+        machine.send("look")  # "back" runs first, from b to a; then "look" in a
+        trail.append(ids(machine))
+        trails.append((trail, machine.model.log))
+    assert trails[0] == trails[1] == ([["b"], ["a"]], ["a"])
+
+
+def act(model: Any) -> None:
+    model.log.append("free act")
+
+
+class Stops(StateChart[Log]):
+    """Two ``before`` callbacks, and three ``on`` callbacks all named ``act``: the chart's,
+    the model's and a function's."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, before=["fail", "after_fail"], on=["act", act])
+    back = b.to(a)
+
+    def fail(self, boom: bool = False) -> None:
+        self.model.log.append("fail")
+        if boom:
+            raise ValueError("boom")
+
+    def after_fail(self) -> None:
+        self.model.log.append("after_fail")
+
+    def act(self) -> None:
+        self.model.log.append("chart act")
+
+
+class ActingModel(Log):
+    def act(self) -> None:
+        self.log.append("model act")
+
+
+def test_c7_a_raising_callback_stops_its_group_in_a_synchronous_chart() -> None:
+    """Without errors caught as events, a ``before`` callback that raises reaches the sender
+    and the callbacks after it in the group do not run (python-statemachine's synchronous
+    engine calls a group in order; only its async engine gathers one)."""
+    logs = []
+    for machine in (Stops(ActingModel()), compile_chart(Stops).create(ActingModel())):
+        with pytest.raises(ValueError, match="boom"):
+            machine.send("go", boom=True)
+        assert ids(machine) == ["a"]
+        machine.send("go")
+        logs.append(machine.model.log)
+    assert logs[0] == logs[1]
+    assert logs[1] == ["fail", "fail", "after_fail", "chart act", "model act", "free act"]
+
+
+def test_c16_callbacks_sharing_a_name_are_numbered_in_the_source() -> None:
+    """The generated source names each callback after its function: the chart's ``act``,
+    the model's and a function's are ``act``, ``act_2`` and ``act_3``."""
+    lines = compile_chart(Stops).source(ActingModel).splitlines()
+    start = lines.index("def a__go(inst, args, kw):")
+    body = [line.strip() for line in lines[start : start + 12]]
+    assert [line for line in body if line.startswith("act")] == [
+        "act(inst)",
+        "act_2(m)",
+        "act_3(model=m)",
+    ]

@@ -568,3 +568,275 @@ def test_c6_a_dunder_read_the_compiled_instance_answers_otherwise_is_refused() -
     instance = compile_chart(Documented).create(Order())
     instance.send("check")
     assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+# -- callables, static and class methods, properties, events -------------------------------
+
+
+class BaseRules(StateChart[Order]):
+    """A base chart of shared behaviour (no states of its own)."""
+
+    def big_enough(self) -> bool:
+        return bool(self.model.count > 1)
+
+
+class ExplicitBase(BaseRules, _Check):
+    def too_big(self) -> bool:
+        return BaseRules.big_enough(self)
+
+
+def test_c6_a_base_charts_method_called_explicitly_with_self_is_followed() -> None:
+    """C6: ``BaseRules.big_enough(self)`` (calling the base class explicitly, as the
+    zero-argument ``super()`` refusal advises) is read like a helper and runs."""
+    reference = ExplicitBase(Order())
+    reference.send("check")
+    instance = compile_chart(ExplicitBase).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+class LambdaReading(StateChart[Order]):
+    open = State(initial=True)
+    big = State(final=True)
+    check = open.to(big, cond=lambda machine: bool(machine.allowed_events))
+
+
+class LambdaHanding(StateChart[Order]):
+    open = State(initial=True)
+    big = State(final=True)
+    check = open.to(big, cond=lambda machine: isinstance(machine, StateChart))
+
+
+class LambdaModel(StateChart[Order]):
+    open = State(initial=True)
+    big = State(final=True)
+    small = State(final=True)
+    check = open.to(big, cond=lambda model: model.count > 1) | open.to(small)
+
+
+class StaticHanding(_Check):
+    @staticmethod
+    def too_big(machine: Any) -> bool:
+        return isinstance(machine, StateChart)
+
+
+class ClassHanding(_Check):
+    @classmethod
+    def too_big(cls, machine: Any) -> bool:
+        return isinstance(machine, cls)
+
+
+class CachedProperty(_Check):
+    @functools.cached_property
+    def too_big(self) -> bool:
+        return bool(self.model.count > 1)
+
+
+class Setter(_Check):
+    @property
+    def level(self) -> int:
+        return int(self.model.count)
+
+    @level.setter
+    def level(self, value: int) -> None:
+        self.model.log.append(type(self).__name__)
+
+    def too_big(self) -> bool:
+        self.level = 1
+        return True
+
+
+class EventName(_Check):
+    def too_big(self) -> bool:
+        return bool(self.check.name)
+
+
+class TracedArgs(_Check):
+    @replaced_with_wraps
+    def too_big(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("declared", "construct", "where"),
+    [
+        (LambdaReading, "a callback using", "reads self.allowed_events"),
+        (LambdaHanding, "a callback handing", "to the builtin isinstance"),
+        (StaticHanding, "handing the machine", "to the builtin isinstance"),
+        (ClassHanding, "handing the machine", "to the builtin isinstance"),
+        (CachedProperty, "functools.cached_property", "CachedProperty.too_big"),
+        (Setter, "handing the machine", "Setter.level passes self on to the class type"),
+        (EventName, "machine API", "EventName.too_big reads self.check.name"),
+        (TracedArgs, "handing the machine", "uses *args other than handing it on whole"),
+    ],
+    ids=lambda value: value.__name__ if isinstance(value, type) else "",
+)
+def test_c6_machine_given_to_callables_static_methods_setters_and_wrappers_is_checked(
+    declared: type[StateChart[Order]], construct: str, where: str
+) -> None:
+    """C6: a lambda callback's ``machine``, a static or class method's ``machine``, a
+    property's setter, a decorated method's wrapper (``self`` in its ``*args``) are scanned as
+    a method's ``self``; a ``functools.cached_property`` and reading an event's attributes
+    (``self.check.name``: a ``BoundEvent`` there) are refused, naming the chart."""
+    with pytest.raises(UnsupportedChart) as caught:
+        compile_chart(declared)
+    error = caught.value
+    assert error.chart == declared.__name__
+    assert construct in error.construct or construct in error.where, error
+    assert where in error.where, error.where
+
+
+def test_c6_a_lambda_callback_reading_only_the_model_compiles() -> None:
+    """C6: a lambda callback not given the machine is not refused, and answers alike."""
+    reference = LambdaModel(Order())
+    reference.send("check")
+    instance = compile_chart(LambdaModel).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+class _Probe:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StateChart)
+
+    __hash__ = object.__hash__
+
+
+PROBE = _Probe()
+
+
+class ComparedToAnObject(_Check):
+    def too_big(self) -> bool:
+        probe = PROBE
+        return self == probe
+
+
+class ComparedToNone(_Check):
+    def too_big(self, event_data: Any) -> bool:
+        return self != None and event_data.machine == self  # noqa: E711
+
+
+def machine_of(event_data: Any) -> bool:
+    return isinstance(event_data.machine, StateChart)
+
+
+def model_of(event_data: Any) -> bool:
+    return bool(event_data.machine.model.count > 1)
+
+
+class EventDataHanded(_Check):
+    def too_big(self, event_data: Any) -> bool:
+        return machine_of(event_data)
+
+
+class EventDataReadingTheModel(_Check):
+    def too_big(self, event_data: Any) -> bool:
+        return model_of(event_data)
+
+
+def test_c6_self_compared_with_an_object_reaches_its_eq_and_is_refused() -> None:
+    """C6: ``self == probe`` hands ``self`` to ``probe.__eq__`` (here asking whether it is a
+    python-statemachine machine): refused; compared with a constant or with the machine itself
+    (``event_data.machine == self``) it is not."""
+    with pytest.raises(UnsupportedChart, match=r"ComparedToAnObject\.too_big passes self on"):
+        compile_chart(ComparedToAnObject)
+    reference = ComparedToNone(Order())
+    reference.send("check")
+    instance = compile_chart(ComparedToNone).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+def test_c6_event_data_handed_to_a_helper_is_followed_to_its_machine() -> None:
+    """C6: ``event_data`` handed to a module helper is followed: the helper's
+    ``event_data.machine`` is the machine (``isinstance`` on it is refused, reading the model
+    compiles and answers alike)."""
+    with pytest.raises(UnsupportedChart, match=r"through machine_of\(event_data\)"):
+        compile_chart(EventDataHanded)
+    reference = EventDataReadingTheModel(Order())
+    reference.send("check")
+    instance = compile_chart(EventDataReadingTheModel).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+class Inspecting(Order):
+    """A model whose callbacks are given the machine."""
+
+    def reads_state(self, machine: Any) -> bool:
+        return bool(machine.state.id == "open")
+
+    def hands_on(self, machine: Any) -> bool:
+        return isinstance(machine, StateChart)
+
+    def reads_model(self, machine: Any) -> bool:
+        return bool(machine.model.count > 1)
+
+
+def _model_guarded(guard: str) -> type[StateChart[Inspecting]]:
+    class ModelGuarded(StateChart[Inspecting]):
+        open = State(initial=True)
+        big = State(final=True)
+        small = State(final=True)
+        check = open.to(big, cond=guard) | open.to(small)
+
+    return ModelGuarded
+
+
+@pytest.mark.parametrize(
+    ("guard", "what"),
+    [
+        ("reads_state", "Inspecting.reads_state reads machine.state at run time"),
+        ("hands_on", "Inspecting.hands_on passes machine on to the builtin isinstance"),
+    ],
+)
+def test_c6_a_models_callback_misusing_the_machine_raises_naming_itself(
+    guard: str, what: str
+) -> None:
+    """C6: a model's method (known only at ``create``) given ``machine`` that reads a name
+    only the compiled instance has, or hands it where the scan cannot follow, raises
+    ``UnsupportedChart`` when it runs, naming the method, never a silent answer."""
+    instance = compile_chart(_model_guarded(guard)).create(Inspecting())
+    with pytest.raises(UnsupportedChart) as caught:
+        instance.send("check")
+    assert what in caught.value.where
+
+
+def test_c6_a_models_callback_reading_what_the_instance_offers_runs() -> None:
+    """C6: a model's method given ``machine`` that reads only the model runs, and agrees."""
+    declared = _model_guarded("reads_model")
+    reference = declared(Inspecting())
+    reference.send("check")
+    instance = compile_chart(declared).create(Inspecting())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+class KeywordArguments(_Check):
+    def too_big(self, **kwargs: Any) -> bool:
+        return isinstance(kwargs["machine"], StateChart)
+
+
+class KeywordGet(_Check):
+    def too_big(self, **kwargs: Any) -> bool:
+        return bool(kwargs.get("machine").allowed_events)  # type: ignore[union-attr]
+
+
+class KeywordModel(_Check):
+    def too_big(self, **kwargs: Any) -> bool:
+        return bool(kwargs["machine"].model.count > 1 and kwargs.get("model") is not None)
+
+
+def test_c6_the_machine_taken_from_kwargs_is_scanned_as_self() -> None:
+    """C6: python-statemachine passes ``machine`` among a callback's ``**kwargs``:
+    ``kwargs["machine"]`` and ``kwargs.get("machine")`` are scanned as ``self`` is (handed
+    to ``isinstance``, reading ``allowed_events``: refused; reading the model: compiled)."""
+    with pytest.raises(UnsupportedChart, match=r"KeywordArguments\.too_big passes self on"):
+        compile_chart(KeywordArguments)
+    with pytest.raises(UnsupportedChart, match=r"KeywordGet\.too_big reads self\.allowed"):
+        compile_chart(KeywordGet)
+    reference = KeywordModel(Order())
+    reference.send("check")
+    instance = compile_chart(KeywordModel).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]

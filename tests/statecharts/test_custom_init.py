@@ -121,7 +121,9 @@ def test_a_field_json_cannot_keep_or_one_init_never_set_is_refused_in_a_snapshot
     assert caught.value.field == "fields.items"
     instance.items = []  # type: ignore[attr-defined]
     instance.extra = 1  # type: ignore[attr-defined]
-    with pytest.raises(InstanceSnapshotError, match=r"not a field Tally\.__init__ sets"):
+    with pytest.raises(
+        InstanceSnapshotError, match=r"not a field of Tally \(one its __init__ sets"
+    ):
         instance.snapshot()
 
 

@@ -4,8 +4,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import math
+import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import settings
@@ -13,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 from statemachine import State, StateChart
 
-from statecharts import compile_chart
+from statecharts import VirtualClock, compile_chart
 from statecharts.testing import (
     ChartRunner,
     Divergence,
@@ -261,7 +265,10 @@ def test_an_event_named_like_a_python_keyword_gets_a_send_rule() -> None:
 class Office(StateChart):  # type: ignore[type-arg]
     """``clock_in`` enters ``desk`` inside ``floor`` (whose entry wants a ``badge``) from
     ``lobby``, whose parent ``building``'s exit is not run (the domain holds both);
-    ``tidy`` is internal to ``floor`` and exits none of ``floor``'s ancestors."""
+    ``tidy`` is internal to ``floor`` and exits none of ``floor``'s ancestors. A callback
+    missing an argument raises (errors are not caught as events)."""
+
+    catch_errors_as_events = False
 
     class building(State.Compound):
         lobby = State(initial=True)
@@ -274,6 +281,8 @@ class Office(StateChart):  # type: ignore[type-arg]
 
         clock_in = lobby.to(floor.desk)
         leave = floor.to(lobby)
+        wave = lobby.to.itself(internal=True)  # type: ignore[no-untyped-call]
+        refresh = floor.to.itself(internal=True)  # type: ignore[no-untyped-call]
 
     gone = State(final=True)
     quit = building.to(gone)
@@ -287,14 +296,37 @@ class Office(StateChart):  # type: ignore[type-arg]
     def on_exit_kitchen(self, dishes: int) -> None:
         self.model.dishes = dishes
 
+    def on_exit_lobby(self, coat: str) -> None:
+        self.model.coat = coat
+
+    def on_enter_lobby(self, greeting: str) -> None:
+        self.model.greeting = greeting
+
 
 def test_payload_parameters_carry_what_the_states_an_event_enters_and_exits_ask_for() -> None:
     chart = compile_chart(Office)
-    assert payload_parameters(chart, "clock_in") == ["badge"]  # building is not exited
+    assert payload_parameters(chart, "clock_in") == ["coat", "badge"]  # building stays
     assert payload_parameters(chart, "tidy") == []  # floor is neither exited nor entered
-    assert payload_parameters(chart, "leave") == ["dishes"]  # kitchen may be active
+    assert payload_parameters(chart, "leave") == ["dishes", "greeting"]  # kitchen may be active
     # building and every state inside it may be exited; nothing entered asks
-    assert payload_parameters(chart, "quit") == ["farewell", "dishes"]
+    assert payload_parameters(chart, "quit") == ["farewell", "coat", "dishes"]
+    # internal to itself: an atomic state is entered again, not exited; a compound state is
+    # left and entered again, with its active children
+    assert payload_parameters(chart, "wave") == ["greeting"]
+    assert payload_parameters(chart, "refresh") == ["dishes", "badge"]
+
+
+def test_payload_parameters_match_the_callbacks_the_runtime_runs() -> None:
+    """Every callback each event runs gets what it asks for from the payload parameters (a
+    callback missing one raises)."""
+    chart = compile_chart(Office)
+    with pytest.raises(TypeError, match="greeting"):
+        chart.create(greeting="hi").send("wave")
+    instance = chart.create(greeting="hi")
+    for event in ["wave", "clock_in", "tidy", "refresh", "leave", "wave", "quit"]:
+        payload = {name: "x" for name in payload_parameters(chart, event)}
+        assert instance.send(event, **payload).applied, event
+    assert instance.is_terminated
 
 
 class Till:
@@ -320,3 +352,126 @@ def test_default_payloads_read_the_callbacks_a_model_s_class_defines() -> None:
     assert payload_parameters(chart, "pay", Till) == ["amount"]
     assert payload_parameters(chart, "pay", Till()) == ["amount"]
     assert "amount" in repr(default_payloads(chart, "pay", Till))
+
+
+# -- printed steps paste as code --------------------------------------------------------------
+
+
+class Color(enum.Enum):
+    RED = 1
+    BLUE = 2
+
+
+class Access(enum.Flag):
+    READ = 1
+    WRITE = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    x: float
+    y: float
+
+
+class Pair(NamedTuple):
+    left: float
+    right: Color
+
+
+def test_printed_steps_write_enums_dataclasses_and_named_tuples_as_code_with_their_imports() -> (
+    None
+):
+    payload = {
+        "color": Color.RED,
+        "access": Access.READ | Access.WRITE,
+        "point": Point(math.nan, -math.inf),
+        "pair": Pair(math.nan, Color.BLUE),
+        "points": [Point(1.0, 2.0)],
+    }
+    step = Step("k0", "paint", payload)
+    namespace = {"Step": Step, "Color": Color, "Access": Access, "Point": Point, "Pair": Pair}
+    pasted = eval(repr(step), namespace)
+    assert repr(pasted) == repr(step)
+    assert pasted.payload["color"] is Color.RED
+    assert pasted.payload["access"] == Access.READ | Access.WRITE
+    assert math.isnan(pasted.payload["point"].x)
+    assert "Color.RED" in repr(step)
+    assert 'Point(x=float("nan"), y=-float("inf"))' in repr(step)
+    names = ["Access", "Color", "Pair", "Point"]
+    assert step.imports() == {f"from {__name__} import {name}" for name in names}
+    message = str(Divergence("differs", [Step("k0"), step]))
+    block = message[message.index("from ") : message.index("\n]") + 2]
+    found: dict[str, Any] = {"Step": Step}
+    exec(block, found)  # the printed imports and steps run as they are
+    assert repr(found["steps"]) == repr([Step("k0"), step])
+
+
+# -- time: delayed events on a virtual clock ------------------------------------------------------
+
+
+class Heartbeat(StateChart):  # type: ignore[type-arg]
+    """Each ``ping`` re-arms a ``timeout`` due 30 s later."""
+
+    alive = State(initial=True)
+    dead = State(final=True)
+
+    ping = alive.to.itself(internal=True, on="rearm")  # type: ignore[no-untyped-call]
+    timeout = alive.to(dead)
+
+    def rearm(self) -> None:
+        self.cancel_event("beat")
+        self.send("timeout", delay=30_000, send_id="beat")
+
+
+class Clocked:
+    """A SUT running a chart's compiled instances on its own virtual clock."""
+
+    def __init__(self, cls: Any) -> None:
+        self.chart = compile_chart(cls)
+        self.clock = VirtualClock()
+        self.instances: dict[str, Any] = {}
+
+    def create(self, key: str) -> None:
+        self.instances[key] = self.chart.create(clock=self.clock)
+
+    def send(self, key: str, event: str, payload: Mapping[str, Any]) -> bool:
+        return bool(self.instances[key].send(event, **payload))
+
+    def configuration(self, key: str) -> set[str]:
+        return {state.id for state in self.instances[key].configuration}
+
+    def advance(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+
+class Timeless(Clocked):
+    """The same, but it cannot be shown time passing."""
+
+    advance = None  # type: ignore[assignment]
+
+
+class LateHeartbeat(Heartbeat):
+    """A SUT whose timer is a second late."""
+
+    def rearm(self) -> None:
+        self.cancel_event("beat")
+        self.send("timeout", delay=31_000, send_id="beat")
+
+
+def test_the_derived_test_lets_time_pass_where_the_adapter_can_advance(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def never(seconds: float) -> None:
+        raise AssertionError(f"slept {seconds} s of real time")
+
+    monkeypatch.setattr(time, "sleep", never)
+    chart = compile_chart(Heartbeat)
+    run_state_machine_as_test(chart_machine(chart, lambda: Clocked(Heartbeat)), settings=SLOW)
+    run_state_machine_as_test(chart_machine(chart, lambda: Timeless(Heartbeat)), settings=SLOW)
+    late = chart_machine(chart, lambda: Clocked(LateHeartbeat))
+    with pytest.raises(Divergence) as caught:
+        run_state_machine_as_test(late, settings=SLOW)
+    assert list(caught.value.steps) == [Step("k0"), Step("k0", "ping"), Step.wait(30.0)]
+    assert "Step.wait(30.0)," in str(caught.value)
+    with pytest.raises(Divergence, match="configurations differ"):
+        replay(chart, Clocked(LateHeartbeat), caught.value.steps)  # type: ignore[arg-type]

@@ -208,3 +208,16 @@ def test_D2_dot_of_any_ids_renders_one_node_per_state(ids: list[str]) -> None:
     assert _node_count(svg) == len(chart.states) + 1
     assert _edge_count(svg) == len(chart.transitions) + 1
     _check_mermaid(to_mermaid(chart))
+
+
+@pytest.mark.parametrize("word", ["note", "Scale", "state", "class", "classDef", "end", "style"])
+def test_D2_mermaid_mangles_a_state_named_like_a_mermaid_keyword(word: str) -> None:
+    """D2: a state named ``note`` (``scale``, ``state``, ``end`` ..., any case) would open a
+    statement where Mermaid expects an id: it gets a mangled token like other unsafe ids."""
+    chart = _flat_chart((word, "other"))
+    text = to_mermaid(chart)
+    _check_mermaid(text)
+    tokens = re.findall(r"^\s*(\S+) --> (\S+)", text, re.MULTILINE)
+    names = {token for pair in tokens for token in pair}
+    assert word not in names
+    assert any(name.startswith(f"{word}_") for name in names)

@@ -481,9 +481,10 @@ def test_positional_payload_binds_as_in_python_statemachine() -> None:
 def test_configuration_of_a_flat_chart_is_the_current_state() -> None:
     chart = compile_chart(Door)
     instance = chart.create(Recorder())
-    assert instance.configuration == (chart.state("closed"),)
+    assert instance.configuration == {Door.closed}
     instance.send("open")
-    assert instance.configuration == (instance.state,) == (chart.state("opened"),)
+    assert instance.configuration == {Door.opened}
+    assert [state.id for state in instance.configuration] == [instance.state.id]
 
 
 def test_outcome_lists_the_transitions_its_event_took() -> None:

@@ -66,7 +66,7 @@ def test_c17_timers_due_at_the_same_time_run_in_sending_order_at_every_split(
         instance.send("arm", what="ping", wait=400)
         clock.advance(step / 1000)
         instance.send("arm", what="pong", wait=400 - step)
-        assert instance.next_due() == (origin + 400_000_000) / 1e9
+        assert instance.next_due() == (origin + 400_000_000) / 1_000_000_000
         clock.advance(0.4)
         assert model.log == ["ping", "pong"], step
 
@@ -126,6 +126,9 @@ def test_c17_a_clock_of_ones_own_compares_due_times_in_nanoseconds() -> None:
     assert clock.woken == [(0.4, clock.woken[0][1])]  # one wake-up, for both
     assert isinstance(clock.woken[0][0], float)
     clock.time = 0.4
+    instance.run_due()  # a wake-up runs one delayed event, then asks for the next
+    assert model.log == ["ping"]
+    assert len(clock.woken) == 2
     instance.run_due()
     assert model.log == ["ping", "pong"]
 
@@ -238,3 +241,28 @@ def test_c17_the_asyncio_clock_orders_wake_ups_due_together_by_sending_order() -
         assert ran == ["first", "boom", "third", "later"]
     finally:
         loop.close()
+
+
+@pytest.mark.parametrize("delay", [1e300, 1.7e308, -1e300])
+def test_c17_a_huge_finite_delay_is_due_in_whole_nanoseconds_without_overflow(
+    delay: float,
+) -> None:
+    """C17: a finite delay however large is a due time (nanoseconds are integers, never an
+    infinite float): it waits (or, negative, runs at once), and survives a snapshot."""
+    clock = VirtualClock()
+    model = Log()
+    instance = CHART.create(model, clock=clock)
+    instance.send("arm", what="ping", wait=delay)
+    if delay < 0:
+        assert model.log == ["ping"]
+        return
+    assert model.log == []
+    assert instance.next_due() == pytest.approx(delay / 1000)
+    snapshot = json.loads(json.dumps(instance.snapshot()))
+    assert snapshot["timers"][0]["due_in_ms"] == delay
+    restored = CHART.restore(snapshot, Log(), clock=VirtualClock(start=1e300))
+    assert restored.next_due() == pytest.approx(1e300 + delay / 1000)
+    clock.advance(delay / 1000 / 2)
+    assert model.log == []
+    clock.advance(delay / 1000)
+    assert model.log == ["ping"]
