@@ -176,6 +176,31 @@ def test_waiting_from_another_loop_while_calls_run_on_an_open_loop_is_refused() 
         loop.close()
 
 
+def test_waiting_on_another_loop_with_nothing_in_flight_leaves_the_executor_on_its_loop() -> None:
+    # join() and wait() only read: with nothing in flight they return at once on any loop and
+    # take nothing over; the executor's next call still runs on its own (open) loop.
+    async def echo(args: dict[str, Any]) -> Any:
+        return args["n"]
+
+    executor = ToolExecutor({"echo": echo})
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(executor.__aenter__())
+        executor.register_call(chunk("a", "echo", n=1))
+        assert loop.run_until_complete(executor.wait("a")).result == 1
+
+        async def elsewhere() -> Any:
+            await asyncio.wait_for(executor.join(), 5)
+            return (await asyncio.wait_for(executor.wait("a"), 5)).result
+
+        assert asyncio.run(elsewhere()) == 1
+        assert executor.register_call(chunk("b", "echo", n=2))  # no loop running right now
+        assert loop.run_until_complete(executor.wait("b")).result == 2
+        loop.run_until_complete(executor.aclose())
+    finally:
+        loop.close()
+
+
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_a_call_left_executing_on_a_closed_loop_ends_saying_its_loop_was_closed() -> None:
     recorder = Recorder()
@@ -198,6 +223,7 @@ def test_a_call_left_executing_on_a_closed_loop_ends_saying_its_loop_was_closed(
     assert [(s.tool_call_id, s.error) for s in recorder.settled] == [
         ("a", ToolError.aborted("hangs", "its event loop was closed"))
     ]
+    gc.collect()  # the closed loop's task is destroyed (and logged as pending) here, not later
 
 
 # -- chunk objects -----------------------------------------------------------------------------
@@ -253,6 +279,8 @@ async def test_an_async_callback_that_succeeds_leaves_no_trace(
         await asyncio.sleep(0)
         seen.append(state.tool_call_id)
 
+    gc.collect()  # another test's garbage is reported now, outside the window below
+    caplog.clear()
     async with ToolExecutor({"t": lambda args: 1}, on_call_settled=on_settled) as executor:
         executor.register_call(chunk("c1", "t"))
         await executor.join()
