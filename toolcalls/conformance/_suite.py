@@ -654,8 +654,8 @@ def _diverges(
     """Send ``events`` alone to a fresh implementation beside a fresh model, checking after
     each as the suite does; the divergence they cause, if any."""
     adapter = SeedAdapter(implementation, Counts(), errors)
-    adapter.attach(ChartRunner(CHART, adapter, _record))
     try:
+        adapter.attach(ChartRunner(CHART, adapter, _record))  # calls left after reset diverge
         for event in events:
             adapter.apply(dict(event))
     except Divergence as divergence:
