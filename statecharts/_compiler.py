@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 import dis
 import functools
+import importlib.util
 import inspect
+import os
 import sys
 import textwrap
 import types
@@ -312,7 +314,7 @@ class _Reader:
         wrapped = inspect.unwrap(function)  # a decorated method: the wrapper and its function
         where = f"{self.name}.{name}"
         for code_owner in (function, wrapped) if wrapped is not function else (function,):
-            if not inspect.isfunction(code_owner):
+            if not inspect.isfunction(code_owner) or _is_library(code_owner):
                 continue
             unsupported = sorted(self._machine_api_used(code_owner))
             if unsupported:
@@ -1340,9 +1342,32 @@ def _kwargs_owner(code: Any) -> set[str]:
     return {f"**{kwargs}"} if kwargs is not None else set()
 
 
+#: Packages whose functions the scan does not read: python-statemachine's own (its loaders'
+#: executable content), and mutmut's trampolines, which wrap a chart's methods during mutation
+#: runs and hand ``self`` on to the method or one of its mutants (the method itself, reached
+#: through the wrapper's ``__wrapped__``, is still read).
+_UNREAD_PACKAGES = frozenset({"statemachine", "mutmut"})
+
+
 def _is_library(function: Any) -> bool:
-    """Whether ``function`` is python-statemachine's own (its loaders' executable content)."""
-    return str(getattr(function, "__module__", "") or "").split(".")[0] == "statemachine"
+    """Whether ``function`` is code of a package the scan does not read (``_UNREAD_PACKAGES``),
+    by its module or, for a wrapper that took its wrapped function's ``__module__``
+    (``functools.wraps``), by the file its code is in."""
+    if str(getattr(function, "__module__", "") or "").split(".")[0] in _UNREAD_PACKAGES:
+        return True
+    code = getattr(function, "__code__", None)
+    return code is not None and code.co_filename.startswith(_unread_directories())
+
+
+@functools.cache
+def _unread_directories() -> tuple[str, ...]:
+    """The directories of the installed ``_UNREAD_PACKAGES`` (found once, when first asked)."""
+    found = []
+    for name in sorted(_UNREAD_PACKAGES):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            found += [os.path.join(path, "") for path in spec.submodule_search_locations]
+    return tuple(found)
 
 
 def descriptor_matches(descriptor: str, event: str) -> bool:
