@@ -42,11 +42,6 @@ _order = itertools.count()
 #: Nanoseconds in a second.
 NS = 1_000_000_000
 
-#: Kept for code written when the clock summed floats: how far past the time it is advanced
-#: to a ``VirtualClock`` reached timers (seconds). Due times are whole nanoseconds now, so
-#: steps that add up to a delay reach its timer exactly.
-REACH = 1e-9
-
 
 def seconds_ns(seconds: float) -> int:
     """``seconds`` (finite) in whole nanoseconds, rounded to the nearest; exact for any

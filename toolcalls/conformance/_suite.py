@@ -582,6 +582,17 @@ NESTED: tuple[str, ...] = (
 )
 
 
+def _attached(
+    implementation: Implementation, counts: Counts, errors: Errors
+) -> tuple[SeedAdapter, ChartRunner]:
+    """A fresh (reset) implementation as the system under test of a runner of the chart; the
+    attaching raises ``Divergence`` when calls survived the reset."""
+    adapter = SeedAdapter(implementation, counts, errors)
+    runner = ChartRunner(CHART, adapter, _record)
+    adapter.attach(runner)
+    return adapter, runner
+
+
 def path_runs(errors: Errors = "any") -> list[tuple[PathStep, ...]]:
     """Each path, then the shortest path to each state and each transition-covering path,
     followed by each candidate event: every (state, event) pair, and every event after every
@@ -609,9 +620,7 @@ def run_paths(
     """Run each of ``path_runs`` on a fresh implementation, checking after every event (and
     ``get`` of the call at the end); yields each run that passed (a divergence raises)."""
     for steps in path_runs(errors):
-        adapter = SeedAdapter(implementation, counts, errors)
-        runner = ChartRunner(CHART, adapter, _record)
-        adapter.attach(runner)
+        adapter, runner = _attached(implementation, counts, errors)
         key = runner.create()
         for step in steps:
             runner.send(key, step.event, step.payload)
@@ -627,9 +636,7 @@ def run_crowd(implementation: Implementation, counts: Counts, errors: Errors = "
     whose types differ from the seed's only in letter case, none of which may act.
     It runs after the generated sequences, whose shrunk counterexample is the better report
     when they find a divergence too."""
-    adapter = SeedAdapter(implementation, counts, errors)
-    runner = ChartRunner(CHART, adapter, _record)
-    adapter.attach(runner)
+    adapter, runner = _attached(implementation, counts, errors)
     keys = [runner.create() for _ in WIRE_IDS + CROWD_IDS]
     for number, key in enumerate(keys):
         runner.send(key, "delta", {"text": f'{{"n": {number}}}'})
@@ -653,9 +660,8 @@ def _diverges(
 ) -> Divergence | None:
     """Send ``events`` alone to a fresh implementation beside a fresh model, checking after
     each as the suite does; the divergence they cause, if any."""
-    adapter = SeedAdapter(implementation, Counts(), errors)
     try:
-        adapter.attach(ChartRunner(CHART, adapter, _record))  # calls left after reset diverge
+        adapter, _ = _attached(implementation, Counts(), errors)  # calls left after reset diverge
         for event in events:
             adapter.apply(dict(event))
     except Divergence as divergence:
