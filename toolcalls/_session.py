@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 from asyncio.events import _get_running_loop as _running_loop
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection, Iterable, Mapping
 from types import MappingProxyType, TracebackType
 from typing import Any, Final, Self
 
@@ -67,7 +67,8 @@ class ToolCallSession:
         max_concurrency: int | None = None,
         runner: Runner | None = None,
     ) -> None:
-        self._tracker = self._new_tracker(max_history)
+        self._stopped = False  # finished or closed: no more events
+        self._use(self._new_tracker(max_history))
         self._executor = ToolExecutor(
             tools,
             on_call_settled=self._on_settled,
@@ -81,7 +82,6 @@ class ToolCallSession:
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop ready events ran on
         self._finished = False
         self._closed = False
-        self._stopped = False  # finished or closed: no more events
         self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
         #: Calls refused for reusing a remembered id, by id: (tool name, arguments (for
         #: arguments that cannot run, ``{"argsText": their text}``), their error or ``None``,
@@ -95,6 +95,14 @@ class ToolCallSession:
         tracker = ToolCallTracker(max_history=max_history)
         tracker._listener = self
         return tracker
+
+    def _use(self, tracker: ToolCallTracker) -> None:
+        """Make ``tracker`` the session's; while it takes events, they go to its ``apply``
+        (``_intake``: what the next event is applied with, one attribute read per event)."""
+        self._tracker = tracker
+        self._intake: Callable[[Mapping[str, Any] | ToolCallEvent], ApplyOutcome] = (
+            self._refuse if self._stopped else tracker.apply
+        )
 
     @property
     def tracker(self) -> ToolCallTracker:
@@ -124,9 +132,7 @@ class ToolCallSession:
         call whose tool is running (a ``result`` or ``error`` event), the tool is aborted and
         the call is not reported.
         """
-        if self._stopped:
-            raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
-        return self._tracker.apply(event)  # it calls back the three methods below
+        return self._intake(event)  # the tracker's apply, which calls back the three below
 
     def _before_ready(self) -> None:
         """A ``ready`` event may start a tool: without a usable loop, fail before it is
@@ -171,7 +177,8 @@ class ToolCallSession:
         """No more events will come: calls still streaming their arguments end in ``error``
         (and are reported), and ``settled()`` ends once the running calls settle."""
         if not self._finished:
-            self._finished = self._stopped = True
+            self._finished = True
+            self._stop_intake()
             reason = "the stream ended before the arguments were complete"
             for record, status in self._tracker._unfinished():
                 if status == "pending":
@@ -337,23 +344,20 @@ class ToolCallSession:
     async def _feed(
         self, events: AsyncIterable[Mapping[str, Any]] | Iterable[Mapping[str, Any]]
     ) -> None:
-        # ``self.apply(event)``, inlined: the tracker may change (reset) between events.
+        # ``self.apply(event)``, inlined: ``_intake`` is read per event, since the tracker
+        # may change (reset) or the session stop between two events.
         count = 0
         try:
             if isinstance(events, AsyncIterable):
                 async for event in events:
-                    if self._stopped:
-                        self.apply(event)  # raises SessionClosed
-                    self._tracker.apply(event)
+                    self._intake(event)
                     count += 1
                     if count == BATCH:  # a source that never waits must not starve tools
                         count = 0
                         await asyncio.sleep(0)
             else:
                 for event in events:
-                    if self._stopped:
-                        self.apply(event)
-                    self._tracker.apply(event)
+                    self._intake(event)
                     count += 1
                     if count == BATCH:
                         count = 0
@@ -364,6 +368,15 @@ class ToolCallSession:
                 raise
         finally:
             self._wake()
+
+    def _refuse(self, event: Mapping[str, Any] | ToolCallEvent) -> ApplyOutcome:
+        """The intake of a session that takes no more events."""
+        raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
+
+    def _stop_intake(self) -> None:
+        """No more events: ``finish()`` or ``aclose()`` ran."""
+        self._stopped = True
+        self._intake = self._refuse
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -475,8 +488,8 @@ class ToolCallSession:
             tools, max_history=max_history, max_concurrency=max_concurrency, runner=runner
         )
         tracker._listener = session
-        session._tracker = tracker
         session._finished = session._stopped = picture.finished
+        session._use(tracker)  # its intake refuses events when the checkpoint had finished
         session._ready.extend(picture.unreported)
         session.position = picture.position
         for settled in picture.remembered:
@@ -518,7 +531,7 @@ class ToolCallSession:
     def reset(self) -> None:
         """Abort every running tool and forget every call (nothing is reported for them)."""
         self._executor.reset()
-        self._tracker = self._new_tracker(self._tracker.max_history)
+        self._use(self._new_tracker(self._tracker.max_history))
         self._running.clear()
         self._ready.clear()
         self._refused.clear()
@@ -530,7 +543,8 @@ class ToolCallSession:
         events ``run()`` has not read yet are not applied. Every call of it (a second one, or
         one after a cancelled one) returns once the stopped tools have finished."""
         if not self._closed:
-            self._closed = self._stopped = True
+            self._closed = True
+            self._stop_intake()
             self._running.clear()
             for record, _ in self._tracker._unfinished():
                 error = ToolError.aborted(record.name, "the session closed")
