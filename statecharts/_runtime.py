@@ -876,7 +876,7 @@ class StatechartInstance(Instance):
         except BaseException:
             self._settle_failure()
             raise
-        outcome = _with_transitions(outcome, self._node.state, taken)
+        outcome = _chained(outcome, self._node.state, taken)
         if self._pending is _BUSY:
             self._pending = None
             return outcome
@@ -1170,6 +1170,24 @@ def _with_transitions(
         outcome.reason,
         tuple(transitions),
     )
+
+
+#: Outcomes of an event and the eventless chain it led to, by the outcome, the state the
+#: chain ended in and the transitions it took: the same few per chart, made once each.
+_CHAINED: dict[tuple[int, int, tuple[int, ...]], tuple[Outcome, StateDef, Outcome]] = {}
+
+
+def _chained(outcome: Outcome, state: StateDef, transitions: list[TransitionDef]) -> Outcome:
+    """``_with_transitions`` for a flat chart's eventless chain, remembered: the outcomes
+    and states are the compiled chart's own constants, so a chain met once is met again."""
+    key = (id(outcome), id(state), tuple(map(id, transitions)))
+    known = _CHAINED.get(key)
+    if known is not None and known[0] is outcome and known[1] is state:
+        return known[2]
+    combined = _with_transitions(outcome, state, transitions)
+    if len(_CHAINED) < 4096:
+        _CHAINED[key] = (outcome, state, combined)
+    return combined
 
 
 def _selection_failed(instance: Instance) -> None:

@@ -233,3 +233,46 @@ def test_the_initial_states_eventless_transitions_run_on_create() -> None:
     assert instance.state.id == "second"
     assert seen == [["first::second"]]
     assert [s.id for s in Starter().configuration] == ["second"]
+
+
+
+def _parse_chart() -> Any:
+    """A chart shaped like the tool call chart's parse step (an event, then an eventless
+    choice), compiled; each call makes a chart of its own, with its own transitions."""
+
+    class Parse(StateChart):  # type: ignore[misc]
+        pending = State(initial=True)
+        parsing = State()
+        running = State()
+        failed = State(final=True)
+        ready = pending.to(parsing)
+        parsing.to(running, cond="ok")
+        parsing.to(failed, unless="ok")
+        stop = running.to(failed)
+
+    return compile_chart(Parse)
+
+
+class _Flag:
+    def __init__(self, ok: bool) -> None:
+        self.ok = ok
+
+
+def test_an_event_and_its_eventless_chain_report_every_transition_each_time() -> None:
+    """The outcome of an event and the eventless transitions after it is remembered per chain
+    (the same few per chart): every send reports the chain it took, for each instance, and two
+    charts of the same shape each report their own transitions."""
+    first, second = _parse_chart(), _parse_chart()
+    for _ in range(3):
+        for compiled in (first, second):
+            for ok, end in ((True, "running"), (False, "failed")):
+                instance = compiled.create(_Flag(ok))
+                outcome = instance.send("ready")
+                assert outcome.applied
+                assert outcome.target is not None and outcome.target.id == end
+                assert [f"{t.source}>{t.target}" for t in outcome.transitions] == [
+                    "pending>parsing",
+                    f"parsing>{end}",
+                ]
+                own = {id(transition) for transition in compiled.transitions}
+                assert {id(transition) for transition in outcome.transitions} <= own
