@@ -876,7 +876,8 @@ class StatechartInstance(Instance):
         except BaseException:
             self._settle_failure()
             raise
-        outcome = _chained(outcome, self._node.state, taken)
+        node = self._node
+        outcome = _chained(node.binding.chained, outcome, node.state, taken)
         if self._pending is _BUSY:
             self._pending = None
             return outcome
@@ -1172,21 +1173,26 @@ def _with_transitions(
     )
 
 
-#: Outcomes of an event and the eventless chain it led to, by the outcome, the state the
-#: chain ended in and the transitions it took: the same few per chart, made once each.
-_CHAINED: dict[tuple[int, int, tuple[int, ...]], tuple[Outcome, StateDef, Outcome]] = {}
+#: What a binding remembers of its eventless chains: by the ids of the event's outcome, the
+#: state the chain ended in and the transitions taken, those objects and the chain's outcome.
+Chains = dict[tuple[int, int, tuple[int, ...]], tuple[Outcome, StateDef, Outcome]]
+#: How many chains a binding remembers (a chart has few; past this, outcomes are made anew).
+_CHAINS_KEPT = 256
 
 
-def _chained(outcome: Outcome, state: StateDef, transitions: list[TransitionDef]) -> Outcome:
-    """``_with_transitions`` for a flat chart's eventless chain, remembered: the outcomes
-    and states are the compiled chart's own constants, so a chain met once is met again."""
+def _chained(
+    chains: Chains, outcome: Outcome, state: StateDef, transitions: list[TransitionDef]
+) -> Outcome:
+    """``_with_transitions`` for a flat chart's eventless chain, remembered per binding: the
+    outcomes and states are its generated code's constants, so a chain met once is met again
+    (the entry holds every object its key names, so no id in it is reused while it is kept)."""
     key = (id(outcome), id(state), tuple(map(id, transitions)))
-    known = _CHAINED.get(key)
+    known = chains.get(key)
     if known is not None and known[0] is outcome and known[1] is state:
         return known[2]
     combined = _with_transitions(outcome, state, transitions)
-    if len(_CHAINED) < 4096:
-        _CHAINED[key] = (outcome, state, combined)
+    if len(chains) < _CHAINS_KEPT:
+        chains[key] = (outcome, state, combined)
     return combined
 
 
@@ -1294,6 +1300,7 @@ class Binding:
         "_label",
         "_lock",
         "_module",
+        "chained",
         "chart",
         "cls",
         "initial",
@@ -1322,6 +1329,8 @@ class Binding:
         self._groups: dict[tuple[str, str], tuple[Resolved, ...]] = {}
         self._gaps: dict[str, StateNode] = {}
         self._dynamic: dict[tuple[str, tuple[int, ...], bool], Callable[..., Outcome]] = {}
+        #: The outcomes of eventless chains met so far (``_chained``).
+        self.chained: Chains = {}
         self.initial_node = self.nodes[chart.initial.id]
         #: Whether instances must be checked for callback names in their own ``__dict__``.
         self._lock = threading.Lock()

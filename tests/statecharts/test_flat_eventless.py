@@ -269,7 +269,8 @@ def test_an_event_and_its_eventless_chain_report_every_transition_each_time() ->
                 instance = compiled.create(_Flag(ok))
                 outcome = instance.send("ready")
                 assert outcome.applied
-                assert outcome.target is not None and outcome.target.id == end
+                assert outcome.target is not None
+                assert outcome.target.id == end
                 assert [f"{t.source}>{t.target}" for t in outcome.transitions] == [
                     "pending>parsing",
                     f"parsing>{end}",
