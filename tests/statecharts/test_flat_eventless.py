@@ -235,7 +235,6 @@ def test_the_initial_states_eventless_transitions_run_on_create() -> None:
     assert [s.id for s in Starter().configuration] == ["second"]
 
 
-
 def _parse_chart() -> Any:
     """A chart shaped like the tool call chart's parse step (an event, then an eventless
     choice), compiled; each call makes a chart of its own, with its own transitions."""

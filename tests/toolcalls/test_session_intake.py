@@ -36,7 +36,7 @@ def _source(
             if action is not None:
                 done = asyncio.Event()
 
-                def act(action: Callable[[], object] = action) -> None:
+                def act(action: Callable[[], object] = action, done: asyncio.Event = done) -> None:
                     action()
                     done.set()
 
