@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import inspect
 import logging
 from asyncio.events import _get_running_loop as _running_loop
@@ -436,12 +437,28 @@ class ToolExecutor:
 
     def _started(self, call: ExecutionModel, tool: PreparedTool) -> AbortSignal:
         """The call's tool starts: make its signal, and arm its timeout, which counts from
-        now (X15), not from registration."""
+        now (X15), not from registration. A plain ``def`` tool the local runner hands to a
+        worker thread starts when a thread is free: its timeout is armed then."""
         signal = call.signal = AbortSignal()
         signal._loop = loop = self._loop
         if tool.timeout is not None and loop is not None:
-            call.timer = loop.call_later(tool.timeout, self._time_out, call)
+            if tool.is_async or not self._local:
+                call.timer = loop.call_later(tool.timeout, self._time_out, call)
+            else:
+                signal._on_start = functools.partial(self._arm_timeout, call)
         return signal
+
+    def _arm_timeout(self, call: ExecutionModel) -> None:
+        """A worker thread started the call's tool: its timeout counts from now (X15), unless
+        the call settled or was dropped meanwhile."""
+        loop, tool, signal = self._loop, call.tool, call.signal
+        if call.settled or call.dropped or call.timer is not None:
+            return
+        if loop is None or signal is None or signal._loop is not loop:  # on another loop now
+            return
+        assert tool is not None
+        assert tool.timeout is not None
+        call.timer = loop.call_later(tool.timeout, self._time_out, call)
 
     def _cancelled(self, call: ExecutionModel, signal: AbortSignal) -> None:
         """Someone else cancelled the call's task (the loop is going away): abort its signal,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ._errors import ToolAborted
 from ._tools import AbortSignal, PreparedTool
 
 
@@ -87,10 +88,25 @@ class _ThreadOutcome:
 
 
 def _call_catching(
-    run: Callable[..., Any], invoke: Callable[[Any, AbortSignal], Any], bound: Any, signal: Any
+    run: Callable[..., Any],
+    invoke: Callable[[Any, AbortSignal], Any],
+    bound: Any,
+    signal: AbortSignal,
 ) -> _ThreadOutcome:
     """Call the tool in the worker thread, catching everything it raises there: the thread
-    pool would hand a ``SystemExit`` to the loop as-is, and it would end the host."""
+    pool would hand a ``SystemExit`` to the loop as-is, and it would end the host.
+
+    A call aborted (or timed out) while it waited for a free worker thread never starts its
+    tool; otherwise the executor hears, on its loop, that the tool starts now (its timeout
+    counts from here, X15)."""
+    if signal.aborted:
+        return _ThreadOutcome(raised=ToolAborted(signal.reason))
+    on_start, loop = signal._on_start, signal._loop
+    if on_start is not None and loop is not None:
+        try:
+            loop.call_soon_threadsafe(on_start)
+        except RuntimeError:  # the loop is closed: nobody waits for the call any more
+            return _ThreadOutcome(raised=ToolAborted("its event loop was closed"))
     try:
         return _ThreadOutcome(run(invoke, bound, signal))
     except BaseException as exc:

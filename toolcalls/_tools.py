@@ -64,7 +64,7 @@ class AbortSignal:
     and ``wait_sync`` are safe from any thread.
     """
 
-    __slots__ = ("_callbacks", "_event", "_loop", "_reason", "_waiters", "aborted")
+    __slots__ = ("_callbacks", "_event", "_loop", "_on_start", "_reason", "_waiters", "aborted")
 
     aborted: bool
 
@@ -76,6 +76,9 @@ class AbortSignal:
         self._callbacks: list[Callable[[AbortSignal], object]] | None = None
         #: The loop of the call (the executor sets it): callbacks run on its thread.
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: What the executor runs on the loop once a worker thread starts the tool (arming its
+        #: timeout, X15); ``None`` when nothing waits for that.
+        self._on_start: Callable[[], object] | None = None
 
     @property
     def reason(self) -> str | None:

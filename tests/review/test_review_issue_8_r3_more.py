@@ -243,11 +243,6 @@ def test_X15_a_timeout_given_as_a_bool_is_refused() -> None:
         Tool(_echo, timeout=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a plain def tool's timeout runs from when the call is handed to the worker "
-    "pool, not from when a worker thread starts it; not fixed this session",
-)
 def test_X15_a_thread_tool_waiting_for_a_worker_thread_does_not_time_out_before_it_runs() -> None:
     """Plain ``def`` tools run in the loop's default thread pool. While slow tools fill every
     worker, a quick tool with ``timeout=0.2`` waits for a thread; its timeout runs from the
