@@ -857,7 +857,8 @@ _UNRESOLVED = (
     "a call's result, getattr(...))"
 )
 #: Dunder attributes the compiled instance answers as python-statemachine's machine does
-#: (``__class__``, ``__dict__`` ... differ: the instance is not of the chart's class).
+#: (``__dict__`` ... differ, and ``__class__`` but for its name: the instance is not of the
+#: chart's class).
 _SAME_DUNDERS = frozenset({"__doc__", "__module__"})
 #: What the compiled instance's class answers as the chart's class does: it is named after
 #: the chart (``type(self).__name__``, ``self.__class__.__qualname__``), but it is not that
@@ -1312,8 +1313,8 @@ def _answered_alike(read: str, instructions: list[Any], index: int) -> bool:
 
 def _names_the_class(instructions: list[Any], at: int) -> bool:
     """Whether the instruction at ``at`` pushes the machine's class (``machine.__class__``,
-    ``type(machine)``) and the next one only reads its name (``__name__``, ``__qualname__``
-    ...) off it: neither stored, nor copied, nor used otherwise."""
+    ``type(machine)``) and the next one only reads one of ``_CLASS_NAMING`` off it (the
+    class neither stored, nor copied, nor used otherwise)."""
     if instructions[at].opname not in ("LOAD_ATTR", "CALL"):
         return False
     following = at + 1
