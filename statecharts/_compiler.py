@@ -688,7 +688,7 @@ class _MachineScan:
             return
         read = _attribute_read(instructions, index)
         if read is not None:
-            if read not in self.provided and read not in _SAME_DUNDERS:
+            if read not in self.provided and not _answered_alike(read, instructions, index):
                 self.found.add(f"{read}{where.via}")
             elif read in self.events:
                 following = _after_read(instructions, index)
@@ -720,6 +720,13 @@ class _MachineScan:
             return
         consumer, position, count, keywords = call
         callee = _callable(instructions, consumer, count, where.namespace, where.closure)
+        if (
+            callee is type
+            and count == 1
+            and not keywords
+            and _names_the_class(instructions, consumer)
+        ):
+            return  # type(machine).__name__: the compiled instance's class answers alike
         self._follow(callee, position, count, keywords, where)
 
     def _follow(
@@ -850,8 +857,13 @@ _UNRESOLVED = (
     "a call's result, getattr(...))"
 )
 #: Dunder attributes the compiled instance answers as python-statemachine's machine does
-#: (``__class__``, ``__dict__`` ... differ: the instance is not of the chart's class).
+#: (``__dict__`` ... differ, and ``__class__`` but for its name: the instance is not of the
+#: chart's class).
 _SAME_DUNDERS = frozenset({"__doc__", "__module__"})
+#: What the compiled instance's class answers as the chart's class does: it is named after
+#: the chart (``type(self).__name__``, ``self.__class__.__qualname__``), but it is not that
+#: class, so any other use of ``self.__class__`` or ``type(self)`` is refused.
+_CLASS_NAMING = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 #: A callee the scan cannot name.
 _UNKNOWN: Any = object()
 
@@ -1288,6 +1300,33 @@ def _tested_after_attributes(rest: list[Any]) -> bool:
         if instruction.opname != "LOAD_ATTR":
             return instruction.opname in _TESTS
     return False
+
+
+def _answered_alike(read: str, instructions: list[Any], index: int) -> bool:
+    """Whether the dunder ``read`` on the owner loaded at ``index`` gets python-statemachine's
+    answer: ``__doc__``, ``__module__``, and ``__class__`` when only its name is read off it
+    (``machine.__class__.__name__``)."""
+    if read in _SAME_DUNDERS:
+        return True
+    return read == "__class__" and _names_the_class(instructions, index + 1)
+
+
+def _names_the_class(instructions: list[Any], at: int) -> bool:
+    """Whether the instruction at ``at`` pushes the machine's class (``machine.__class__``,
+    ``type(machine)``) and the next one only reads one of ``_CLASS_NAMING`` off it (the
+    class neither stored, nor copied, nor used otherwise)."""
+    if instructions[at].opname not in ("LOAD_ATTR", "CALL"):
+        return False
+    following = at + 1
+    while following < len(instructions) and instructions[following].opname in (
+        "CACHE",
+        "EXTENDED_ARG",
+    ):
+        following += 1
+    if following >= len(instructions) or _joined(instructions[following]):
+        return False
+    name = instructions[following]
+    return name.opname == "LOAD_ATTR" and name.argval in _CLASS_NAMING
 
 
 def _is_pair(instruction: Any) -> bool:

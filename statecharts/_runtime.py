@@ -788,7 +788,8 @@ class Instance:
             pending.budget = None
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} state={self._node.state.id!r} model={self.model!r}>"
+        # the class is named as the chart; the repr says it is the compiled instance
+        return f"<{self.chart.name}Instance state={self._node.state.id!r} model={self.model!r}>"
 
 
 class StatechartInstance(Instance):
@@ -1762,7 +1763,11 @@ class Runtime:
             **_event_methods(declared),
             **{k: v for k, v in self.attributes.items()},
             **extra,
+            # named as the chart, as python-statemachine's machine's class is: a callback
+            # reading type(machine).__name__ (__qualname__, __module__, __doc__) gets the
+            # chart's answer; it is not the chart's class, and the scan refuses asking so
             "__module__": declared.__module__,
+            "__qualname__": declared.__qualname__,
             "__doc__": declared.__doc__,
         }
         for state in chart.states:  # python-statemachine's machine has them (self.b.is_active)
@@ -1790,9 +1795,7 @@ class Runtime:
             self.instance_fields |= init_fields(init[1])
             self.resolvable_fields = init_fields(init[1], before_super=True)
             bases = (_Constructed, base)
-        self.instance_class: type[Instance] = type(
-            f"{declared.__name__}Instance", bases, namespace
-        )
+        self.instance_class: type[Instance] = type(declared.__name__, bases, namespace)
         self.custom_init = init is not None
         if init is not None:
             setattr(self.instance_class, "__init__", _rebound(init[1], self.instance_class))  # noqa: B010
@@ -1939,6 +1942,7 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
         {
             "__slots__": (),
             "__module__": base.__module__,
+            "__qualname__": base.__qualname__,
             "__doc__": base.__doc__,
             "send": send,
             "raise_": raise_,
@@ -2053,7 +2057,7 @@ def _construct(
         instance._node  # noqa: B018 - set by the hand-over
     except AttributeError:
         raise TypeError(
-            f"{cls.__name__.removesuffix('Instance')}.__init__ returned without calling "
+            f"{cls.__name__}.__init__ returned without calling "
             "super().__init__(...), so no state was entered"
         ) from None
     return instance

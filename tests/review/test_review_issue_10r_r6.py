@@ -16,7 +16,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from statemachine import Event, State, StateChart
 
 from statecharts import UnsupportedChart, compile_chart
@@ -251,18 +250,6 @@ class Audited(StateChart[Model]):
     go = a.to(b, on="audit")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "open: a model's method (known only at create) reading machine.__class__.__name__ "
-        "gets the compiled instance's class, AuditedInstance; a model callback misusing the "
-        "machine otherwise (python-statemachine's API, names only the compiled instance has, "
-        "machine handed on) now raises UnsupportedChart naming it when it runs, but this "
-        "test's helper catches refusals at compile time only, and answering alike needs the "
-        "instance's class to be named and to compare as the chart's (repr and tests pin "
-        "'<ChartInstance ...>')"
-    ),
-)
 def test_C6_a_model_method_given_machine_does_not_answer_differently() -> None:
     """The model's `audit(machine, event)` logs `machine.__class__.__name__`: `Audited:go` on
     python-statemachine, `AuditedInstance:go` compiled. C6 says the machine API reached

@@ -543,7 +543,21 @@ class ClassNameInHelper(_Check):
 
 
 def named(machine: Any) -> bool:
-    return bool(machine.__class__.__qualname__)
+    return bool(machine.__class__.__qualname__ == "ClassNameInHelper")
+
+
+class ClassUsed(_Check):
+    def too_big(self) -> bool:
+        return len(self.__class__.states) == 3
+
+
+class ClassUsedInHelper(_Check):
+    def too_big(self) -> bool:
+        return bool(counted(self))
+
+
+def counted(machine: Any) -> bool:
+    return len(machine.__class__.states) == 3
 
 
 class Documented(_Check):
@@ -554,20 +568,23 @@ class Documented(_Check):
 
 
 def test_c6_a_dunder_read_the_compiled_instance_answers_otherwise_is_refused() -> None:
-    """C6: ``self.__class__`` is the compiled instance's class (``ClassNameInstance``), not
-    the chart's: a method reading it, or a helper given ``self`` reading it, is refused;
-    ``__doc__`` and ``__module__`` answer alike and compile."""
-    reference = ClassName(Order())
-    reference.send("check")
-    assert _ids(reference.configuration) == ["big"]
-    for declared in (ClassName, ClassNameInHelper):
+    """C6: the compiled instance's class is named after the chart, but is not the chart's
+    class: ``self.__class__.__name__`` (``__qualname__``), read in a method or a helper given
+    ``self``, answers alike and compiles; a method or a helper using ``self.__class__``
+    otherwise (``self.__class__.states``) is refused; ``__doc__`` and ``__module__`` answer
+    alike and compile."""
+    for declared in (ClassUsed, ClassUsedInHelper):
+        reference = declared(Order())
+        reference.send("check")
+        assert _ids(reference.configuration) == ["big"]
         with pytest.raises(UnsupportedChart, match=r"reads self\.__class__"):
             compile_chart(declared)
-    reference = Documented(Order())
-    reference.send("check")
-    instance = compile_chart(Documented).create(Order())
-    instance.send("check")
-    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+    for declared in (ClassName, ClassNameInHelper, Documented):
+        reference = declared(Order())
+        reference.send("check")
+        instance = compile_chart(declared).create(Order())
+        instance.send("check")
+        assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
 
 
 # -- callables, static and class methods, properties, events -------------------------------
@@ -639,7 +656,7 @@ class Setter(_Check):
 
     @level.setter
     def level(self, value: int) -> None:
-        self.model.log.append(type(self).__name__)
+        self.model.log.append(type(self))
 
     def too_big(self) -> bool:
         self.level = 1
