@@ -5,6 +5,7 @@ code, do not weaken the test. If a test is wrong, say why in your report."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import tracemalloc
 from typing import Any
@@ -99,3 +100,56 @@ async def test_S1_events_reach_the_trackers_apply_as_it_is_when_they_arrive() ->
             settled = [s async for s in session.run([delta("a", "{}"), ready("a")])]
         assert [s.tool_call_id for s in settled] == ["a"]
         assert seen == ["start", "delta", "ready"]
+
+
+# -- X14, S5, S7: the session's trackers after close and reset ---------------------------------
+
+
+@run_async
+async def test_X14_a_closed_session_never_starts_a_tool_for_an_event_its_tracker_takes() -> None:
+    """``session.tracker`` is public and keeps the session as its listener for good. Once
+    ``aclose()`` returned (the executor closed: X14, it refuses new calls), a ``ready`` applied
+    to that tracker still hands the call to the closed executor (``_arguments_ended`` admits it
+    without the closed check), its tool runs after the close and the call is queued as settled.
+    The intake refuses events only through ``session.apply``; a closed session's tracker should
+    not start a tool (refuse the event, or end the call without running it)."""
+    ran: list[Any] = []
+
+    async def tool(args: dict[str, Any], signal: AbortSignal) -> Any:
+        ran.append(args)
+        return args
+
+    session = ToolCallSession({"echo": tool})
+    tracker = session.tracker
+    await session.aclose()
+    try:
+        for event in (start("a", "echo"), delta("a", "{}"), ready("a")):
+            tracker.apply(event)
+    except Exception:  # refusing the event is fine
+        pass
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert ran == [], "a tool ran after aclose() returned"
+    state = session.executor.get_call("a")
+    assert state is None or state.status == "error"
+
+
+@run_async
+async def test_S7_a_call_started_on_the_tracker_a_reset_dropped_is_not_run_or_reported() -> None:
+    """``reset()`` gives the session a new tracker, but the old one (what ``session.tracker``
+    returned before) still calls back the session. A call applied to it after the reset is run
+    and reported by the session, though ``session.tracker`` has never heard of it, and the old
+    tracker keeps it ``running`` for ever (the result goes to the new tracker, which ignores
+    it): a reported call that no tracker records as settled (S1). A dropped tracker should no
+    longer feed the session."""
+    session = ToolCallSession({"echo": echo})
+    dropped = session.tracker
+    session.reset()
+    for event in (start("b", "echo"), delta("b", "{}"), ready("b")):
+        dropped.apply(event)
+    session.finish()
+    reported = [s.tool_call_id async for s in session.settled()]
+    await session.aclose()
+    view = dropped.get("b")
+    assert view is None or view.status != "running", "the old tracker keeps b running for ever"
+    assert reported == [] or session.tracker.get("b") is not None
