@@ -1177,8 +1177,11 @@ def _with_transitions(
 #: What a binding remembers of its eventless chains: by the ids of the event's outcome, the
 #: state the chain ended in and the transitions taken, those objects and the chain's outcome.
 Chains = dict[tuple[int, int, tuple[int, ...]], tuple[Outcome, StateDef, Outcome]]
-#: How many chains a binding remembers (a chart has few; past this, outcomes are made anew).
+#: How many chains a binding remembers (a chart has few; past this, outcomes are made anew),
+#: and how long a chain may be to be remembered: an eventless loop that runs as often as the
+#: model says meets a new, long chain each time, and its outcome is its caller's alone.
 _CHAINS_KEPT = 256
+_CHAIN_KEPT_LENGTH = 8
 
 
 def _chained(
@@ -1187,6 +1190,8 @@ def _chained(
     """``_with_transitions`` for a flat chart's eventless chain, remembered per binding: the
     outcomes and states are its generated code's constants, so a chain met once is met again
     (the entry holds every object its key names, so no id in it is reused while it is kept)."""
+    if len(transitions) > _CHAIN_KEPT_LENGTH:
+        return _with_transitions(outcome, state, transitions)
     key = (id(outcome), id(state), tuple(map(id, transitions)))
     known = chains.get(key)
     if known is not None and known[0] is outcome and known[1] is state:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 from asyncio.events import _get_running_loop as _running_loop
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Mapping
 from types import MappingProxyType, TracebackType
 from typing import Any, Final, Self
 
@@ -67,8 +67,7 @@ class ToolCallSession:
         max_concurrency: int | None = None,
         runner: Runner | None = None,
     ) -> None:
-        self._stopped = False  # finished or closed: no more events
-        self._use(self._new_tracker(max_history))
+        self._tracker = self._new_tracker(max_history)
         self._executor = ToolExecutor(
             tools,
             on_call_settled=self._on_settled,
@@ -82,6 +81,7 @@ class ToolCallSession:
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop ready events ran on
         self._finished = False
         self._closed = False
+        self._stopped = False  # finished or closed: no more events
         self._deferred: dict[str, None] = {}  # resumed calls to hand over on start_resumed()
         #: Calls refused for reusing a remembered id, by id: (tool name, arguments (for
         #: arguments that cannot run, ``{"argsText": their text}``), their error or ``None``,
@@ -95,14 +95,6 @@ class ToolCallSession:
         tracker = ToolCallTracker(max_history=max_history)
         tracker._listener = self
         return tracker
-
-    def _use(self, tracker: ToolCallTracker) -> None:
-        """Make ``tracker`` the session's; while it takes events, they go to its ``apply``
-        (``_intake``: what the next event is applied with, one attribute read per event)."""
-        self._tracker = tracker
-        self._intake: Callable[[Mapping[str, Any] | ToolCallEvent], ApplyOutcome] = (
-            self._refuse if self._stopped else tracker.apply
-        )
 
     @property
     def tracker(self) -> ToolCallTracker:
@@ -132,11 +124,16 @@ class ToolCallSession:
         call whose tool is running (a ``result`` or ``error`` event), the tool is aborted and
         the call is not reported.
         """
-        return self._intake(event)  # the tracker's apply, which calls back the three below
+        if self._stopped:
+            raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
+        return self._tracker.apply(event)  # it calls back the three methods below
 
     def _before_ready(self) -> None:
-        """A ``ready`` event may start a tool: without a usable loop, fail before it is
-        applied."""
+        """A ``ready`` event may start a tool: once the session takes no more events (its
+        tracker is public: events may reach it directly), or without a usable loop, fail
+        before it is applied."""
+        if self._stopped:
+            raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
         loop = _running_loop()
         if loop is None or loop is not self._loop:
             self._loop = self._executor._bind_loop()
@@ -177,8 +174,7 @@ class ToolCallSession:
         """No more events will come: calls still streaming their arguments end in ``error``
         (and are reported), and ``settled()`` ends once the running calls settle."""
         if not self._finished:
-            self._finished = True
-            self._stop_intake()
+            self._finished = self._stopped = True
             reason = "the stream ended before the arguments were complete"
             for record, status in self._tracker._unfinished():
                 if status == "pending":
@@ -344,20 +340,23 @@ class ToolCallSession:
     async def _feed(
         self, events: AsyncIterable[Mapping[str, Any]] | Iterable[Mapping[str, Any]]
     ) -> None:
-        # ``self.apply(event)``, inlined: ``_intake`` is read per event, since the tracker
-        # may change (reset) or the session stop between two events.
+        # ``self.apply(event)``, inlined: the tracker may change (reset) between events.
         count = 0
         try:
             if isinstance(events, AsyncIterable):
                 async for event in events:
-                    self._intake(event)
+                    if self._stopped:
+                        self.apply(event)  # raises SessionClosed
+                    self._tracker.apply(event)
                     count += 1
                     if count == BATCH:  # a source that never waits must not starve tools
                         count = 0
                         await asyncio.sleep(0)
             else:
                 for event in events:
-                    self._intake(event)
+                    if self._stopped:
+                        self.apply(event)
+                    self._tracker.apply(event)
                     count += 1
                     if count == BATCH:
                         count = 0
@@ -368,15 +367,6 @@ class ToolCallSession:
                 raise
         finally:
             self._wake()
-
-    def _refuse(self, event: Mapping[str, Any] | ToolCallEvent) -> ApplyOutcome:
-        """The intake of a session that takes no more events."""
-        raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
-
-    def _stop_intake(self) -> None:
-        """No more events: ``finish()`` or ``aclose()`` ran."""
-        self._stopped = True
-        self._intake = self._refuse
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -488,8 +478,8 @@ class ToolCallSession:
             tools, max_history=max_history, max_concurrency=max_concurrency, runner=runner
         )
         tracker._listener = session
+        session._tracker = tracker
         session._finished = session._stopped = picture.finished
-        session._use(tracker)  # its intake refuses events when the checkpoint had finished
         session._ready.extend(picture.unreported)
         session.position = picture.position
         for settled in picture.remembered:
@@ -531,7 +521,8 @@ class ToolCallSession:
     def reset(self) -> None:
         """Abort every running tool and forget every call (nothing is reported for them)."""
         self._executor.reset()
-        self._use(self._new_tracker(self._tracker.max_history))
+        self._tracker._listener = _DROPPED  # a kept reference to it fails loudly on ready
+        self._tracker = self._new_tracker(self._tracker.max_history)
         self._running.clear()
         self._ready.clear()
         self._refused.clear()
@@ -543,8 +534,7 @@ class ToolCallSession:
         events ``run()`` has not read yet are not applied. Every call of it (a second one, or
         one after a cancelled one) returns once the stopped tools have finished."""
         if not self._closed:
-            self._closed = True
-            self._stop_intake()
+            self._closed = self._stopped = True
             self._running.clear()
             for record, _ in self._tracker._unfinished():
                 error = ToolError.aborted(record.name, "the session closed")
@@ -570,6 +560,24 @@ class ToolCallSession:
 
 
 _NO_ARGS: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+class _Dropped:
+    """The listener of a tracker ``reset()`` replaced: it starts nothing. A ``ready`` event
+    applied to it raises before anything changes (the session runs nothing for it, and a call
+    left ``running`` there would wait for ever); other events are tracked as before."""
+
+    def _before_ready(self) -> None:
+        raise SessionClosed("this tracker was dropped by reset(): apply events to the session")
+
+    def _arguments_ended(self, record: ToolCallModel) -> None:  # pragma: no cover - never
+        raise AssertionError("a ready event reached a dropped tracker")
+
+    def _ended_by_stream(self, record: ToolCallModel) -> None:
+        """A call of the dropped tracker ended: nothing runs for it."""
+
+
+_DROPPED: Final = _Dropped()
 
 
 def _unrunnable(tool_name: str, reason: str, error_type: str) -> ToolError:

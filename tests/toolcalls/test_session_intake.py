@@ -118,3 +118,20 @@ async def test_apply_after_a_reset_goes_to_the_new_tracker() -> None:
         assert session.tracker is not old
         assert [call.id for call in session.tracker.list()] == ["b"]
         assert [call.id for call in old.list()] == ["a"]
+
+
+@run_async
+async def test_a_ready_applied_to_a_finished_sessions_tracker_is_refused_and_changes_nothing() -> (
+    None
+):
+    """The session's tracker is public: a ``ready`` reaching it after ``finish()`` must not
+    start a tool the session will never report. It raises before anything changes."""
+    async with ToolCallSession({"echo": echo}) as session:
+        tracker = session.tracker
+        session.finish()
+        tracker.apply(start("a", "echo"))
+        tracker.apply(delta("a", "{}"))
+        with pytest.raises(SessionClosed, match="takes no more events"):
+            tracker.apply(ready("a"))
+        assert tracker.get("a").status == "pending"  # type: ignore[union-attr]
+        assert session.executor.get_call("a") is None
