@@ -1,0 +1,189 @@
+"""Breaks found by an independent review of issue 10 (round 7), continued: callbacks asking
+whether the machine is the chart's instance where no scan reads them. Fix the code, do not
+weaken the test. If a test is wrong, say why in your report."""
+
+# Rules checked here (docs/spec.md): C6. The docs (README's table, spec C6) now say asking
+# whether the machine is the chart's instance (``isinstance(machine, Chart)``, ``type(machine)
+# is Chart``) is refused: at compile time in the chart's code, with ``UnsupportedChart`` when
+# it runs in a model's callback given ``machine``. The compiled instance is not of the chart's
+# class, so the answer differs; below, the callback is one the scans never read (a model's
+# static or class method, a decorated method, a partialmethod, a property or an instance
+# attribute handing out a callable; a chart's callback given as a functools.partial, a bound
+# method of another object, a decorated function) and the run answers False where
+# python-statemachine answers True, silently. Each test passes once the chart is refused
+# naming it (at compile time or when the callback runs) or the run agrees.
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from statemachine import State, StateChart
+
+from statecharts import UnsupportedChart, compile_chart
+
+
+class Log:
+    """A model keeping what callbacks saw."""
+
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+
+
+class Checked(StateChart[Log]):
+    """The model's ``check`` is the callback; python-statemachine hands it the machine."""
+
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="check")
+
+
+def passing(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A decorator as applications write them (functools.wraps, arguments handed on whole)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, **kwargs)
+
+    return wrapper
+
+
+class ByStaticMethod(Log):
+    @staticmethod
+    def check(machine: Any) -> None:
+        machine.model.log.append(isinstance(machine, Checked))
+
+
+class ByClassMethod(Log):
+    @classmethod
+    def check(cls, machine: Any) -> None:
+        machine.model.log.append(isinstance(machine, Checked))
+
+
+class ByDecoratedMethod(Log):
+    @passing
+    def check(self, machine: Any) -> None:
+        self.log.append(isinstance(machine, Checked))
+
+
+class ByPartialMethod(Log):
+    def _check(self, machine: Any, tag: str) -> None:
+        self.log.append(isinstance(machine, Checked))
+
+    check = functools.partialmethod(_check, tag="t")
+
+
+class ByProperty(Log):
+    @property
+    def check(self) -> Callable[..., None]:
+        return lambda machine: self.log.append(isinstance(machine, Checked))
+
+
+class ByInstanceAttribute(Log):
+    def __init__(self) -> None:
+        super().__init__()
+        self.check = lambda machine: self.log.append(type(machine) is Checked)
+
+
+def _run(instance: Any) -> list[Any] | None:
+    """The model's log after ``go`` (``None``: ``UnsupportedChart`` naming the chart)."""
+    try:
+        instance.send("go")
+    except UnsupportedChart as refusal:
+        refused = refusal.chart
+    else:
+        return instance.model.log  # type: ignore[no-any-return]
+    assert refused == instance.chart.name
+    return None
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        ByStaticMethod,
+        ByClassMethod,
+        ByDecoratedMethod,
+        ByPartialMethod,
+        ByProperty,
+        ByInstanceAttribute,
+    ],
+    ids=lambda model: model.__name__,
+)
+def test_C6_a_models_callback_asking_whether_machine_is_the_chart_raises_unsupported(
+    model: type[Log],
+) -> None:
+    """C6: a model's callback given ``machine`` asks ``isinstance(machine, Checked)`` (or
+    ``type(machine) is Checked``): python-statemachine logs True. Compiled, only a plain
+    method of the model's class is scanned when the model type is bound; a static or class
+    method (returned before the scan), a ``functools.wraps`` decorated method (its wrapper has
+    no ``machine`` parameter), a ``partialmethod``, a property or an instance attribute handing
+    out a lambda run unscanned and log False, silently. It should raise ``UnsupportedChart``
+    naming the callback when it runs (or log True)."""
+    reference = Checked(model())
+    reference.send("go")
+    assert reference.model.log == [True]
+    compiled = _run(compile_chart(Checked).create(model()))
+    if compiled is not None:
+        assert compiled == reference.model.log
+
+
+class _Helper:
+    def record(self, machine: Any) -> None:
+        machine.model.log.append(isinstance(machine, ByBoundMethod))
+
+
+@passing
+def _record(machine: Any) -> None:
+    machine.model.log.append(isinstance(machine, ByDecoratedFunction))
+
+
+class ByPartial(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(
+        b,
+        on=functools.partial(
+            lambda tag, machine: machine.model.log.append(isinstance(machine, ByPartial)), "t"
+        ),
+    )
+
+
+class ByBoundMethod(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on=_Helper().record)
+
+
+class ByDecoratedFunction(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on=_record)
+
+
+@pytest.mark.parametrize(
+    "cls", [ByPartial, ByBoundMethod, ByDecoratedFunction], ids=lambda cls: cls.__name__
+)
+def test_C6_a_callable_callback_asking_whether_machine_is_the_chart_is_refused(
+    cls: type[StateChart[Log]],
+) -> None:
+    """C6: a chart's callback given as a callable asks ``isinstance(machine, Chart)``:
+    python-statemachine logs True. The compiler scans a lambda or plain function given as
+    a callback, but not a ``functools.partial``, a bound method of another object, or a
+    ``functools.wraps`` decorated function (the wrapper's ``*args``/``**kwargs`` are not
+    followed for a callback), so the chart compiles and logs False, silently. It should be
+    refused naming the chart (or log True)."""
+    reference = cls(Log())
+    reference.send("go")
+    assert reference.model.log == [True]
+    try:
+        chart = compile_chart(cls)
+    except UnsupportedChart as refusal:
+        refused = refusal.chart
+    else:
+        compiled = _run(chart.create(Log()))
+        if compiled is not None:
+            assert compiled == reference.model.log
+        return
+    assert refused == cls.__name__
