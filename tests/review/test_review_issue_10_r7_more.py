@@ -187,3 +187,76 @@ def test_C6_a_callable_callback_asking_whether_machine_is_the_chart_is_refused(
             assert compiled == reference.model.log
         return
     assert refused == cls.__name__
+
+
+# --- a class method reached through self -----------------------------------------------------
+
+
+class KindBySelf(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="record")
+
+    @classmethod
+    def kind(cls) -> bool:
+        return cls is KindBySelf
+
+    def record(self) -> None:
+        self.model.log.append(self.kind())
+
+
+class FreshBySelf(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="record")
+
+    @classmethod
+    def fresh(cls) -> Any:
+        return cls(Log()).current_state_value
+
+    def record(self) -> None:
+        self.model.log.append(self.fresh())
+
+
+class GuardBySelf(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    c = State(final=True)
+    go = a.to(b, cond="is_mine") | a.to(c)
+
+    @classmethod
+    def mine(cls) -> bool:
+        return cls is GuardBySelf
+
+    @property
+    def is_mine(self) -> bool:
+        return self.mine()
+
+
+@pytest.mark.parametrize(
+    "cls", [KindBySelf, FreshBySelf, GuardBySelf], ids=lambda cls: cls.__name__
+)
+def test_C6_a_class_method_called_through_self_gets_the_chart_class(
+    cls: type[StateChart[Log]],
+) -> None:
+    """C6: a class method called as ``self.kind()`` gets the chart class as ``cls`` in
+    python-statemachine; compiled, ``self`` is the compiled instance, so ``cls`` is its class
+    (named after the chart, but not the chart's class). ``cls is Chart`` is False (a guard
+    built on it takes ``a -> c`` where python-statemachine takes ``a -> b``), and
+    ``cls(Log())`` builds a compiled instance the wrong way, its ``TypeError`` swallowed as
+    ``error.execution`` (nothing logged, where python-statemachine logs ``'a'``): silently. The
+    class method should get the chart's class, or the chart be refused naming it."""
+    reference = cls(Log())
+    reference.send("go")
+    expected = ([state.id for state in reference.configuration], reference.model.log)
+    assert expected in ((["b"], [True]), (["b"], ["a"]), (["b"], []))
+    try:
+        chart = compile_chart(cls)
+    except UnsupportedChart as refusal:
+        refused = refusal.chart
+    else:
+        instance = chart.create(Log())
+        instance.send("go")
+        assert ([state.id for state in instance.configuration], instance.model.log) == expected
+        return
+    assert refused == cls.__name__
