@@ -260,3 +260,92 @@ def test_C6_a_class_method_called_through_self_gets_the_chart_class(
         assert ([state.id for state in instance.configuration], instance.model.log) == expected
         return
     assert refused == cls.__name__
+
+
+# --- the chart's descriptors ------------------------------------------------------------------
+
+
+class OwnerFlag:
+    """A descriptor answering whether it is read through the chart's class (``owner``)."""
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return owner is OwnedGuard
+
+
+class OwnedGuard(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    c = State(final=True)
+    go = a.to(b, cond="ok") | a.to(c)
+    ok = OwnerFlag()
+
+
+def test_C6_a_descriptor_read_as_a_guard_gets_the_charts_class_as_owner() -> None:
+    """C6: a custom descriptor on the chart is read with ``owner`` the chart's class in
+    python-statemachine (``ok`` is True, ``go`` takes ``a -> b``); compiled, the descriptor is
+    copied into the instance class and read with that class as ``owner`` (named after the
+    chart, not the chart), so ``ok`` is False and ``go`` takes ``a -> c``, silently. It should
+    answer as python-statemachine does, or the chart be refused naming it."""
+    reference = OwnedGuard(Log())
+    reference.send("go")
+    assert [state.id for state in reference.configuration] == ["b"]
+    try:
+        chart = compile_chart(OwnedGuard)
+    except UnsupportedChart as refusal:
+        refused = refusal.chart
+    else:
+        instance = chart.create(Log())
+        instance.send("go")
+        assert [state.id for state in instance.configuration] == ["b"]
+        return
+    assert refused == "OwnedGuard"
+
+
+class OwnerField:
+    """A descriptor remembering the class it was set on (``__set_name__``), as field and
+    registry descriptors do."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.owner = owner
+        self.name = name
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return isinstance(instance, self.owner)
+
+
+class Fielded(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    c = State(final=True)
+    go = a.to(b, cond="mine") | a.to(c)
+    mine = OwnerField()
+
+
+def test_C6_compiling_a_chart_leaves_its_descriptors_set_names_alone() -> None:
+    """C6: compiling ``Fielded`` builds the instance class with the chart's descriptor in its
+    namespace, so Python calls the descriptor's ``__set_name__`` again, with the compiled
+    instance class (now named ``Fielded``, indistinguishable by name) as ``owner``: the
+    descriptor, shared with the declared chart, now remembers the wrong class. After
+    compiling, python-statemachine's own machine of the chart answers ``mine`` False and
+    takes ``a -> c`` where it took ``a -> b`` before (and a registry keyed by
+    ``owner.__name__`` gets the compiled class under the chart's name). Compiling should not
+    change how python-statemachine runs the chart (nor call ``__set_name__`` again), or refuse
+    the chart naming it."""
+    before = Fielded(Log())
+    before.send("go")
+    assert [state.id for state in before.configuration] == ["b"]
+    try:
+        compile_chart(Fielded)
+    except UnsupportedChart as refusal:
+        refused = refusal.chart
+    else:
+        assert vars(Fielded)["mine"].owner is Fielded
+        after = Fielded(Log())
+        after.send("go")
+        assert [state.id for state in after.configuration] == ["b"]
+        return
+    assert refused == "Fielded"
