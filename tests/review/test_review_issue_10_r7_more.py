@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from statemachine import State, StateChart
 
-from statecharts import UnsupportedChart, compile_chart
+from statecharts import InstanceSnapshotError, UnsupportedChart, compile_chart
 
 
 class Log:
@@ -349,3 +349,44 @@ def test_C6_compiling_a_chart_leaves_its_descriptors_set_names_alone() -> None:
         assert [state.id for state in after.configuration] == ["b"]
         return
     assert refused == "Fielded"
+
+
+# --- two charts of one name --------------------------------------------------------------------
+
+
+def _local_chart(steps: int) -> type[StateChart[Log]]:
+    """A chart made in a function (a factory, a test helper): every chart it makes has the
+    same ``__module__`` and ``__qualname__``."""
+    if steps == 1:
+
+        class Local(StateChart[Log]):
+            a = State(initial=True)
+            b = State(final=True)
+            go = a.to(b)
+
+        return Local
+
+    class Local(StateChart[Log]):  # type: ignore[no-redef]
+        a = State(initial=True)
+        b = State()
+        c = State(final=True)
+        go = a.to(b)
+        finish = b.to(c)
+
+    return Local
+
+
+def test_C19_a_snapshot_of_another_chart_of_the_same_name_is_refused() -> None:
+    """C19: restoring a snapshot "of another chart" raises ``InstanceSnapshotError``; the
+    check compares ``module.qualname`` only, so two charts made by one factory (same module,
+    same ``_local_chart.<locals>.Local``) pass for one: a snapshot of the two-step chart in
+    ``b`` restores into the one-step chart, where ``b`` is final, and the restored instance is
+    terminated (``finish`` can never run), silently. It should be refused."""
+    two_steps, one_step = compile_chart(_local_chart(2)), compile_chart(_local_chart(1))
+    assert two_steps.declared is not one_step.declared
+    instance = two_steps.create(Log())
+    instance.send("go")
+    snapshot = instance.snapshot()
+    assert not instance.is_terminated
+    with pytest.raises(InstanceSnapshotError):
+        one_step.restore(snapshot, Log())
