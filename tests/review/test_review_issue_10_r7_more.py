@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from statemachine import State, StateChart
+from statemachine.exceptions import InvalidDefinition
 
 from statecharts import InstanceSnapshotError, UnsupportedChart, compile_chart
 
@@ -390,3 +391,48 @@ def test_C19_a_snapshot_of_another_chart_of_the_same_name_is_refused() -> None:
     assert not instance.is_terminated
     with pytest.raises(InstanceSnapshotError):
         one_step.restore(snapshot, Log())
+
+
+# --- a model answering names through __getattr__ -------------------------------------------------
+
+
+class _Target:
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def act(self) -> None:
+        self.log.append("act")
+
+
+class Proxy:
+    """A model delegating to another object (a proxy, a wrapper): ``act`` is answered by
+    ``__getattr__`` only, not listed by ``dir()``."""
+
+    def __init__(self) -> None:
+        self._target = _Target()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target, name)
+
+
+class Proxied(StateChart[Any]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="act")
+
+
+def test_C6_a_callback_name_a_model_answers_only_through_getattr_is_not_found() -> None:
+    """C6: python-statemachine finds a callback name on the model by ``dir(model)``: a proxy
+    model answering ``act`` through ``__getattr__`` only is refused when the machine is built
+    (``InvalidDefinition``: "Did not found name 'act' from model or statemachine"). Compiled,
+    the name is looked up with ``hasattr`` on the instance, found, and ``act`` runs: a run
+    python-statemachine never makes, silently. It should raise ``InvalidDefinition`` as
+    python-statemachine does (when the instance is created or the event sent)."""
+    with pytest.raises(InvalidDefinition, match="act"):
+        Proxied(Proxy())
+    with pytest.raises(InvalidDefinition, match="act"):
+        _create_and_go(Proxied, Proxy())
+
+
+def _create_and_go(cls: type[StateChart[Any]], model: Any) -> None:
+    compile_chart(cls).create(model).send("go")
