@@ -1,17 +1,20 @@
 """Breaks found by an independent review of issue 10 (round 7), continued: callbacks asking
-whether the machine is the chart's instance where no scan reads them. Fix the code, do not
-weaken the test. If a test is wrong, say why in your report."""
+whether the machine is the chart's instance where no scan reads them, the chart's descriptors,
+and charts of one name. Fix the code, do not weaken the test. If a test is wrong, say why in
+your report."""
 
-# Rules checked here (docs/spec.md): C6. The docs (README's table, spec C6) now say asking
-# whether the machine is the chart's instance (``isinstance(machine, Chart)``, ``type(machine)
-# is Chart``) is refused: at compile time in the chart's code, with ``UnsupportedChart`` when
-# it runs in a model's callback given ``machine``. The compiled instance is not of the chart's
-# class, so the answer differs; below, the callback is one the scans never read (a model's
-# static or class method, a decorated method, a partialmethod, a property or an instance
-# attribute handing out a callable; a chart's callback given as a functools.partial, a bound
-# method of another object, a decorated function) and the run answers False where
-# python-statemachine answers True, silently. Each test passes once the chart is refused
-# naming it (at compile time or when the callback runs) or the run agrees.
+# Rules checked here (docs/spec.md): C6, C12, C19. The docs (README's table, spec C6) now say
+# asking whether the machine is the chart's instance (``isinstance(machine, Chart)``,
+# ``type(machine) is Chart``) is refused: at compile time in the chart's code, with
+# ``UnsupportedChart`` when it runs in a model's callback given ``machine``. The compiled
+# instance is not of the chart's class, so the answer differs; in the first tests the callback
+# is one the scans never read (a model's static or class method, a decorated method, a
+# partialmethod, a property or an instance attribute handing out a callable; a chart's
+# callback given as a functools.partial, a bound method of another object, a decorated
+# function) and the run answers False where python-statemachine answers True, silently; then
+# a class method reached through ``self`` and the chart's descriptors get the compiled class
+# (named as the chart) for the chart's. Each test passes once the chart is refused naming it
+# (at compile time or when the callback runs) or the run agrees.
 
 from __future__ import annotations
 
@@ -421,8 +424,9 @@ class Proxied(StateChart[Any]):
     go = a.to(b, on="act")
 
 
-def test_C6_a_callback_name_a_model_answers_only_through_getattr_is_not_found() -> None:
-    """C6: python-statemachine finds a callback name on the model by ``dir(model)``: a proxy
+def test_C12_a_callback_name_a_model_answers_only_through_getattr_is_not_found() -> None:
+    """C12 (C9 reads names the class lacks from the instance, but as python-statemachine
+    finds them): python-statemachine finds a callback name on the model by ``dir(model)``: a proxy
     model answering ``act`` through ``__getattr__`` only is refused when the machine is built
     (``InvalidDefinition``: "Did not found name 'act' from model or statemachine"). Compiled,
     the name is looked up with ``hasattr`` on the instance, found, and ``act`` runs: a run
