@@ -218,3 +218,75 @@ def test_C18_a_trusted_expression_using_the_machines_class_is_refused_or_alike()
             assert refused == "Loaded"
             continue
         assert instance.model.seen == reference.model.seen, expression
+
+
+# --- storing the dunders the scan lets through --------------------------------------------
+
+
+class DocumentedAgain(StateChart[Log]):
+    """The chart's own docstring."""
+
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="record")
+
+    def record(self) -> None:
+        self.__doc__ = "changed"
+        self.model.log.append(self.__doc__)
+
+
+class MovedModule(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="record")
+
+    def record(self) -> None:
+        self.__module__ = "elsewhere"
+        self.model.log.append(self.__module__)
+
+
+def test_C6_a_callback_setting_the_machines_doc_or_module_is_refused_or_alike() -> None:
+    """C6: the scan lets ``__doc__`` and ``__module__`` on ``self`` through as answered alike,
+    whether read or set. python-statemachine's machine has a ``__dict__``, so
+    ``self.__doc__ = "changed"`` sets it and the callback logs ``changed``; the compiled
+    instance (slots only) raises ``AttributeError`` (read-only), which errors-as-events
+    swallows: nothing is logged and ``go`` still ends in ``b``, silently. Setting them should
+    be refused naming the chart (or work alike)."""
+    for cls, answer in ((DocumentedAgain, "changed"), (MovedModule, "elsewhere")):
+        expected, compiled = _runs(cls)
+        assert expected == [answer]
+        if compiled is not None:
+            assert compiled == expected, cls.__name__
+
+
+class Relabelling(Log):
+    def record(self, machine: Any) -> None:
+        machine.__doc__ = "relabelled"
+        self.log.append(machine.__doc__)
+
+
+class Plain(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="record")
+
+
+def test_C6_a_models_callback_setting_machine_doc_raises_unsupported() -> None:
+    """C6: a model's callback given ``machine`` sets ``machine.__doc__``: python-statemachine
+    logs ``relabelled``; compiled, the bind-time scan lets the store through, the instance
+    raises ``AttributeError``, swallowed as ``error.execution``, and nothing is logged,
+    silently. It should raise ``UnsupportedChart`` naming the callback when it runs (or log
+    alike)."""
+    reference = Plain(Relabelling())
+    reference.send("go")
+    assert reference.model.log == ["relabelled"]
+    instance = compile_chart(Plain).create(Relabelling())
+    refused = None
+    try:
+        instance.send("go")
+    except UnsupportedChart as refusal:
+        refused = refusal.chart
+    if refused is None:
+        assert instance.model.log == reference.model.log
+    else:
+        assert refused == "Plain"
