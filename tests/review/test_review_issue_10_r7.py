@@ -8,7 +8,8 @@ test is wrong, say why in your report."""
 # scan lets reads of its name through; but a custom __init__'s ``__class__`` cell is rebound
 # to the compiled instance class (named after the compiled chart, not the class the __init__
 # was written in, and not the chart's class), and nothing checks what the __init__ does with
-# it; a trusted document's expressions get the machine and are not scanned at all. Each test
+# it; a trusted document's expressions get the machine and are not scanned at all; and the
+# scan lets ``__doc__`` and ``__module__`` through when they are set, not only read. Each test
 # of a silent difference passes once the chart is refused (naming it) or the run agrees with
 # python-statemachine's; each test of a wrong refusal passes once the chart compiles and runs
 # as python-statemachine runs it.
