@@ -1149,9 +1149,14 @@ def _prep(
         if data is not None:
             data.event = event
             data.send_id = send_id
-    node: Any = inst._node
-    for owner in node.binding.prepare_owners:
-        result = _dyn(inst if owner == "chart" else inst.model, "prepare_event", args, kwall)
+    binding: Any = inst._node.binding
+    # each gets the arguments as they were before any added to them (python-statemachine
+    # calls them all, then updates)
+    results = [
+        _dyn(inst if owner == "chart" else inst.model, "prepare_event", args, kwall)
+        for owner in binding.prepare_owners
+    ]
+    for result in results:
         kwall.update(result)
     return kwall
 
