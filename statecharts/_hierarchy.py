@@ -949,7 +949,10 @@ class HBinding:
             # microstep.
             own = any(history_transition is taken for taken in plan.transitions)
             kind = "on" if own and not names.initial else "step"
-            risky.append((kind, writer.call_lines(group, history_phase)))
+            lines = writer.call_lines(group, history_phase)
+            if kind == "step":  # the fresh arguments are prepared first, callbacks or none
+                lines = [*self._prepared(writer, history_phase), *lines]
+            risky.append((kind, lines))
         return risky
 
     def _emit_risky(

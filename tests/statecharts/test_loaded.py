@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from statemachine import State, StateChart
+from statemachine import HistoryState, State, StateChart
 from statemachine.io import load
 
 from statecharts import UnsupportedChart, VirtualClock, compile_chart
@@ -172,6 +172,39 @@ def test_c18_each_prepare_event_gets_the_arguments_before_any_adds_to_them() -> 
     assert ("model", None) in logs[0]
     assert ("model", 1) not in logs[0]
     assert ("act", 1, 2) in logs[0]
+
+
+class PreparedHistory(StateChart[Any]):
+    class p(State.Compound):
+        x = State(initial=True)
+        y = State()
+        h = HistoryState()
+        h.to(y)
+        step = x.to(y)
+
+    a = State(initial=True)
+    hist = a.to(p.h)
+    back = p.to(a)
+
+    def prepare_event(self, event: Any, transition: Any) -> dict[str, Any]:
+        self.model.log.append((str(event), transition.source.id, transition.target.id))
+        return {}
+
+
+class Logged:
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+
+
+def test_c18_a_default_history_transition_gets_its_arguments_prepared_without_callbacks() -> None:
+    """python-statemachine prepares the arguments of each group it runs, callbacks or none:
+    the default transition of a history state included."""
+    logs = []
+    for machine in (PreparedHistory(Logged()), compile_chart(PreparedHistory).create(Logged())):
+        machine.send("hist")
+        logs.append(machine.model.log)
+    assert logs[1] == logs[0]
+    assert ("hist", "h", "y") in logs[0]
 
 
 def test_c6_invoke_in_a_loaded_chart_is_refused_naming_the_state() -> None:
