@@ -573,18 +573,23 @@ class FunctionWriter:
             line = _one_line(line)
         self.lines.append("    " * indent + line)
 
+    def caught_each(self, lines: list[str]) -> list[str]:
+        """Statements running each call of ``lines`` in its own ``try``, a failure queueing
+        ``error.execution`` (what ``isolated`` emits with errors caught as events)."""
+        result: list[str] = []
+        for line in lines:
+            result += ["try:", f"    {line}", "except Exception as error:"]
+            result.append("    _caught(inst, error)")
+        return result
+
     def isolated(self, indent: int, lines: list[str]) -> None:
         """Emit each callback in its own block: with errors caught as events, one that raises
         queues ``error.execution`` and the next still runs (the SCXML rule for executable
         content); otherwise exceptions propagate."""
+        if self.catch:
+            lines = self.caught_each(lines)
         for line in lines:
-            if not self.catch:
-                self.emit(indent, line)
-                continue
-            self.emit(indent, "try:")
-            self.emit(indent + 1, line)
-            self.emit(indent, "except Exception as error:")
-            self.emit(indent + 1, "_caught(inst, error)")
+            self.emit(indent, line)
 
     def step(self, indent: int, step: Step, node_from: str, node_to: str) -> bool:
         """Write one candidate transition; return whether it is always taken.
@@ -644,9 +649,21 @@ class FunctionWriter:
             t, after_state, src, tgt, new_state=after_state if tgt == "None" else None
         )
         after = self.call_lines(step.after, after_phase)
-        self.block(indent, after, failed[:1] if self.catch else None)
+        if self.one_by_one_after(tgt == "None", after):
+            self.isolated(indent, after)
+        else:
+            self.block(indent, after, failed[:1] if self.catch else None)
         self.emit(indent, f"return {step.outcome}")
         return always
+
+    def one_by_one_after(self, targetless: bool, lines: list[str]) -> bool:
+        """Whether a transition's ``after`` callbacks (``lines``) run one by one, each failure
+        queueing ``error.execution``: python-statemachine hands a targetless transition's
+        ``after`` the arguments its ``on`` got, error handler included (none while handling
+        ``error.execution``). (A sync chart's single callback in a ``try`` queueing its error
+        does the same.)"""
+        one_by_one = targetless and self.catch and not self.handling_error
+        return one_by_one and (self.module.gather or len(lines) > 1)
 
     def block(
         self,

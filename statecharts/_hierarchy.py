@@ -865,6 +865,15 @@ class HBinding:
         if stepwise:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
         self._emit_risky(writer, risky, fail, names.restore, names.handling_error, names.initial)
+        after = self._after_lines(writer, module, plan, names)
+        writer.block(0, after, fail[:1] if self.catch else None)
+        writer.emit(0, f"return {names.outcome}")
+
+    def _after_lines(
+        self, writer: FunctionWriter, module: Module, plan: _MicroPlan, names: _MicroNames
+    ) -> list[str]:
+        """Each transition's ``after`` group (a targetless transition's with errors caught as
+        events: one by one)."""
         after: list[str] = []
         for transition in plan.transitions:
             target = transition.target
@@ -877,9 +886,12 @@ class HBinding:
                 configurations=names.configurations if target is None else None,
             )
             after += self._prepared(writer, phase)
-            after += writer.call_lines(self._transition_group(transition, Group.AFTER), phase)
-        writer.block(0, after, fail[:1] if self.catch else None)
-        writer.emit(0, f"return {names.outcome}")
+            lines = writer.call_lines(self._transition_group(transition, Group.AFTER), phase)
+            if writer.one_by_one_after(target is None, lines):
+                after += writer.caught_each(lines)
+            else:
+                after += lines
+        return after
 
     def _prepared(self, writer: FunctionWriter, phase: Phase) -> list[str]:
         """In a chart with a ``prepare_event``: the statement preparing a group's arguments,
