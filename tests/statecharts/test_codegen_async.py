@@ -24,6 +24,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from statemachine import HistoryState, State, StateChart
 
 from statecharts import compile_chart
@@ -782,3 +784,99 @@ def test_c21_the_initial_states_enter_callbacks_are_gathered_without_catch_error
     log = both(initial_entry(catch, compound), scenario=activate)
     expected = ONE_BY_ONE if catch else GATHERED
     assert log == [(entry[0], entry[1].replace("go", "activate")) for entry in expected]
+
+
+POOL = ["slow", "quick", "late", "failing", "late_failing", "quick_too"]
+#: Where the random chart puts callbacks: ``<transition or state>.<group>``.
+SLOTS = (
+    "go_ab.validators",
+    "go_ab.before",
+    "go_ab.on",
+    "go_ab.after",
+    "a.exit",
+    "b.enter",
+    "go_bp.on",
+    "x.enter",
+    "x.exit",
+    "stay.after",
+    "back.before",
+    "left.before",
+    "left.after",
+    "right.before",
+    "right.on",
+    "l1.exit",
+    "r2.enter",
+    "hist.on",
+    "default.on",
+)
+GROUPS = st.lists(st.sampled_from(POOL), unique=True, max_size=3)
+
+
+class Prepares:
+    model: Log
+
+    async def prepare_event(self, event: Any) -> dict[str, Any]:
+        self.model.log.append(("prepares", str(event), SEEN.get()))
+        await asyncio.sleep(0)
+        SEEN.set("set by prepare_event")
+        return {"prepared": True}
+
+
+def random_chart(catch: bool, groups: dict[str, list[str]], prepare: bool = False) -> Any:
+    """Flat states, a compound one with a history state, a parallel one and a targetless
+    transition, with ``groups`` (by slot), and an async ``prepare_event`` if ``prepare``."""
+
+    def of(owner: str, **extra: Any) -> dict[str, Any]:
+        found = {
+            slot.split(".")[1]: names
+            for slot, names in groups.items()
+            if slot.split(".")[0] == owner and names
+        }
+        return {**found, **extra}
+
+    class Random(*((Prepares,) if prepare else ()), Callbacks, StateChart[Log]):
+        catch_errors_as_events = catch
+        a = State(initial=True, **of("a"))
+        b = State(**of("b"))
+
+        class p(State.Compound):
+            x = State(initial=True, **of("x"))
+            y = State()
+            h = HistoryState()
+            h.to(y, **of("default"))
+            step = x.to(y) | y.to(x)
+
+        class q(State.Parallel):
+            class left(State.Compound):
+                l1 = State(initial=True, **of("l1"))
+                l2 = State()
+                step = l1.to(l2, **of("left")) | l2.to(l1)
+
+            class right(State.Compound):
+                r1 = State(initial=True)
+                r2 = State(**of("r2"))
+                step = r1.to(r2, **of("right")) | r2.to(r1)
+
+        go_ab = a.to(b, event="go", **of("go_ab"))
+        go_bp = b.to(p, event="go", **of("go_bp"))
+        go_pq = p.to(q, event="go")
+        stay = a.to(None, event="stay", **of("stay")) | p.to(None, event="stay")
+        back = p.to(a, **of("back")) | b.to(a) | q.to(a)
+        hist = a.to(p.h, **of("hist"))
+        recorded_errors = a.to.itself(event="error.execution", internal=True, on="recorded")
+        slow_back = b.to(a, event="slow_back", on="slow")  # the chart is async
+
+    return Random
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    catch=st.booleans(),
+    groups=st.fixed_dictionaries({slot: GROUPS for slot in SLOTS}),
+    events=st.lists(st.sampled_from(["go", "stay", "back", "step", "hist"]), max_size=7),
+    prepare=st.booleans(),
+)
+def test_c21_random_callback_groups_run_as_python_statemachines_async_engine(
+    catch: bool, groups: dict[str, list[str]], events: list[str], prepare: bool
+) -> None:
+    both(random_chart(catch, groups, prepare), *events)
