@@ -4,8 +4,9 @@ The generated code is synchronous. A chart whose callbacks include coroutine fun
 each of them through ``awaiting``: the shim creates the coroutine and hands it, through a
 greenlet switch, to ``drive``, which awaits it on the caller's event loop and switches back
 with its result (or throws its exception in). So the run keeps python-statemachine's order
-exactly (each async callback finishes before the next callback starts, as its async engine
-awaits them one by one) without a second, async copy of the runtime.
+exactly without a second, async copy of the runtime: a callback of a group its async engine
+awaits one by one finishes before the next starts, and a group it gathers is handed to
+``gather``, which runs each callback in a task of its own, as ``asyncio.gather`` does there.
 
 ``drive`` runs one call (a ``send``, or entering the initial state) in its own greenlet; a
 coroutine awaiting ``drive`` sees every awaited callback as an ordinary await.
@@ -26,7 +27,8 @@ import greenlet
 
 
 class _Run(greenlet.greenlet):  # type: ignore[misc]
-    """The greenlet of one driven call; ``owner`` is the instance it runs."""
+    """The greenlet of one driven call, or of one callback of a gathered group; ``owner`` is
+    the instance it runs."""
 
     owner: Any = None
 
@@ -46,14 +48,27 @@ class _Driving:
 _driving: dict[int, _Driving] = {}
 
 
+#: The instances whose gathered group the current task runs a callback of, the innermost
+#: last (set in the task's own context: the tasks it starts inherit it, as with
+#: python-statemachine they inherit the engine whose step started them).
+_members: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar(
+    "statecharts_members", default=()
+)
+
+
 def running(owner: Any) -> bool:
-    """Whether this code runs inside a driven call of ``owner``: a callback of its run, sync
-    (in the run's greenlet) or async (in the task driving it)."""
+    """Whether this code runs inside a driven call of ``owner``, while it goes on: a callback
+    of its run, sync (in the run's greenlet, or the greenlet of a gathered callback) or async
+    (in the task driving it, or the task of a gathered callback)."""
     current = greenlet.getcurrent()
-    if isinstance(current, _Run):
-        return current.owner is owner
+    if isinstance(current, _Run) and current.owner is owner:
+        return id(owner) in _driving
     record = _driving.get(id(owner))
     if record is None:
+        return False
+    if any(member is owner for member in _members.get()):
+        return True
+    if isinstance(current, _Run):  # a callback of another instance's run
         return False
     try:
         return record.task is asyncio.current_task()
@@ -87,6 +102,25 @@ def wait(awaitable: Awaitable[Any]) -> Any:
     return current.parent.switch(awaitable)
 
 
+def gather(owner: Any, calls: tuple[Callable[[], Any], ...]) -> list[Any]:
+    """Run a callback group as python-statemachine's async engine gathers it: each call in a
+    task of its own (in a copy of the context, so what it sets no other callback nor the
+    sender sees), all started in order before any resumes, so one that suspends lets the
+    next start; return their results in order, or raise the first exception to happen (the
+    other tasks run on, as ``asyncio.gather`` leaves them). Called from the run's greenlet."""
+    results: list[Any] = wait(asyncio.gather(*(_gathered(owner, call) for call in calls)))
+    return results
+
+
+async def _gathered(owner: Any, call: Callable[[], Any]) -> Any:
+    """One callback of a gathered group, in its task: in a greenlet of its own (a plain
+    callback, and the code around an awaited one, runs there), inside ``owner``'s run."""
+    _members.set((*_members.get(), owner))
+    run = _Run(call)
+    run.owner = owner
+    return await _pump(run)
+
+
 def awaiting(function: Callable[..., Any]) -> Callable[..., Any]:
     """A synchronous stand-in for an async callback: called inside a run, it waits for the
     coroutine and returns its result; its signature is the callback's."""
@@ -115,21 +149,7 @@ async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: 
     key = id(owner)
     record = _driving[key] = _Driving()
     try:
-        # the run's callbacks see the caller's context variables, and what they set the
-        # caller sees, as callbacks do running in the awaiting task with python-statemachine
-        run.gr_context = contextvars.copy_context()
-        value = run.switch(*args, **kwargs)
-        _adopt(run.gr_context)
-        while not run.dead:
-            try:
-                result = await value
-            except BaseException as error:  # handed back into the run, where it awaited
-                run.gr_context = contextvars.copy_context()
-                value = run.throw(error)
-            else:
-                run.gr_context = contextvars.copy_context()
-                value = run.switch(result)
-            _adopt(run.gr_context)
+        value = await _pump(run, *args, **kwargs)
     except BaseException as error:
         if isinstance(error, Exception):
             record.done.set_exception(error)
@@ -142,6 +162,32 @@ async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: 
         return value
     finally:
         del _driving[key]
+
+
+async def _pump(run: _Run, *args: Any, **kwargs: Any) -> Any:
+    """Run the greenlet ``run`` to its end in this task, awaiting each awaitable it hands
+    over; return its result (or raise its exception).
+
+    The greenlet sees this task's context variables, and what it sets this task sees, as a
+    callback does running in its task with python-statemachine. It switches back to whichever
+    greenlet resumes it (an event loop runs a task's steps in the greenlet it runs in)."""
+    run.parent = greenlet.getcurrent()
+    run.gr_context = contextvars.copy_context()
+    value = run.switch(*args, **kwargs)
+    _adopt(run.gr_context)
+    while not run.dead:
+        try:
+            result = await value
+        except BaseException as error:  # handed back into the run, where it awaited
+            run.parent = greenlet.getcurrent()
+            run.gr_context = contextvars.copy_context()
+            value = run.throw(error)
+        else:
+            run.parent = greenlet.getcurrent()
+            run.gr_context = contextvars.copy_context()
+            value = run.switch(result)
+        _adopt(run.gr_context)
+    return value
 
 
 def _adopt(context: contextvars.Context | None) -> None:

@@ -277,11 +277,12 @@ class Module:
     """
 
     def __init__(self, label: str, gather: bool = False) -> None:
-        #: For a chart with async callbacks: a group of callbacks runs to its end when one
-        #: raises, and then raises the first error (python-statemachine's async engine
-        #: gathers such a group).
+        #: For a chart with async callbacks: a group python-statemachine's async engine
+        #: gathers runs through ``_gather``, each callback in a task of its own.
         self.gather = gather
         self.namespace: dict[str, Any] = dict(_HELPERS)
+        if gather:
+            self.namespace["_gather"] = _async.gather
         self.lines: list[str] = []
         self.label = label
         self.source = ""
@@ -558,6 +559,24 @@ class FunctionWriter:
             if callback.only_event is None or callback.only_event == self.static_event
         ]
 
+    def gathered(self, lines: list[str]) -> list[str]:
+        """The statements of a callback group python-statemachine's async engine gathers
+        (``asyncio.gather``): in an async chart one statement, handing a function per call
+        to ``_gather``, which runs each in a task of its own; in a sync chart the calls."""
+        if not self.module.gather or not lines:
+            return lines
+        return [self.gather_call(lines)]
+
+    def handled(self, lines: list[str]) -> list[str]:
+        """The statements of an ``exit``, ``enter`` or ``on`` group: python-statemachine's
+        async engine runs it one by one with an error handler (errors caught as events), and
+        gathers it without one."""
+        return lines if self.catch else self.gathered(lines)
+
+    def gather_call(self, lines: list[str]) -> str:
+        """The expression running the calls of ``lines`` gathered, giving their results."""
+        return f"_gather(inst, ({''.join(f'lambda: {line}, ' for line in lines)[:-1]}))"
+
     def guard(self, callbacks: tuple[Resolved, ...], phase: Phase) -> str:
         """A condition true when every guard gives its expected truth value, in order."""
         parts = []
@@ -573,18 +592,23 @@ class FunctionWriter:
             line = _one_line(line)
         self.lines.append("    " * indent + line)
 
+    def caught_each(self, lines: list[str]) -> list[str]:
+        """Statements running each call of ``lines`` in its own ``try``, a failure queueing
+        ``error.execution`` (what ``isolated`` emits with errors caught as events)."""
+        result: list[str] = []
+        for line in lines:
+            result += ["try:", f"    {line}", "except Exception as error:"]
+            result.append("    _caught(inst, error)")
+        return result
+
     def isolated(self, indent: int, lines: list[str]) -> None:
         """Emit each callback in its own block: with errors caught as events, one that raises
         queues ``error.execution`` and the next still runs (the SCXML rule for executable
         content); otherwise exceptions propagate."""
+        if self.catch:
+            lines = self.caught_each(lines)
         for line in lines:
-            if not self.catch:
-                self.emit(indent, line)
-                continue
-            self.emit(indent, "try:")
-            self.emit(indent + 1, line)
-            self.emit(indent, "except Exception as error:")
-            self.emit(indent + 1, "_caught(inst, error)")
+            self.emit(indent, line)
 
     def step(self, indent: int, step: Step, node_from: str, node_to: str) -> bool:
         """Write one candidate transition; return whether it is always taken.
@@ -607,9 +631,9 @@ class FunctionWriter:
         always = not step.cond
         indent = self.selection(indent, step, base)
         failed = [f"_failed(inst, error, {self.handling_error})", f"return {step.failed}"]
-        before = self.call_lines(step.before, base)
+        before = self.gathered(self.call_lines(step.before, base))
         self.block(indent, before, failed if self.catch else None)
-        self.isolated(indent, self.call_lines(step.exit, base))
+        self.isolated(indent, self.handled(self.call_lines(step.exit, base)))
         on = self.call_lines(step.on, self.phase(t, src, src, tgt, new_state=after_state))
         entering = self.call_lines(step.enter, self.phase(t, tgt, src, tgt))
         gap = step.gap if on else None
@@ -625,12 +649,12 @@ class FunctionWriter:
             # while handling error.execution, a failing action cancels the transition and
             # its error is dropped (no error.execution loop)
             restore = [f"inst._node = {node_from}"] if gap is not None else []
-            self.block(indent, on, [*restore, *failed])
+            self.block(indent, self.gathered(on), [*restore, *failed])
         else:
-            self.isolated(indent, on)
+            self.isolated(indent, self.handled(on))
         if step.changes_node or gap is not None:
             self.emit(indent, f"inst._node = {node_to}")
-        self.isolated(indent, entering)
+        self.isolated(indent, self.handled(entering))
         if moves:
             indent -= 1
             # only an Exception restores the source: a BaseException (a cancelled task, an
@@ -644,9 +668,21 @@ class FunctionWriter:
             t, after_state, src, tgt, new_state=after_state if tgt == "None" else None
         )
         after = self.call_lines(step.after, after_phase)
-        self.block(indent, after, failed[:1] if self.catch else None)
+        if self.one_by_one_after(tgt == "None", after):
+            self.isolated(indent, after)
+        else:
+            self.block(indent, self.gathered(after), failed[:1] if self.catch else None)
         self.emit(indent, f"return {step.outcome}")
         return always
+
+    def one_by_one_after(self, targetless: bool, lines: list[str]) -> bool:
+        """Whether a transition's ``after`` callbacks (``lines``) run one by one, each failure
+        queueing ``error.execution``: python-statemachine hands a targetless transition's
+        ``after`` the arguments its ``on`` got, error handler included (none while handling
+        ``error.execution``). (A sync chart's single callback in a ``try`` queueing its error
+        does the same.)"""
+        one_by_one = targetless and self.catch and not self.handling_error
+        return one_by_one and (self.module.gather or len(lines) > 1)
 
     def block(
         self,
@@ -658,8 +694,6 @@ class FunctionWriter:
         """Emit ``lines``; with a ``handler``, inside ``try`` with it as the except clause."""
         if not lines:
             return
-        if self.module.gather and len(lines) > 1:
-            lines = _gathered(lines)
         if handler is None:
             for line in lines:
                 self.emit(indent, line)
@@ -677,7 +711,7 @@ class FunctionWriter:
         An exception there is a selection failure (python-statemachine then keeps queued
         events); with errors caught as events, a raising guard counts as false instead.
         """
-        validators = self.call_lines(step.validators, base)
+        validators = self.gathered(self.call_lines(step.validators, base))
         if not step.cond:
             self.block(
                 indent, validators, ["_selection_failed(inst)", "raise"], "except BaseException:"
@@ -709,17 +743,6 @@ def _one_line(comment: str) -> str:
         char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
         for char in comment
     )
-
-
-def _gathered(lines: list[str]) -> list[str]:
-    """Statements running every call of ``lines`` even when one raises, then raising the
-    first error, as ``asyncio.gather`` runs a group in python-statemachine's async engine."""
-    result = ["_failures = []"]
-    for line in lines:
-        result += ["try:", f"    {line}", "except Exception as failure:"]
-        result.append("    _failures.append(failure)")
-    result.append("if _failures: raise _failures[0]")
-    return result
 
 
 def write_function(

@@ -481,8 +481,10 @@ class HBinding:
                         base = self._phase(writer, module, transition, transition.source)
                         if self.prepare:  # python-statemachine prepares each candidate's
                             writer.emit(indent, writer.prepared(base))  # arguments first
-                        validators = writer.call_lines(
-                            self._transition_group(transition, Group.VALIDATORS), base
+                        validators = writer.gathered(
+                            writer.call_lines(
+                                self._transition_group(transition, Group.VALIDATORS), base
+                            )
                         )
                         cond = self._transition_group(transition, Group.COND)
                         reraise = ["_selection_failed(inst)", "raise"]
@@ -823,7 +825,9 @@ class HBinding:
         for transition in plan.transitions:
             phase = self._phase(writer, module, transition, transition.source)
             before += self._prepared(writer, phase)
-            before += writer.call_lines(self._transition_group(transition, Group.BEFORE), phase)
+            before += writer.gathered(
+                writer.call_lines(self._transition_group(transition, Group.BEFORE), phase)
+            )
         writer.block(0, before, fail[::2] if self.catch else None)
         risky: list[tuple[str, list[str]]] = []
         # a StateChart updates its configuration state by state (each state leaves after its
@@ -844,7 +848,7 @@ class HBinding:
         for info in plan.ordered_exit:
             state = info.state
             phase = self._phase(writer, module, info.transition, state, source=state)
-            lines = writer.call_lines(self._state_group(state, Group.EXIT), phase)
+            lines = writer.handled(writer.call_lines(self._state_group(state, Group.EXIT), phase))
             risky += [("plain", self._prepared(writer, phase))]
             if lines:
                 risky += show(current)
@@ -865,6 +869,15 @@ class HBinding:
         if stepwise:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
         self._emit_risky(writer, risky, fail, names.restore, names.handling_error, names.initial)
+        after = self._after_lines(writer, module, plan, names)
+        writer.block(0, after, fail[:1] if self.catch else None)
+        writer.emit(0, f"return {names.outcome}")
+
+    def _after_lines(
+        self, writer: FunctionWriter, module: Module, plan: _MicroPlan, names: _MicroNames
+    ) -> list[str]:
+        """Each transition's ``after`` group, gathered (but a targetless transition's with
+        errors caught as events: one by one)."""
         after: list[str] = []
         for transition in plan.transitions:
             target = transition.target
@@ -877,9 +890,12 @@ class HBinding:
                 configurations=names.configurations if target is None else None,
             )
             after += self._prepared(writer, phase)
-            after += writer.call_lines(self._transition_group(transition, Group.AFTER), phase)
-        writer.block(0, after, fail[:1] if self.catch else None)
-        writer.emit(0, f"return {names.outcome}")
+            lines = writer.call_lines(self._transition_group(transition, Group.AFTER), phase)
+            if writer.one_by_one_after(target is None, lines):
+                after += writer.caught_each(lines)
+            else:
+                after += writer.gathered(lines)
+        return after
 
     def _prepared(self, writer: FunctionWriter, phase: Phase) -> list[str]:
         """In a chart with a ``prepare_event``: the statement preparing a group's arguments,
@@ -890,12 +906,16 @@ class HBinding:
         self, writer: FunctionWriter, module: Module, plan: _MicroPlan, names: _MicroNames
     ) -> list[str]:
         on: list[str] = []
+        # python-statemachine's async engine gathers each transition's group without an error
+        # handler: no errors caught as events, or while handling error.execution
+        gathered = not self.catch or names.handling_error
         for transition in plan.transitions:
             phase = self._phase(
                 writer, module, transition, transition.source, configurations=names.configurations
             )
             on += self._prepared(writer, phase)
-            on += writer.call_lines(self._transition_group(transition, Group.ON), phase)
+            lines = writer.call_lines(self._transition_group(transition, Group.ON), phase)
+            on += writer.gathered(lines) if gathered else lines
         return on
 
     def _entry(
@@ -919,17 +939,20 @@ class HBinding:
         if lines or events:
             risky.append(("plain", [f"# enter {state.id}"]))
         if events:
-            risky.append(("results", lines))
+            if module.gather and not self.catch and lines:  # gathered, results in order
+                risky.append(("plain", [f"results = {writer.gather_call(lines)}"]))
+            else:
+                risky.append(("results", lines))
             # reading the done data (the truth of what ``enter`` returned) can raise: with
             # errors caught as events that is an error.execution, as in python-statemachine
             risky += [("isolated", [f"_done(inst, {done!r}, results)"]) for done in events]
         elif lines:
-            risky.append(("isolated", lines))
+            risky.append(("isolated", writer.handled(lines)))
         if state.id in plan.default_ids:
             initial_transitions = [t for t in state.transitions if t.initial]
             if len(initial_transitions) == 1:
                 group = self._transition_group(initial_transitions[0], Group.ON)
-                risky.append(("step", writer.call_lines(group, phase)))
+                risky.append(("step", writer.gathered(writer.call_lines(group, phase))))
         for history_info in plan.default_history.get(state.id, []):
             # python-statemachine runs the ``on`` content of the transition that led here
             # through the history state again (with recorded history, the transition taken)
@@ -949,7 +972,14 @@ class HBinding:
             # microstep.
             own = any(history_transition is taken for taken in plan.transitions)
             kind = "on" if own and not names.initial else "step"
-            risky.append((kind, writer.call_lines(group, history_phase)))
+            lines = writer.call_lines(group, history_phase)
+            if kind == "step" or not self.catch or names.handling_error:
+                # gathered, as python-statemachine's async engine runs a group without an
+                # error handler
+                lines = writer.gathered(lines)
+            if kind == "step":  # the fresh arguments are prepared first, callbacks or none
+                lines = [*self._prepared(writer, history_phase), *lines]
+            risky.append((kind, lines))
         return risky
 
     def _emit_risky(

@@ -1151,9 +1151,17 @@ def _prep(
         if data is not None:
             data.event = event
             data.send_id = send_id
-    node: Any = inst._node
-    for owner in node.binding.prepare_owners:
-        result = _dyn(inst if owner == "chart" else inst.model, "prepare_event", args, kwall)
+    binding: Any = inst._node.binding
+    # each gets the arguments as they were before any added to them (python-statemachine
+    # calls them all, then updates); an async chart gathers them
+    calls = tuple(
+        functools.partial(
+            _dyn, inst if owner == "chart" else inst.model, "prepare_event", args, kwall
+        )
+        for owner in binding.prepare_owners
+    )
+    results = _async.gather(inst, calls) if binding.is_async else [call() for call in calls]
+    for result in results:
         kwall.update(result)
     return kwall
 
@@ -1580,7 +1588,7 @@ class Binding:
             transition = module.const(runtime.initial_transition, "TRANSITION___initial__")
             phase = writer.phase(transition, state, empty, state)
             writer.emit(0, f"# enter the initial state {initial.id}")
-            writer.isolated(0, writer.call_lines(enter, phase))
+            writer.isolated(0, writer.handled(writer.call_lines(enter, phase)))
 
         self._initial_name = module.unique(f"enter_{initial.id}")
         module.namespace.update(_FIRE_HELPERS)
@@ -1862,7 +1870,11 @@ class Runtime:
             vet=vet,
         )
         binding = self._binding_of(resolver)
-        if resolver.is_async:  # again, every callback's awaitable result awaited
+        prepares_async = self.prepare is not None and (
+            _async.is_async(self.prepare)
+            or _async.is_async(getattr(model_type, "prepare_event", None))
+        )
+        if resolver.is_async or prepares_async:  # again, every awaitable result awaited
             resolver = Resolver(
                 self.chart.name,
                 self.declared,

@@ -238,6 +238,43 @@ class ValidatedUncaught(Validated):
     catch_errors_as_events = False
 
 
+class TargetlessAfter(StateChart[Any]):
+    """A targetless transition with two ``after`` callbacks, the first raising, errors
+    caught as events."""
+
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(None, after=["first", "second"])
+    error_execution = a.to(b, on="recorded")
+
+    def first(self) -> None:
+        self.model.log.append("first")
+        raise ValueError("first")
+
+    def second(self) -> None:
+        self.model.log.append("second")
+        raise KeyError("second")
+
+    def recorded(self, error: Exception) -> None:
+        self.model.log.append(("recorded", repr(error)))
+
+
+class Logged:
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+
+
+def test_c7_a_targetless_transitions_after_callbacks_each_queue_their_error() -> None:
+    """python-statemachine hands a targetless transition's ``after`` group the error handler
+    of its ``on`` group: each callback runs, and each failure is an ``error.execution``."""
+    logs = []
+    for machine in (TargetlessAfter(Logged()), compile_chart(TargetlessAfter).create(Logged())):
+        machine.send("go")
+        logs.append(machine.model.log)
+    assert logs[1] == logs[0]
+    assert logs[0] == ["first", "second", ("recorded", "ValueError('first')")]
+
+
 @pytest.mark.parametrize("chart", [Validated, ValidatedUncaught])
 @pytest.mark.parametrize("event", ["go", "guarded"])
 def test_c7_a_raising_validator_reaches_the_sender_as_in_python_statemachine(

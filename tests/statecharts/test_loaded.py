@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from statemachine import State, StateChart
+from statemachine import HistoryState, State, StateChart
 from statemachine.io import load
 
 from statecharts import UnsupportedChart, VirtualClock, compile_chart
@@ -131,6 +131,80 @@ def test_c18_a_prepare_event_adds_keyword_arguments_to_every_callback() -> None:
     assert outcome.applied
     assert calls == reference
     assert ("on", "at-go", 3) in calls
+
+
+class PreparedTwice(StateChart[Any]):
+    """The chart's and the model's ``prepare_event``: the model's reads what the chart's
+    adds."""
+
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="act")
+
+    def prepare_event(self, more: Any = None) -> dict[str, Any]:
+        self.model.log.append(("chart", more))
+        return {"extra": 1}
+
+    def act(self, extra: Any = None, more: Any = None) -> None:
+        self.model.log.append(("act", extra, more))
+
+
+class PreparingModel:
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+
+    def prepare_event(self, extra: Any = None) -> dict[str, Any]:
+        self.log.append(("model", extra))
+        return {"more": 2}
+
+
+def test_c18_each_prepare_event_gets_the_arguments_before_any_adds_to_them() -> None:
+    """python-statemachine calls every ``prepare_event`` of a group, then adds what each
+    returned: the model's does not see the chart's additions (the callbacks see both)."""
+    logs = []
+    for machine in (
+        PreparedTwice(PreparingModel()),
+        compile_chart(PreparedTwice).create(PreparingModel()),
+    ):
+        machine.send("go")
+        logs.append(machine.model.log)
+    assert logs[1] == logs[0]
+    assert ("model", None) in logs[0]
+    assert ("model", 1) not in logs[0]
+    assert ("act", 1, 2) in logs[0]
+
+
+class PreparedHistory(StateChart[Any]):
+    class p(State.Compound):
+        x = State(initial=True)
+        y = State()
+        h = HistoryState()
+        h.to(y)
+        step = x.to(y)
+
+    a = State(initial=True)
+    hist = a.to(p.h)
+    back = p.to(a)
+
+    def prepare_event(self, event: Any, transition: Any) -> dict[str, Any]:
+        self.model.log.append((str(event), transition.source.id, transition.target.id))
+        return {}
+
+
+class Logged:
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+
+
+def test_c18_a_default_history_transition_gets_its_arguments_prepared_without_callbacks() -> None:
+    """python-statemachine prepares the arguments of each group it runs, callbacks or none:
+    the default transition of a history state included."""
+    logs = []
+    for machine in (PreparedHistory(Logged()), compile_chart(PreparedHistory).create(Logged())):
+        machine.send("hist")
+        logs.append(machine.model.log)
+    assert logs[1] == logs[0]
+    assert ("hist", "h", "y") in logs[0]
 
 
 def test_c6_invoke_in_a_loaded_chart_is_refused_naming_the_state() -> None:
