@@ -43,15 +43,16 @@ _NOSELF: Any = object()
 class EventData:
     """What python-statemachine passes as ``event_data``: the event and where it is going."""
 
-    # the payload keywords and the model are private, as python-statemachine's EventData has
-    # neither ``kwargs`` nor ``model`` (a callback reading them fails there, so it must here)
+    # the payload keywords, the model and the send id are private, as python-statemachine's
+    # EventData has no ``kwargs``, ``model`` or ``send_id`` (a callback reading them fails
+    # there, so it must here); the send id reaches ``trigger_data.send_id``, as there
     __slots__ = (
         "_kwargs",
         "_model",
+        "_send_id",
         "args",
         "event",
         "machine",
-        "send_id",
         "source",
         "state",
         "target",
@@ -79,13 +80,15 @@ class EventData:
         self.state = state
         self.source = source
         self.target = target
-        self.send_id: Any = None
+        # the send id of the event being run: a queued event's (``_Queues.trigger``), if any
+        trigger = getattr(getattr(machine, "_pending", None), "trigger", None)
+        self._send_id: Any = None if trigger is None else trigger[1]
 
     @property
     def trigger_data(self) -> TriggerData:
         """The event as it was sent (python-statemachine's ``TriggerData``)."""
         trigger = TriggerData(self.machine, self.event, self._model, self.args, self._kwargs)
-        trigger.send_id = self.send_id
+        trigger.send_id = self._send_id
         return trigger
 
     @property

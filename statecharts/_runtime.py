@@ -1150,7 +1150,7 @@ def _prep(
         data = kwall.get("event_data")
         if data is not None:
             data.event = event
-            data.send_id = send_id
+            data._send_id = send_id
     binding: Any = inst._node.binding
     # each gets the arguments as they were before any added to them (python-statemachine
     # calls them all, then updates); an async chart gathers them

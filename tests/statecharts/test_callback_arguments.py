@@ -317,3 +317,28 @@ def test_a_positional_payload_reaches_the_callbacks_of_a_statechart() -> None:
         machine.send("hop", 5, "y")
         assert calls == [(5, ("y",))]
         assert [s.id for s in machine.configuration] == ["outer", "other"]
+
+
+class SendIds(StateChart[Seen]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="act")
+    back = b.to(a)
+
+    def act(self, event_data: Any) -> None:
+        self.model.log.append(("trigger", event_data.trigger_data.send_id))
+        self.model.log.append(("has send_id", hasattr(event_data, "send_id")))
+        self.model.log.append(("event_data", event_data.send_id))  # fails on both engines
+
+
+def test_event_data_has_no_send_id_of_its_own_and_its_trigger_data_has_the_events() -> None:
+    """python-statemachine's ``EventData`` has no ``send_id`` (its ``TriggerData`` has, the
+    one the event was sent with): a callback reading ``event_data.send_id`` fails there, and
+    its error becomes ``error.execution``; the compiled run answers alike, where it read
+    ``None`` before, and its ``trigger_data.send_id`` was ``None`` too."""
+    logs = []
+    for machine in (SendIds(Seen()), compile_chart(SendIds).create(Seen())):
+        machine.send("go", send_id="first")
+        logs.append(machine.model.log)
+    assert logs[0] == [("trigger", "first"), ("has send_id", False)]  # the third: never
+    assert logs[1] == logs[0]
