@@ -346,6 +346,86 @@ class _Unavailable:
         raise _MachineAPIMissing(instance, self.name, "read")
 
 
+#: Descriptors whose ``__get__`` ignores the class it is read through (``owner``): they go
+#: into the instance class as the chart declares them.
+_OWNER_BLIND = (types.FunctionType, property, staticmethod)
+
+
+class _ChartOwned:
+    """A descriptor of the chart (a class method, a ``partialmethod``, a custom descriptor)
+    read through the compiled instance with the chart's class as ``owner``, as it is read
+    through python-statemachine's machine of the chart: ``self.kind()`` binds a class method
+    to the chart's class, so ``cls is Chart`` holds and ``cls(...)`` builds python-statemachine's
+    machine. ``instance`` is the compiled instance (the machine). Not itself told its name:
+    the chart's descriptor was, when the chart's class was made."""
+
+    __slots__ = ("descriptor", "owner")
+
+    def __init__(self, descriptor: Any, owner: type) -> None:
+        self.descriptor = descriptor
+        self.owner = owner
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        descriptor = self.descriptor
+        return type(descriptor).__get__(descriptor, instance, self.owner)
+
+
+class _ChartOwnedSet(_ChartOwned):
+    """A data descriptor of the chart (``__get__`` and ``__set__``), as ``_ChartOwned``."""
+
+    __slots__ = ()
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        descriptor = self.descriptor
+        type(descriptor).__set__(descriptor, instance, value)
+
+
+class _ChartOwnedDelete(_ChartOwned):
+    """A data descriptor of the chart (``__get__`` and ``__delete__``), as ``_ChartOwned``."""
+
+    __slots__ = ()
+
+    def __delete__(self, instance: Any) -> None:
+        descriptor = self.descriptor
+        type(descriptor).__delete__(descriptor, instance)
+
+
+class _ChartOwnedData(_ChartOwnedSet, _ChartOwnedDelete):
+    """A data descriptor of the chart (``__get__``, ``__set__`` and ``__delete__``)."""
+
+    __slots__ = ()
+
+
+def _as_declared(value: Any, declared: type) -> Any:
+    """A chart attribute as the instance class holds it: a descriptor that reads ``owner``
+    wrapped so it gets the chart's class (``_ChartOwned``), anything else as declared."""
+    kind = type(value)
+    if isinstance(value, _OWNER_BLIND) or not hasattr(kind, "__get__"):
+        return value
+    setter, deleter = hasattr(kind, "__set__"), hasattr(kind, "__delete__")
+    if setter and deleter:
+        return _ChartOwnedData(value, declared)
+    if setter:
+        return _ChartOwnedSet(value, declared)
+    if deleter:
+        return _ChartOwnedDelete(value, declared)
+    return _ChartOwned(value, declared)
+
+
+def _make_class(name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
+    """``type(name, bases, namespace)``, without calling ``__set_name__`` on the namespace's
+    values: they are the chart's own (a field or registry descriptor), told their name and
+    owner once, when the chart's class was made, and set on the new class afterwards
+    (``setattr`` tells them nothing), so they keep the chart's class as their owner."""
+    named = {
+        key: value for key, value in namespace.items() if hasattr(type(value), "__set_name__")
+    }
+    cls = type(name, bases, {k: v for k, v in namespace.items() if k not in named})
+    for key, value in named.items():
+        setattr(cls, key, value)
+    return cls
+
+
 class Instance:
     """One running instance of a compiled chart.
 
@@ -1766,7 +1846,7 @@ class Runtime:
             extra["send"] = _optioned_send(base, self.optioned)
         namespace: dict[str, Any] = {
             **_event_methods(declared),
-            **{k: v for k, v in self.attributes.items()},
+            **{k: _as_declared(v, declared) for k, v in self.attributes.items()},
             **extra,
             # named as the chart, as python-statemachine's machine's class is: a callback
             # reading type(machine).__name__ (__qualname__, __module__, __doc__) gets the
@@ -1800,7 +1880,7 @@ class Runtime:
             self.instance_fields |= init_fields(init[1])
             self.resolvable_fields = init_fields(init[1], before_super=True)
             bases = (_Constructed, base)
-        self.instance_class: type[Instance] = type(declared.__name__, bases, namespace)
+        self.instance_class: type[Instance] = _make_class(declared.__name__, bases, namespace)
         self.custom_init = init is not None
         if init is not None:
             setattr(self.instance_class, "__init__", _rebound(init[1], self.instance_class))  # noqa: B010
