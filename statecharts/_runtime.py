@@ -569,6 +569,7 @@ class Instance:
         runtime = node.binding.runtime
         return _snapshot.take(
             runtime.chart,
+            runtime.structure,
             [state.id for state in node.declared_configuration],
             [
                 (name, [state.id for state in states])
@@ -1893,6 +1894,11 @@ class Runtime:
         self._lock = threading.RLock()
         self._awaited: type[Instance] | None = None
 
+    @functools.cached_property
+    def structure(self) -> str:
+        """The digest of the chart's states and transitions its snapshots keep (C19)."""
+        return _snapshot.structure(self.chart)
+
     def event_object(self, name: str) -> DeclaredEvent:
         """The declared event called ``name``, or an event object for an undeclared name."""
         return self.events.get(name) or _event_object(name)
@@ -2382,7 +2388,7 @@ class Chart(ChartDef):
         """
         runtime = self._runtime
         assert runtime is not None
-        checked = _snapshot.check(self, snapshot, runtime.instance_fields)
+        checked = _snapshot.check(self, runtime.structure, snapshot, runtime.instance_fields)
         if clock is not None:
             clock = _check_clock(clock)
         elif checked.timers:
