@@ -46,7 +46,7 @@ from ._compiler import declared_transitions as all_declared_transitions
 from ._errors import InstanceSnapshotError, UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
-from ._resolve import Resolved, Resolver, not_found, parse_guard
+from ._resolve import Resolved, Resolver, check_model, parse_guard
 
 OutcomeReason = Literal[
     "unknown_event", "no_transition", "guards_rejected", "terminated", "queued", "failed"
@@ -1429,7 +1429,7 @@ class Binding:
         self._generate()
         #: The generated source of the per-(state, event) functions.
         self.source = self._module.source
-        #: Declared names the model's class lacks: each instance must provide them.
+        #: The names each model instance is checked for when created (``check_model``).
         self.instance_names = tuple(resolver.instance_names.items())
         self.is_async = False
 
@@ -1747,10 +1747,9 @@ class Binding:
         return Outcome(False, event, node.state, None, None, "terminated")
 
     def check_instance(self, model: Any) -> None:
-        """Raise python-statemachine's error if the model lacks a name the class lacks too."""
-        for name, where in self.instance_names:
-            if not hasattr(model, name):
-                raise not_found(where, [name])
+        """Raise python-statemachine's error if the model lacks a name the chart needs of it
+        (as ``dir(model)`` lists them; see ``check_model``)."""
+        check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
 
     def enter_initial(self, instance: Instance, kwargs: dict[str, Any]) -> None:
         """Run the initial state's ``enter`` callbacks, and any events they send."""
