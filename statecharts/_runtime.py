@@ -1870,9 +1870,15 @@ class Runtime:
         #: The per-instance fields a custom ``__init__`` or a callback sets (in snapshots).
         self.instance_fields: frozenset[str] = self.class_fields
         self.resolvable_fields: frozenset[str] = frozenset()
-        #: Whether instances have a ``__dict__`` (for those fields); only then do they pay
-        #: for one.
-        self.has_fields = bool(self.class_fields) or init is not None
+        #: Whether the chart has a custom descriptor (not a class method): it may keep its
+        #: value in the instance's ``__dict__``, as python-statemachine's machine has one.
+        described = any(
+            isinstance(namespace.get(name), _ChartOwned) and not isinstance(value, classmethod)
+            for name, value in self.attributes.items()
+        )
+        #: Whether instances have a ``__dict__`` (for those fields, or descriptors); only
+        #: then do they pay for one.
+        self.has_fields = bool(self.class_fields) or init is not None or described
         if not self.has_fields:
             namespace["__slots__"] = ()
         bases: tuple[type, ...] = (base,)

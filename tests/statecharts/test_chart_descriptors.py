@@ -193,3 +193,44 @@ def test_compiling_calls_no_descriptors_set_name_again() -> None:
     assert vars(Named)["marker"].calls == [(Named, "marker")]
     assert reference == (["b"], [(1, 1)])
     assert compiled == reference
+
+
+class Field:
+    """A field descriptor keeping its value in the instance's ``__dict__`` under its name, as
+    python-statemachine's machine (which has a ``__dict__``) keeps it."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return instance.__dict__.get(self.name, 0)
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        instance.__dict__[self.name] = value
+
+
+class Counted(StateChart[Log]):
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b, on="bump")
+    finish = b.to(c, cond="counted")
+    count = Field()
+
+    def bump(self) -> None:
+        self.count = self.count + 1
+        self.model.log.append(self.count)
+
+    def counted(self) -> bool:
+        return self.count == 1
+
+
+def test_a_field_descriptor_keeping_its_value_in_the_instance_dict_works_alike() -> None:
+    """The compiled instance of a chart with a custom descriptor has a ``__dict__``, as
+    python-statemachine's machine has: a descriptor keeping its value there works alike
+    (without one, its ``AttributeError`` would be swallowed as ``error.execution``)."""
+    reference, compiled = _both(Counted, "go", "finish")
+    assert reference == (["c"], [1])
+    assert compiled == reference
