@@ -4,7 +4,7 @@ python-statemachine's machine: ``self.kind()`` binds a class method to the chart
 read through ``self`` gets the chart's class as ``owner``, and compiling a chart never calls
 its descriptors' ``__set_name__`` again (they keep the chart's class as their owner).
 
-Rules checked here (docs/spec.md): C6.
+Rules checked here (docs/spec.md): C6, C19.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import pytest
 from statemachine import State, StateChart
 
-from statecharts import compile_chart
+from statecharts import InstanceSnapshotError, compile_chart
 
 
 class Log:
@@ -234,3 +235,14 @@ def test_a_field_descriptor_keeping_its_value_in_the_instance_dict_works_alike()
     reference, compiled = _both(Counted, "go", "finish")
     assert reference == (["c"], [1])
     assert compiled == reference
+
+
+def test_a_snapshot_refuses_what_a_descriptor_keeps_in_the_instance_dict() -> None:
+    """C19: what a descriptor keeps in the instance's ``__dict__`` is no field of the chart;
+    a snapshot refuses it rather than drop it."""
+    instance = compile_chart(Counted).create(Log())
+    instance.snapshot()
+    instance.send("go")
+    with pytest.raises(InstanceSnapshotError) as caught:
+        instance.snapshot()
+    assert caught.value.field == "fields.count"
