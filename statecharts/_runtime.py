@@ -346,8 +346,8 @@ class _Unavailable:
         raise _MachineAPIMissing(instance, self.name, "read")
 
 
-#: Descriptors whose ``__get__`` ignores the class it is read through (``owner``): they go
-#: into the instance class as the chart declares them.
+#: Descriptors whose ``__get__`` ignores the class it is read through (``owner``): these
+#: types (not their subclasses) go into the instance class as the chart declares them.
 _OWNER_BLIND = (types.FunctionType, property, staticmethod)
 
 
@@ -400,7 +400,7 @@ def _as_declared(value: Any, declared: type) -> Any:
     """A chart attribute as the instance class holds it: a descriptor that reads ``owner``
     wrapped so it gets the chart's class (``_ChartOwned``), anything else as declared."""
     kind = type(value)
-    if isinstance(value, _OWNER_BLIND) or not hasattr(kind, "__get__"):
+    if kind in _OWNER_BLIND or not hasattr(kind, "__get__"):  # a subclass may read owner
         return value
     setter, deleter = hasattr(kind, "__set__"), hasattr(kind, "__delete__")
     if setter and deleter:

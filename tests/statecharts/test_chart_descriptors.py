@@ -246,3 +246,31 @@ def test_a_snapshot_refuses_what_a_descriptor_keeps_in_the_instance_dict() -> No
     with pytest.raises(InstanceSnapshotError) as caught:
         instance.snapshot()
     assert caught.value.field == "fields.count"
+
+
+class OwnedProperty(property):
+    """A property subclass reading ``owner``."""
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return (owner is WithOwnedProperty, super().__get__(instance, owner))
+
+
+class WithOwnedProperty(StateChart[Log]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="record")
+
+    @OwnedProperty
+    def shown(self) -> str:
+        return "shown"
+
+    def record(self) -> None:
+        self.model.log.append(self.shown)
+
+
+def test_a_property_subclass_reading_owner_gets_the_chart_class() -> None:
+    reference, compiled = _both(WithOwnedProperty, "go")
+    assert reference == (["b"], [(True, "shown")])
+    assert compiled == reference
