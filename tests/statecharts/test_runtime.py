@@ -511,15 +511,30 @@ class _Acting(StateChart):
     go = a.to(b, on="act")
 
 
-def test_a_name_a_model_answers_only_through_getattr_is_not_found_at_creation() -> None:
+class _ActingInside(StateChart):
+    """A statechart (its own binding) with the same callback."""
+
+    class outer(State.Compound):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, on="act")
+
+
+@pytest.mark.parametrize("chart", [_Acting, _ActingInside], ids=lambda chart: chart.__name__)
+def test_a_name_a_model_answers_only_through_getattr_is_not_found_at_creation(
+    chart: type[StateChart],
+) -> None:
     """C12: python-statemachine finds a model's names by ``dir(model)``; a name only
     ``__getattr__`` answers is not found, with its error, when the instance is created."""
     with pytest.raises(InvalidDefinition) as theirs:
-        _Acting(_Proxy())
+        chart(_Proxy())
     with pytest.raises(InvalidDefinition) as ours:
-        compile_chart(_Acting).create(_Proxy())
+        compile_chart(chart).create(_Proxy())
     assert str(ours.value) == str(theirs.value)
     assert "Did not found name 'act'" in str(ours.value)
+    model = _ListingProxy()
+    compile_chart(chart).create(model).send("go")
+    assert model._target.log == ["act"]
 
 
 def test_a_name_a_models_dir_lists_is_read_from_the_instance() -> None:
