@@ -266,12 +266,11 @@ class HBinding:
             return self._plan_microstep(self.initial_node, [entry], True).new_node
 
     def check_instance(self, model: Any) -> None:
-        """Raise python-statemachine's error if the model lacks a name the class lacks too."""
-        from ._resolve import not_found
+        """Raise python-statemachine's error if the model lacks a name the chart needs of it
+        (as ``dir(model)`` lists them; see ``check_model``)."""
+        from ._resolve import check_model
 
-        for name, where in self.instance_names:
-            if not hasattr(model, name):
-                raise not_found(where, [name])
+        check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
 
     def resolve_all(self) -> None:
         """Resolve every callback of the chart now (generation resolves them lazily)."""

@@ -13,6 +13,14 @@ reported when the instance is created), but an instance attribute never shadows 
 defines, and naming-convention callbacks (``on_enter_<state>`` ...) must be defined on the
 class. Checking every instance's ``__dict__`` would cost half of creating an instance and force
 CPython to build a dict for every model.
+
+A model provides a name when ``dir(model)`` lists it, as python-statemachine finds names: one
+only ``__getattr__`` answers (a proxy's) is not found, with python-statemachine's error, when
+the instance is created, and each listed name the class lacks is read then, as
+python-statemachine reads it. A model class with its own ``__dir__`` may leave out a name the
+class defines: it is checked for each instance too, and one left out is not found (nothing
+else provides it) or refused (the chart provides it too, or it is a naming-convention
+callback: python-statemachine would run the chart's only, or nothing).
 """
 
 from __future__ import annotations
@@ -35,6 +43,15 @@ from ._errors import UnsupportedChart
 from ._ir import CallbackDef, Group, RefKind
 
 _MISSING: Any = object()
+_OBJECT_DIR = vars(object)["__dir__"]
+_OBJECT_CLASS = vars(object)["__class__"]
+
+#: How a model is checked for a name when an instance is created (``check_model``):
+#: ``READ``: the model's class lacks it; the instance must list it and it is read.
+#: ``LISTED``: the class defines it, its ``__dir__`` must list it, else it is not found.
+#: ``REFUSED``: the class defines it, its ``__dir__`` must list it, else the instance is
+#: refused (the chart provides it too, or it is a naming-convention callback).
+READ, LISTED, REFUSED = "read", "listed", "refused"
 
 #: Names python-statemachine never resolves on the machine itself (its "protected" attributes).
 _PROTECTED = frozenset(
@@ -263,8 +280,21 @@ class Resolver:
         self.attributes = chart_attributes
         self.event_ids = frozenset(event_ids)
         self.model_type = model_type
-        #: Names the model's class lacks, to be read from the instance: name -> where declared.
-        self.instance_names: dict[str, str] = {}
+        #: What each model instance is checked for when created, in resolution order: name ->
+        #: (where declared, ``READ``, ``LISTED`` or ``REFUSED``); see ``check_model``.
+        self.instance_names: dict[str, tuple[str, str]] = {}
+        #: Whether the model's class has its own ``__dir__``: then the names its class
+        #: provides are checked on each instance too (python-statemachine finds names by
+        #: ``dir(model)``).
+        self.own_dir = (
+            model_type is not None and _static_lookup(model_type, "__dir__") is not _OBJECT_DIR
+        )
+        #: Whether ``dir(model)`` lists no more than the class's names and the instance's
+        #: ``__dict__`` (``object.__dir__``, the instance's own ``__class__``): a name the
+        #: class lacks is then checked in the ``__dict__``, without building ``dir()``.
+        self.plain_dir = not self.own_dir and (
+            model_type is None or _static_lookup(model_type, "__class__") is _OBJECT_CLASS
+        )
         #: Whether a callback resolved so far is async (the chart then runs awaited).
         self.is_async = awaited
         #: Resolving for an awaited run: a plain callback's awaitable result is awaited too.
@@ -373,10 +403,16 @@ class Resolver:
     def _owners(self, name: str, where: str, convention: bool = False) -> list[Leaf]:
         """Who provides ``name``: the chart, the model's class, or else (for a declared name
         and a model) the model instance, read when the callback runs."""
-        owners = [leaf for leaf in (self.chart_leaf(name), self.model_leaf(name)) if leaf]
+        chart, model = self.chart_leaf(name), self.model_leaf(name)
+        owners = [leaf for leaf in (chart, model) if leaf]
+        if model is not None and self.own_dir:
+            if convention or chart is not None:
+                self.instance_names.setdefault(name, (model.name, REFUSED))
+            else:
+                self.instance_names.setdefault(name, (where, LISTED))
         if owners or convention or self.model_type is None or name == "state":
             return owners
-        self.instance_names.setdefault(name, where)
+        self.instance_names.setdefault(name, (where, READ))
         label = f"{self.model_type.__name__}.{name}"
         return [Leaf(f"model:{name}", "model", Mode.DYNAMIC, name, label)]
 
@@ -463,6 +499,41 @@ class Resolver:
                     return leaf
         key = f"free:{callback.ref}:{id(function)}"
         return self._callable_leaf(key, "free", function, where)
+
+
+def check_model(
+    chart: str, model: Any, checks: Iterable[tuple[str, tuple[str, str]]], plain_dir: bool
+) -> None:
+    """Check a new instance's model for the names its callbacks need (``Resolver.
+    instance_names``), as python-statemachine finds them when the machine is built: listed by
+    ``dir(model)``, and read (so what reading one raises is raised now, as there).
+    ``plain_dir`` (``Resolver.plain_dir``): ``dir(model)`` is ``object.__dir__``'s, so the
+    names the class lacks it lists are the instance ``__dict__``'s, as it reads them."""
+    listed: Any
+    if plain_dir:
+        try:
+            listed = model.__dict__
+        except Exception:  # object.__dir__ reads no names from it then
+            listed = {}
+        if not isinstance(listed, dict):
+            listed = {}
+    else:
+        listed = set(dir(model))
+    for name, (where, kind) in checks:
+        if name in listed:
+            if kind is READ:
+                getattr(model, name)
+            continue
+        if kind is not REFUSED:
+            raise not_found(where, [name])
+        raise UnsupportedChart(
+            chart,
+            "a model whose __dir__ leaves out a callback name its class defines",
+            f"{where}, when the instance is created",
+            "python-statemachine finds a model's names by dir(model), where it is not listed, "
+            "and would run the chart's callback of that name only (or, for a naming-convention "
+            "callback, none); the compiled run resolves the model's class once",
+        )
 
 
 def not_found(where: str, names: list[str]) -> InvalidDefinition:

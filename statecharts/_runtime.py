@@ -46,7 +46,7 @@ from ._compiler import declared_transitions as all_declared_transitions
 from ._errors import InstanceSnapshotError, UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
-from ._resolve import Resolved, Resolver, not_found, parse_guard
+from ._resolve import Resolved, Resolver, check_model, parse_guard
 
 OutcomeReason = Literal[
     "unknown_event", "no_transition", "guards_rejected", "terminated", "queued", "failed"
@@ -346,6 +346,86 @@ class _Unavailable:
         raise _MachineAPIMissing(instance, self.name, "read")
 
 
+#: Descriptors whose ``__get__`` ignores the class it is read through (``owner``): these
+#: types (not their subclasses) go into the instance class as the chart declares them.
+_OWNER_BLIND = (types.FunctionType, property, staticmethod)
+
+
+class _ChartOwned:
+    """A descriptor of the chart (a class method, a ``partialmethod``, a custom descriptor)
+    read through the compiled instance with the chart's class as ``owner``, as it is read
+    through python-statemachine's machine of the chart: ``self.kind()`` binds a class method
+    to the chart's class, so ``cls is Chart`` holds and ``cls(...)`` builds python-statemachine's
+    machine. ``instance`` is the compiled instance (the machine). Not itself told its name:
+    the chart's descriptor was, when the chart's class was made."""
+
+    __slots__ = ("descriptor", "owner")
+
+    def __init__(self, descriptor: Any, owner: type) -> None:
+        self.descriptor = descriptor
+        self.owner = owner
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        descriptor = self.descriptor
+        return type(descriptor).__get__(descriptor, instance, self.owner)
+
+
+class _ChartOwnedSet(_ChartOwned):
+    """A data descriptor of the chart (``__get__`` and ``__set__``), as ``_ChartOwned``."""
+
+    __slots__ = ()
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        descriptor = self.descriptor
+        type(descriptor).__set__(descriptor, instance, value)
+
+
+class _ChartOwnedDelete(_ChartOwned):
+    """A data descriptor of the chart (``__get__`` and ``__delete__``), as ``_ChartOwned``."""
+
+    __slots__ = ()
+
+    def __delete__(self, instance: Any) -> None:
+        descriptor = self.descriptor
+        type(descriptor).__delete__(descriptor, instance)
+
+
+class _ChartOwnedData(_ChartOwnedSet, _ChartOwnedDelete):
+    """A data descriptor of the chart (``__get__``, ``__set__`` and ``__delete__``)."""
+
+    __slots__ = ()
+
+
+def _as_declared(value: Any, declared: type) -> Any:
+    """A chart attribute as the instance class holds it: a descriptor that reads ``owner``
+    wrapped so it gets the chart's class (``_ChartOwned``), anything else as declared."""
+    kind = type(value)
+    if kind in _OWNER_BLIND or not hasattr(kind, "__get__"):  # a subclass may read owner
+        return value
+    setter, deleter = hasattr(kind, "__set__"), hasattr(kind, "__delete__")
+    if setter and deleter:
+        return _ChartOwnedData(value, declared)
+    if setter:
+        return _ChartOwnedSet(value, declared)
+    if deleter:
+        return _ChartOwnedDelete(value, declared)
+    return _ChartOwned(value, declared)
+
+
+def _make_class(name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
+    """``type(name, bases, namespace)``, without calling ``__set_name__`` on the namespace's
+    values: they are the chart's own (a field or registry descriptor), told their name and
+    owner once, when the chart's class was made, and set on the new class afterwards
+    (``setattr`` tells them nothing), so they keep the chart's class as their owner."""
+    named = {
+        key: value for key, value in namespace.items() if hasattr(type(value), "__set_name__")
+    }
+    cls = type(name, bases, {k: v for k, v in namespace.items() if k not in named})
+    for key, value in named.items():
+        setattr(cls, key, value)
+    return cls
+
+
 class Instance:
     """One running instance of a compiled chart.
 
@@ -489,6 +569,7 @@ class Instance:
         runtime = node.binding.runtime
         return _snapshot.take(
             runtime.chart,
+            runtime.structure,
             [state.id for state in node.declared_configuration],
             [
                 (name, [state.id for state in states])
@@ -1356,7 +1437,7 @@ class Binding:
         self._generate()
         #: The generated source of the per-(state, event) functions.
         self.source = self._module.source
-        #: Declared names the model's class lacks: each instance must provide them.
+        #: The names each model instance is checked for when created (``check_model``).
         self.instance_names = tuple(resolver.instance_names.items())
         self.is_async = False
 
@@ -1674,10 +1755,9 @@ class Binding:
         return Outcome(False, event, node.state, None, None, "terminated")
 
     def check_instance(self, model: Any) -> None:
-        """Raise python-statemachine's error if the model lacks a name the class lacks too."""
-        for name, where in self.instance_names:
-            if not hasattr(model, name):
-                raise not_found(where, [name])
+        """Raise python-statemachine's error if the model lacks a name the chart needs of it
+        (as ``dir(model)`` lists them; see ``check_model``)."""
+        check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
 
     def enter_initial(self, instance: Instance, kwargs: dict[str, Any]) -> None:
         """Run the initial state's ``enter`` callbacks, and any events they send."""
@@ -1774,7 +1854,7 @@ class Runtime:
             extra["send"] = _optioned_send(base, self.optioned)
         namespace: dict[str, Any] = {
             **_event_methods(declared),
-            **{k: v for k, v in self.attributes.items()},
+            **{k: _as_declared(v, declared) for k, v in self.attributes.items()},
             **extra,
             # named as the chart, as python-statemachine's machine's class is: a callback
             # reading type(machine).__name__ (__qualname__, __module__, __doc__) gets the
@@ -1798,9 +1878,15 @@ class Runtime:
         #: The per-instance fields a custom ``__init__`` or a callback sets (in snapshots).
         self.instance_fields: frozenset[str] = self.class_fields
         self.resolvable_fields: frozenset[str] = frozenset()
-        #: Whether instances have a ``__dict__`` (for those fields); only then do they pay
-        #: for one.
-        self.has_fields = bool(self.class_fields) or init is not None
+        #: Whether the chart has a custom descriptor (not a class method): it may keep its
+        #: value in the instance's ``__dict__``, as python-statemachine's machine has one.
+        described = any(
+            isinstance(namespace.get(name), _ChartOwned) and not isinstance(value, classmethod)
+            for name, value in self.attributes.items()
+        )
+        #: Whether instances have a ``__dict__`` (for those fields, or descriptors); only
+        #: then do they pay for one.
+        self.has_fields = bool(self.class_fields) or init is not None or described
         if not self.has_fields:
             namespace["__slots__"] = ()
         bases: tuple[type, ...] = (base,)
@@ -1808,7 +1894,7 @@ class Runtime:
             self.instance_fields |= init_fields(init[1])
             self.resolvable_fields = init_fields(init[1], before_super=True)
             bases = (_Constructed, base)
-        self.instance_class: type[Instance] = type(declared.__name__, bases, namespace)
+        self.instance_class: type[Instance] = _make_class(declared.__name__, bases, namespace)
         self.custom_init = init is not None
         if init is not None:
             setattr(self.instance_class, "__init__", _rebound(init[1], self.instance_class))  # noqa: B010
@@ -1820,6 +1906,11 @@ class Runtime:
         self.by_type: dict[type, Binding] = {}
         self._lock = threading.RLock()
         self._awaited: type[Instance] | None = None
+
+    @functools.cached_property
+    def structure(self) -> str:
+        """The digest of the chart's states and transitions its snapshots keep (C19)."""
+        return _snapshot.structure(self.chart)
 
     def event_object(self, name: str) -> DeclaredEvent:
         """The declared event called ``name``, or an event object for an undeclared name."""
@@ -2314,7 +2405,7 @@ class Chart(ChartDef):
         """
         runtime = self._runtime
         assert runtime is not None
-        checked = _snapshot.check(self, snapshot, runtime.instance_fields)
+        checked = _snapshot.check(self, runtime.structure, snapshot, runtime.instance_fields)
         if clock is not None:
             clock = _check_clock(clock)
         elif checked.timers:

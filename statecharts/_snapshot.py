@@ -2,7 +2,9 @@
 
 The picture (C19)::
 
-    {"format": "statecharts.instance", "version": 1, "chart": "shop.Order",
+    {"format": "statecharts.instance", "version": 2, "chart": "shop.Order",
+     "structure": "3f0c5e1a9b2d7c64",                        # the chart's states and
+                                                              # transitions, digested
      "configuration": ["open", "shopping", "cart"],          # the active states, in the
                                                               # instance's (entry) order
      "history": {"steps.deep": ["basics", "email"]},          # history values recorded so far
@@ -19,6 +21,16 @@ is one the chart can be in, that queued payloads are plain JSON) and builds the 
 then, so a damaged or foreign snapshot raises ``InstanceSnapshotError`` naming the field and
 the reason, and nothing is half-restored.
 
+The chart is named by its ``module.qualname`` and told apart by its ``structure``: a digest of
+its states (id, parent, kind, initial, final) and transitions (source, targets, events,
+internal, initial), in declaration order, so two charts of one name (made by one factory
+function, or a chart whose states or transitions changed since the snapshot was taken) do not
+restore each other's snapshots, while the same chart declared again (in another process)
+does. Callbacks are not part of it: what they are named or do is the program's. Version 1
+pictures (taken before the structure was kept, with no ``structure``) are still read, checked
+by the chart's name only; snapshots are taken at version 2, which runtimes reading only
+version 1 refuse (``version``).
+
 Delayed events (timers) are kept relative to the instance's clock: ``due_in_ms`` is how long
 after the snapshot was taken each is due (whole nanoseconds, as the runtime keeps due times,
 so the same remaining time gives the same picture and timers due together stay together;
@@ -33,6 +45,7 @@ version stays 1.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -42,13 +55,45 @@ from ._errors import InstanceSnapshotError
 from ._ir import ChartDef, StateDef
 
 FORMAT = "statecharts.instance"
-VERSION = 1
+VERSION = 2
+#: The versions ``check`` reads (1: no ``structure``).
+READ_VERSIONS = (1, 2)
 _TIMER_KEYS = ("event", "args", "kwargs", "send_id", "due_in_ms")
-_KEYS = ("format", "version", "chart", "configuration", "history", "queued", "timers", "fields")
+_KEYS = (
+    "format",
+    "version",
+    "chart",
+    "structure",
+    "configuration",
+    "history",
+    "queued",
+    "timers",
+    "fields",
+)
+
+
+def structure(chart: ChartDef) -> str:
+    """The digest of a chart's states and transitions a snapshot keeps (``structure``): the
+    same for the same declaration in any process, different for charts of one name whose
+    states or transitions differ."""
+    shape = {
+        "states": [
+            [state.id, state.parent, state.kind, state.initial, state.final]
+            for state in chart.states
+        ],
+        "transitions": [
+            [t.source, list(t.targets), list(t.events), t.internal, t.initial]
+            for t in chart.transitions
+        ],
+        "start": list(chart.start_configuration),
+    }
+    text = json.dumps(shape, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
 
 def take(
     chart: ChartDef,
+    digest: str,
     configuration: Iterable[str],
     history: Iterable[tuple[str, Iterable[str]]],
     queued: Mapping[str, Iterable[tuple[str, tuple[Any, ...], dict[str, Any]]]],
@@ -70,6 +115,7 @@ def take(
         "format": FORMAT,
         "version": VERSION,
         "chart": chart.qualname,
+        "structure": digest,
         "configuration": list(configuration),
         "history": {name: list(ids) for name, ids in history},
         "queued": {
@@ -86,10 +132,10 @@ def take(
     }
 
 
-def check(chart: ChartDef, picture: Any, instance_fields: frozenset[str]) -> Checked:
-    """``picture`` read and checked against ``chart``: ``InstanceSnapshotError`` at the first thing
-    wrong, before anything is built."""
-    return Checked(chart, picture, instance_fields)
+def check(chart: ChartDef, digest: str, picture: Any, instance_fields: frozenset[str]) -> Checked:
+    """``picture`` read and checked against ``chart`` (whose ``structure`` is ``digest``):
+    ``InstanceSnapshotError`` at the first thing wrong, before anything is built."""
+    return Checked(chart, digest, picture, instance_fields)
 
 
 # -- the runtime's timer queue -----------------------------------------------------------------
@@ -159,11 +205,13 @@ class Checked:
     """A picture read and checked against the chart; raises ``InstanceSnapshotError`` at the first
     thing wrong."""
 
-    def __init__(self, chart: ChartDef, picture: Any, instance_fields: frozenset[str]) -> None:
+    def __init__(
+        self, chart: ChartDef, digest: str, picture: Any, instance_fields: frozenset[str]
+    ) -> None:
         self.instance_fields = instance_fields
         self.chart = chart
         self.states = {state.id: state for state in chart.states}
-        _check_header(chart, picture)
+        _check_header(chart, digest, picture)
         self.configuration = self._configuration(picture["configuration"])
         self.history = self._history(picture["history"])
         queued = picture["queued"]
@@ -326,9 +374,10 @@ def _event(item: Mapping[str, Any], here: str) -> tuple[str, tuple[Any, ...], di
     return item["event"], tuple(args), kwargs
 
 
-def _check_header(chart: ChartDef, picture: Any) -> None:
-    """The snapshot is an object with exactly the known fields, of this format, version and
-    chart."""
+def _check_header(chart: ChartDef, digest: str, picture: Any) -> None:
+    """The snapshot is an object with exactly the known fields (of its version), of this
+    format, a version read here, and this chart (its name and, from version 2, its
+    structure)."""
     if not isinstance(picture, Mapping):
         raise InstanceSnapshotError("snapshot", f"must be a JSON object, got {_kind(picture)}")
     for key in picture:
@@ -337,21 +386,39 @@ def _check_header(chart: ChartDef, picture: Any) -> None:
                 str(key), "unknown field (a snapshot has " + ", ".join(_KEYS) + ")"
             )
     for key in _KEYS:
-        if key not in picture:
+        if key not in picture and key != "structure":
             raise InstanceSnapshotError(key, "missing")
     if picture["format"] != FORMAT:
         raise InstanceSnapshotError("format", f"{picture['format']!r} is not {FORMAT!r}")
-    version = picture["version"]
-    if type(version) is not int or version < 1:
-        raise InstanceSnapshotError("version", f"must be a positive integer, got {version!r}")
-    if version != VERSION:
+    version = _version(picture["version"])
+    if version == 1 and "structure" in picture:
         raise InstanceSnapshotError(
-            "version", f"{version} is not a version this runtime reads ({VERSION})"
+            "structure", "unknown field (a version 1 snapshot has none; version 2 keeps it)"
         )
+    if version > 1 and "structure" not in picture:
+        raise InstanceSnapshotError("structure", "missing")
     if picture["chart"] != chart.qualname:
         raise InstanceSnapshotError(
             "chart", f"the snapshot is of {picture['chart']!r}, not of {chart.qualname!r}"
         )
+    if version > 1 and picture["structure"] != digest:
+        raise InstanceSnapshotError(
+            "structure",
+            f"the snapshot is of another chart named {chart.qualname!r} (structure "
+            f"{picture['structure']!r}, not {digest!r}: its states or transitions differ)",
+        )
+
+
+def _version(version: Any) -> int:
+    """The snapshot's ``version``, one this runtime reads."""
+    if type(version) is not int or version < 1:
+        raise InstanceSnapshotError("version", f"must be a positive integer, got {version!r}")
+    if version not in READ_VERSIONS:
+        read = ", ".join(str(known) for known in READ_VERSIONS)
+        raise InstanceSnapshotError(
+            "version", f"{version} is not a version this runtime reads ({read})"
+        )
+    return version
 
 
 def _inside(states: Mapping[str, StateDef], state: StateDef, ancestor: str) -> bool:

@@ -11,7 +11,7 @@ import pytest
 from statemachine import State, StateChart, StateMachine
 from statemachine.exceptions import InvalidDefinition, InvalidStateValue, TransitionNotAllowed
 
-from statecharts import Instance, Outcome, compile_chart
+from statecharts import Instance, Outcome, UnsupportedChart, compile_chart
 
 from .charts import (
     HIERARCHICAL,
@@ -455,6 +455,139 @@ def test_name_missing_from_model_class_and_instance_is_reported_at_creation() ->
     with pytest.raises(InvalidDefinition) as theirs:
         Gatekeeper(Flags(closed=True))
     assert str(ours.value) == str(theirs.value)
+
+
+class _Target:
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def act(self) -> None:
+        self.log.append("act")
+
+
+class _Proxy:
+    """A model delegating to another object: ``act`` is answered by ``__getattr__`` only."""
+
+    def __init__(self) -> None:
+        self._target = _Target()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target, name)
+
+
+class _ListingProxy(_Proxy):
+    """A proxy listing what it delegates in ``dir()``, as python-statemachine looks names up."""
+
+    def __dir__(self) -> list[str]:
+        return [*object.__dir__(self), *dir(self._target)]
+
+
+class _Lying:
+    """A model whose ``dir()`` lists ``act`` it has not."""
+
+    def __dir__(self) -> list[str]:
+        return [*object.__dir__(self), "act"]
+
+
+class _Hiding:
+    """A model whose ``dir()`` leaves out a name its class defines."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def act(self) -> None:
+        self.log.append("model act")
+
+    def on_enter_b(self) -> None:
+        self.log.append("model enter b")
+
+    def __dir__(self) -> list[str]:
+        return [n for n in object.__dir__(self) if n not in ("act", "on_enter_b")]
+
+
+class _Acting(StateChart):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="act")
+
+
+class _ActingInside(StateChart):
+    """A statechart (its own binding) with the same callback."""
+
+    class outer(State.Compound):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, on="act")
+
+
+@pytest.mark.parametrize("chart", [_Acting, _ActingInside], ids=lambda chart: chart.__name__)
+def test_a_name_a_model_answers_only_through_getattr_is_not_found_at_creation(
+    chart: type[StateChart],
+) -> None:
+    """C12: python-statemachine finds a model's names by ``dir(model)``; a name only
+    ``__getattr__`` answers is not found, with its error, when the instance is created."""
+    with pytest.raises(InvalidDefinition) as theirs:
+        chart(_Proxy())
+    with pytest.raises(InvalidDefinition) as ours:
+        compile_chart(chart).create(_Proxy())
+    assert str(ours.value) == str(theirs.value)
+    assert "Did not found name 'act'" in str(ours.value)
+    model = _ListingProxy()
+    compile_chart(chart).create(model).send("go")
+    assert model._target.log == ["act"]
+
+
+def test_a_name_a_models_dir_lists_is_read_from_the_instance() -> None:
+    """C9, C12: a proxy listing the names it delegates in ``dir()`` provides them, as in
+    python-statemachine."""
+    reference = _Acting(_ListingProxy())
+    reference.send("go")
+    model = _ListingProxy()
+    compile_chart(_Acting).create(model).send("go")
+    assert model._target.log == reference.model._target.log == ["act"]
+
+
+def test_a_name_a_models_dir_lists_but_it_lacks_raises_as_in_python_statemachine() -> None:
+    """C12: python-statemachine reads each name ``dir()`` lists when the machine is built: a
+    name listed but missing raises its ``AttributeError`` then."""
+    with pytest.raises(AttributeError) as theirs:
+        _Acting(_Lying())
+    with pytest.raises(AttributeError) as ours:
+        compile_chart(_Acting).create(_Lying())
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_a_name_a_models_dir_leaves_out_is_not_the_models() -> None:
+    """C12: a model class's ``__dir__`` leaving out a name the class defines hides it from
+    python-statemachine: not found (its error) when nothing else provides it; where the
+    chart provides it too (python-statemachine then runs the chart's only) or it is a
+    naming-convention callback (python-statemachine then does not run it), the compiled
+    run, resolving the model's class once, refuses the instance when it is created."""
+    with pytest.raises(InvalidDefinition) as theirs:
+        _Acting(_Hiding())
+    with pytest.raises(InvalidDefinition) as ours:
+        compile_chart(_Acting).create(_Hiding())
+    assert str(ours.value) == str(theirs.value)
+
+    class Both(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b, on="act")
+
+        def act(self) -> None:
+            self.model.log.append("chart act")
+
+    class Conventional(StateChart):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+    for chart, name in ((Both, "act"), (Conventional, "on_enter_b")):
+        with pytest.raises(UnsupportedChart, match=f"_Hiding.{name}") as refused:
+            compile_chart(chart).create(_Hiding())
+        assert refused.value.chart == chart.__name__
+        assert "__dir__" in refused.value.construct
+        assert compile_chart(chart).create(Recorder()) is not None
 
 
 def test_payload_keyword_named_like_an_injected_value_is_dropped() -> None:

@@ -22,6 +22,7 @@ from hypothesis.stateful import (
 from statemachine import HistoryState, State, StateChart, StateMachine
 
 from statecharts import InstanceSnapshotError, VirtualClock, compile_chart
+from statecharts._snapshot import structure
 
 from .charts import DIFFERENTIAL, HIERARCHICAL, Order, Player, Recorder, Wizard
 
@@ -46,8 +47,9 @@ def test_a_snapshot_is_plain_json_with_configuration_and_history() -> None:
     assert snapshot == through_json(snapshot)
     assert snapshot == {
         "format": "statecharts.instance",
-        "version": 1,
+        "version": 2,
         "chart": "tests.statecharts.charts.Wizard",
+        "structure": structure(compile_chart(Wizard)),
         "configuration": ["paused"],
         "history": {"deep": ["basics", "email"], "shallow": ["basics"]},
         "queued": {"internal": [], "external": []},
@@ -78,6 +80,76 @@ def test_a_restored_parallel_configuration_keeps_both_regions() -> None:
     restored = chart.restore(through_json(player.snapshot()), Recorder())
     assert ids(restored.configuration) == ids(player.configuration)
     assert restored.send("fade").transitions == player.send("fade").transitions
+
+
+def _made(steps: int, guard: str = "ready") -> type[StateChart]:
+    """A chart made by a function: every chart it makes is ``_made.<locals>.Local``."""
+    if steps == 1:
+
+        class Local(StateChart):
+            a = State(initial=True)
+            b = State(final=True)
+            go = a.to(b)
+
+        return Local
+
+    class Local(StateChart):  # type: ignore[no-redef]
+        a = State(initial=True)
+        b = State()
+        c = State(final=True)
+        go = a.to(b, cond=guard)
+        finish = b.to(c)
+
+        def ready(self) -> bool:
+            return True
+
+        def steady(self) -> bool:
+            return True
+
+    return Local
+
+
+def test_a_snapshot_names_the_structure_of_the_chart_it_pictures() -> None:
+    """Two charts of one name (``module.qualname``) and of other states or transitions are
+    told apart: a snapshot of one is refused by the other, naming ``structure``."""
+    two_steps, one_step = compile_chart(_made(2)), compile_chart(_made(1))
+    assert two_steps.qualname == one_step.qualname
+    assert structure(two_steps) != structure(one_step)
+    instance = two_steps.create()
+    instance.send("go")
+    snapshot = through_json(instance.snapshot())
+    assert snapshot["structure"] == structure(two_steps)
+    with pytest.raises(InstanceSnapshotError) as caught:
+        one_step.restore(snapshot)
+    assert caught.value.field == "structure"
+    assert "of another chart named" in caught.value.reason
+    assert two_steps.restore(snapshot).send("finish").applied
+
+
+def test_a_chart_declared_again_alike_restores_the_snapshot() -> None:
+    """The structure is the chart's states and transitions, not the class object: a chart
+    declared alike (in another process, or by the same factory) restores the snapshot; what
+    callbacks are named or do is not part of it."""
+    first, again = compile_chart(_made(2)), compile_chart(_made(2, guard="steady"))
+    assert first.declared is not again.declared
+    assert structure(first) == structure(again)
+    instance = first.create()
+    instance.send("go")
+    restored = again.restore(through_json(instance.snapshot()))
+    assert [state.id for state in restored.configuration] == ["b"]
+    assert restored.send("finish").applied
+
+
+def test_a_version_1_snapshot_restores_checked_by_the_charts_name_only() -> None:
+    """Snapshots taken before the structure was kept (version 1, no ``structure``) restore
+    as they did: checked against the chart's ``module.qualname``, not its structure."""
+    chart = compile_chart(Wizard)
+    old = _wizard_snapshot()
+    del old["structure"]
+    old["version"] = 1
+    restored = chart.restore(through_json(old), Recorder())
+    assert [state.id for state in restored.configuration] == ["paused"]
+    assert restored.snapshot()["version"] == 2
 
 
 def test_a_flat_chart_snapshot_restores_its_state() -> None:
@@ -196,7 +268,11 @@ def _timer(**changes: Any) -> dict[str, Any]:
         (lambda s: s.pop("history"), "history", "missing"),
         (lambda s: s.update(extra=1), "extra", "unknown field"),
         (lambda s: s.update(format="toolcalls.tracker"), "format", "is not"),
-        (lambda s: s.update(version=2), "version", "2 is not a version"),
+        (lambda s: s.update(version=3), "version", "3 is not a version"),
+        (lambda s: s.pop("structure"), "structure", "missing"),
+        (lambda s: s.update(structure=7), "structure", "of another chart"),
+        (lambda s: s.update(structure="0" * 16), "structure", "of another chart"),
+        (lambda s: s.update(version=1), "structure", "unknown field (a version 1 snapshot"),
         (lambda s: s.update(version="1"), "version", "positive integer"),
         (lambda s: s.update(chart="shop.Order"), "chart", "of 'shop.Order', not of"),
         (lambda s: s.update(configuration="paused"), "configuration", "list of state ids"),
