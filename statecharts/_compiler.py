@@ -272,6 +272,15 @@ class _Reader:
                 where,
                 "python-statemachine's own __init__ must run to enter the initial state",
             )
+        cell_use = _class_cell_use(function.__code__)
+        if cell_use is not None:
+            raise self.refuse(
+                "a custom __init__ using its __class__ cell but for super().name",
+                f"{where} {cell_use}",
+                "the compiled instance runs a copy of the __init__ whose __class__ is the "
+                "compiled instance's class (neither the chart's class nor the class the "
+                "__init__ was written in): name the class instead",
+            )
         for field in sorted(init_fields(function)):
             if field in RUNTIME_NAMES or field in _INSTANCE_API or field in self.attributes:
                 raise self.refuse(
@@ -316,7 +325,13 @@ class _Reader:
         for code_owner in (function, wrapped) if wrapped is not function else (function,):
             if not inspect.isfunction(code_owner) or _is_library(code_owner):
                 continue
-            unsupported = sorted(self._machine_api_used(code_owner))
+            if _uses_super(code_owner.__code__):
+                raise self.refuse(
+                    "a method using zero-argument super()",
+                    where,
+                    "call the base class explicitly",
+                )
+            unsupported = sorted(self._machine_api_used(code_owner, takes_self))
             if unsupported:
                 raise self.refuse(
                     "a chart method using python-statemachine's machine API",
@@ -326,12 +341,6 @@ class _Reader:
                     "current_state_value, model, is_terminated and the event methods",
                 )
             self._check_escapes(code_owner, where, takes_self)
-        if "__class__" in function.__code__.co_freevars:
-            raise self.refuse(
-                "a method using zero-argument super()",
-                where,
-                "call the base class explicitly",
-            )
 
     def _check_callable(self, function: Any, where: str) -> None:
         """A callback given as a callable (``on=lambda machine, model: ...``), not a chart
@@ -405,15 +414,17 @@ class _Reader:
         }
         return provided
 
-    def _machine_api_used(self, function: Any) -> set[str]:
+    def _machine_api_used(self, function: Any, takes_self: bool = True) -> set[str]:
         """Attributes a chart method reads on the machine that only python-statemachine's
         machine has (``current_state_value``, a state such as ``self.b`` ...): read on
         ``self``, on a ``machine`` parameter or ``event_data.machine``, in a nested function,
         or by ``getattr(self, name)`` with a name not known here. The compiled instance would
-        raise ``AttributeError`` there, which errors-as-events would swallow."""
+        raise ``AttributeError`` there, which errors-as-events would swallow. A static or
+        class method (``takes_self`` false) has no ``self``: a class method's ``cls`` is the
+        chart's class on both engines, read alike."""
         code = function.__code__
         owners = {"machine"} | _kwargs_owner(code)
-        if code.co_varnames and code.co_argcount:
+        if takes_self and code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
         scan = _MachineScan(self._provided(), events=self._events())
         scan.scan(code, owners)
@@ -536,6 +547,92 @@ def super_with_arguments(function: Any) -> bool:
         and node.func.id == "super"
         and bool(node.args or node.keywords)
         for node in ast.walk(tree)
+    )
+
+
+#: What reads, writes or hands on a function's ``__class__`` cell.
+_CELL_OPS = frozenset(
+    {
+        "LOAD_DEREF",
+        "LOAD_CLASSDEREF",
+        "LOAD_FROM_DICT_OR_DEREF",
+        "LOAD_CLOSURE",
+        "STORE_DEREF",
+        "DELETE_DEREF",
+        "MAKE_CELL",
+    }
+)
+#: What a zero-argument ``super()`` answers with a class: in the compiled instance's copy of
+#: a custom ``__init__``, the compiled instance's class and not the chart's.
+_SUPER_CLASSES = frozenset({"__thisclass__", "__self_class__"})
+
+
+def _class_cell_use(code: Any) -> str | None:
+    """What a custom ``__init__`` (its ``code``) does with its ``__class__`` cell but for
+    zero-argument ``super().name`` (``reads __class__ at file:line``), or ``None``.
+
+    The compiled instance runs a copy of the ``__init__`` whose cell is rebound to the
+    compiled instance's class, so that ``super()`` reaches its hand-over; anything else
+    reading the cell (``__class__ is Chart``, ``__class__.__name__``, a nested function
+    given the cell, ``super()`` kept or asked for its ``__thisclass__``) would get that class
+    where python-statemachine's machine gets the class the ``__init__`` was written in."""
+    instructions = list(dis.get_instructions(code))
+    supers: set[int] = set()  # the cell loads of zero-argument super() (3.12)
+    for index, instruction in enumerate(instructions):
+        if instruction.opname not in ("LOAD_GLOBAL", "LOAD_NAME") or instruction.argval not in (
+            "super",
+            "NULL + super",
+        ):
+            continue
+        place = _place(code, instructions, index)
+        rest = [
+            (at, later)
+            for at, later in enumerate(instructions[index + 1 :], index + 1)
+            if later.opname not in ("PRECALL", "CACHE", "PUSH_NULL", "EXTENDED_ARG")
+        ][:3]
+        names = [later.opname for _, later in rest]
+        if names[:1] == ["CALL"] and rest[0][1].arg == 0 and len(rest) > 1:  # 3.11
+            asked = rest[1][1]
+            if asked.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                if asked.argval in _SUPER_CLASSES:
+                    return f"asks super() for {asked.argval} at {place}"
+                continue
+        elif (
+            names[:1] == ["LOAD_DEREF"]
+            and rest[0][1].argval == "__class__"
+            and len(rest) == 3
+            and rest[1][1].opname in _LOADS
+            and names[2] == "LOAD_SUPER_ATTR"
+        ):  # 3.12: super's own load of the cell
+            if str(rest[2][1].argval) in _SUPER_CLASSES:
+                return f"asks super() for {rest[2][1].argval} at {place}"
+            supers.add(rest[0][0])
+            continue
+        return f"uses super() other than as super().name at {place}"
+    for index, instruction in enumerate(instructions):
+        if (
+            instruction.opname in _CELL_OPS
+            and instruction.argval == "__class__"
+            and index not in supers
+        ):
+            what = (
+                "hands __class__ to a nested function"
+                if (instruction.opname == "LOAD_CLOSURE")
+                else "uses __class__"
+            )
+            return f"{what} at {_place(code, instructions, index)}"
+    return None
+
+
+def _uses_super(code: Any) -> bool:
+    """Whether ``code`` (or code nested in it) names ``super``: a chart method's
+    zero-argument ``super()`` would get the compiled instance as ``self``, not an instance of
+    the class the method was written in. (Its ``__class__`` cell alone is that class on both
+    engines: a method's copy is not rebound.)"""
+    if "super" in code.co_names:
+        return True
+    return any(
+        _uses_super(constant) for constant in code.co_consts if hasattr(constant, "co_code")
     )
 
 

@@ -857,3 +857,53 @@ def test_c6_the_machine_taken_from_kwargs_is_scanned_as_self() -> None:
     instance = compile_chart(KeywordModel).create(Order())
     instance.send("check")
     assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+class CellNamed(_Check):
+    def too_big(self) -> bool:
+        return bool(__class__.__name__ == "CellNamed" and __class__ is CellNamed)
+
+
+class ClassMethodNamed(_Check):
+    @classmethod
+    def too_big(cls, machine: Any) -> bool:
+        return bool(cls.__name__ == "ClassMethodNamed" and cls.margin == 1 and cls.states)
+
+
+class SuperInADecoratedMethod(_Check):
+    @logged
+    def too_big(self) -> bool:
+        return bool(super().__class__)
+
+
+class SuperInANestedFunction(_Check):
+    def too_big(self) -> bool:
+        def inner(machine: Any) -> bool:
+            return bool(super())
+
+        return inner(self)
+
+
+def test_c6_a_methods_class_cell_and_a_class_methods_cls_compile_and_answer_alike() -> None:
+    """C6: a chart method's ``__class__`` cell (not zero-argument ``super()``) and a class
+    method callback's ``cls`` are the chart's class on both engines (the method is not
+    rebound; a class method callback is bound to the chart's class): reading them compiles
+    and answers as python-statemachine does."""
+    for declared in (CellNamed, ClassMethodNamed):
+        reference = declared(Order())
+        reference.send("check")
+        instance = compile_chart(declared).create(Order())
+        instance.send("check")
+        assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+@pytest.mark.parametrize("declared", [SuperInADecoratedMethod, SuperInANestedFunction])
+def test_c6_zero_argument_super_in_a_decorated_or_nested_method_is_refused(
+    declared: type[StateChart[Order]],
+) -> None:
+    """C6: zero-argument ``super()`` in a decorated method (the function under the wrapper)
+    or in a function nested in a method is refused as in a plain method: its ``self`` would
+    be the compiled instance, not an instance of the chart."""
+    with pytest.raises(UnsupportedChart, match="zero-argument super") as caught:
+        compile_chart(declared)
+    assert caught.value.chart == declared.__name__
