@@ -161,7 +161,7 @@ def foreign_machine_use(cls: type[StateChart[Any]], function: Any) -> str | None
     scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
     found = sorted(scan.found)
     if found:
-        return f"reads machine.{found[0]}"
+        return _what_it_does(found[0], "machine")
     if escapes:
         return f"passes machine on {escapes[0]}"
     return None
@@ -291,7 +291,7 @@ class _Reader:
         if unsupported:
             raise self.refuse(
                 "a chart method using python-statemachine's machine API",
-                f"{where} reads self.{unsupported[0]}",
+                f"{where} {_what_it_does(unsupported[0])}",
             )
         self._check_escapes(function, where)
 
@@ -335,7 +335,7 @@ class _Reader:
             if unsupported:
                 raise self.refuse(
                     "a chart method using python-statemachine's machine API",
-                    f"{where} reads self.{unsupported[0]}",
+                    f"{where} {_what_it_does(unsupported[0])}",
                     "the compiled instance offers what python-statemachine's machine has of send, "
                     "raise_, cancel_event, configuration, configuration_values, "
                     "current_state_value, model, is_terminated and the event methods",
@@ -375,7 +375,7 @@ class _Reader:
         if helper_reads:
             raise self.refuse(
                 f"{construct} using python-statemachine's machine API",
-                f"{where} reads self.{helper_reads[0]}",
+                f"{where} {_what_it_does(helper_reads[0])}",
                 "the compiled instance offers what python-statemachine's machine has of send, "
                 "raise_, cancel_event, configuration, configuration_values, "
                 "current_state_value, model, is_terminated and the event methods",
@@ -785,12 +785,7 @@ class _MachineScan:
             return
         read = _attribute_read(instructions, index)
         if read is not None:
-            if read not in self.provided and not _answered_alike(read, instructions, index):
-                self.found.add(f"{read}{where.via}")
-            elif read in self.events:
-                following = _after_read(instructions, index)
-                if following is not None and following.opname == "LOAD_ATTR":
-                    self.found.add(f"{read}.{following.argval}{where.via}")
+            self._attribute(read, instructions, index, where)
         elif index and _is_getattr_call(instructions[index - 1]):
             name = instructions[index + 1] if index + 1 < len(instructions) else None
             if not (
@@ -803,6 +798,17 @@ class _MachineScan:
         ):
             # (a closure's cell: the nested function is scanned on its own)
             self._escape(code, instructions, index, 0, where)
+
+    def _attribute(self, read: str, instructions: list[Any], index: int, where: _Where) -> None:
+        """The attribute ``read`` (or set) on the owner loaded at ``index``."""
+        if read in _SAME_DUNDERS and _stores(instructions, index):
+            self.found.add(f"{_SET}{read}{where.via}")
+        elif read not in self.provided and not _answered_alike(read, instructions, index):
+            self.found.add(f"{read}{where.via}")
+        elif read in self.events:
+            following = _after_read(instructions, index)
+            if following is not None and following.opname == "LOAD_ATTR":
+                self.found.add(f"{read}.{following.argval}{where.via}")
 
     def _escape(
         self, code: Any, instructions: list[Any], index: int, above: int, where: _Where
@@ -954,8 +960,9 @@ _UNRESOLVED = (
     "a call's result, getattr(...))"
 )
 #: Dunder attributes the compiled instance answers as python-statemachine's machine does
-#: (``__dict__`` ... differ, and ``__class__`` but for its name: the instance is not of the
-#: chart's class).
+#: when read (``__dict__`` ... differ, and ``__class__`` but for its name: the instance is not
+#: of the chart's class). Set, they differ: python-statemachine's machine keeps them in its
+#: ``__dict__``, the compiled instance's are its class's, read-only.
 _SAME_DUNDERS = frozenset({"__doc__", "__module__"})
 #: What the compiled instance's class answers as the chart's class does: it is named after
 #: the chart (``type(self).__name__``, ``self.__class__.__qualname__``), but it is not that
@@ -1347,6 +1354,24 @@ def _attribute_read(instructions: list[Any], index: int) -> str | None:
     if following is not None and following.opname in _READS:
         return str(following.argval)
     return None
+
+
+def _stores(instructions: list[Any], index: int) -> bool:
+    """Whether the attribute access on the owner loaded at ``index`` sets the attribute
+    (``self.x = ...``, or ``self.x += ...``: the owner copied first)."""
+    following = instructions[index + 1] if index + 1 < len(instructions) else None
+    return following is not None and following.opname in ("STORE_ATTR", "COPY")
+
+
+#: Marks a ``found`` entry the code sets (``self.__doc__ = ...``) rather than reads.
+_SET = "="
+
+
+def _what_it_does(found: str, owner: str = "self") -> str:
+    """A ``found`` entry as a message says it: ``reads self.x`` or ``sets self.__doc__``."""
+    if found.startswith(_SET):
+        return f"sets {owner}.{found[len(_SET) :]}"
+    return f"reads {owner}.{found}"
 
 
 def _harmless_use(instructions: list[Any], index: int, owners: set[str]) -> bool:

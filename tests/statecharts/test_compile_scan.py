@@ -907,3 +907,48 @@ def test_c6_zero_argument_super_in_a_decorated_or_nested_method_is_refused(
     with pytest.raises(UnsupportedChart, match="zero-argument super") as caught:
         compile_chart(declared)
     assert caught.value.chart == declared.__name__
+
+
+class DocExtended(_Check):
+    def too_big(self) -> bool:
+        self.__doc__ += " (checked)"
+        return True
+
+
+def relabel(machine: Any) -> bool:
+    machine.__module__ = "elsewhere"
+    return True
+
+
+class ModuleSetByAHelper(_Check):
+    def too_big(self) -> bool:
+        return relabel(self)
+
+
+class ClassRenamed(_Check):
+    def too_big(self) -> bool:
+        type(self).__name__ = "Renamed"
+        return True
+
+
+@pytest.mark.parametrize(
+    ("declared", "what"),
+    [
+        (DocExtended, "sets self.__doc__"),
+        (ModuleSetByAHelper, "sets self.__module__ (through relabel(machine)"),
+        (ClassRenamed, "passes self on to the class type"),
+    ],
+    ids=lambda value: value.__name__ if isinstance(value, type) else "",
+)
+def test_c6_setting_the_machines_doc_module_or_class_name_is_refused(
+    declared: type[StateChart[Order]], what: str
+) -> None:
+    """C6: ``__doc__`` and ``__module__`` read off the machine answer alike, but set
+    (``self.__doc__ += ...``, a helper's ``machine.__module__ = ...``) they do not:
+    python-statemachine's machine keeps them in its ``__dict__``, the compiled instance's are
+    read-only; the class's name is not to be set either (the compiled instance's class is not
+    the chart's). Refused, naming the chart and what the method does."""
+    with pytest.raises(UnsupportedChart) as caught:
+        compile_chart(declared)
+    assert caught.value.chart == declared.__name__
+    assert what in caught.value.where, caught.value.where
