@@ -143,28 +143,98 @@ def _is_user_chart_class(klass: type) -> bool:
     return klass.__module__.split(".")[0] not in _LIBRARY_MODULES
 
 
-def foreign_machine_use(cls: type[StateChart[Any]], function: Any) -> str | None:
-    """What a callback of the model (``function``, known only when an instance is created)
-    does with the ``machine`` it is given that the compiled instance would answer otherwise
-    (``reads machine.state``, ``passes machine on to the builtin type ...``), or ``None``."""
-    if not inspect.isfunction(function) or _is_library(function):
-        return None
-    code = function.__code__
-    names = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-    kwargs = _kwargs_owner(code)
-    if not names & {"machine", "event_data"} and not kwargs:
+def foreign_machine_use(cls: type[StateChart[Any]], value: Any) -> str | None:
+    """What a callback of the model (``value``, the model class's attribute, known only when
+    an instance is created) does with the ``machine`` it is given that the compiled instance
+    would answer otherwise (``reads machine.state``, ``passes machine on to the builtin type
+    ...``), or ``None``. ``value`` is read whatever its form (``_callback_functions``): a
+    method, a static or class method, a decorated method (its wrapper and the function under
+    it), a ``functools.partialmethod`` or ``partial``, a property (the callable its getter
+    hands out), a bound method, an object's ``__call__``."""
+    functions = _callback_functions(value)
+    if not any(_takes_machine(function.__code__) for function in functions):
         return None
     reader = _Reader(cls)
     escapes: list[str] = []
     scan = _MachineScan(reader._provided(), escapes, reader._events())
-    owners = {"machine"} | kwargs
-    scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+    for function in functions:
+        _scan_callback(scan, function, _machine_position(functions))
     found = sorted(scan.found)
     if found:
         return _what_it_does(found[0], "machine")
     if escapes:
         return f"passes machine on {escapes[0]}"
     return None
+
+
+def _scan_callback(scan: _MachineScan, function: Any, machine_at: int | None) -> None:
+    """Scan a Python function a callback runs, its ``machine`` (and ``kwargs["machine"]``)
+    the owner; a wrapper taking ``*args`` alone is followed where it hands them on, the
+    machine at ``machine_at`` among them (``None``: not passed by position)."""
+    code = function.__code__
+    owners = {"machine"} | _kwargs_owner(code)
+    scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+    if machine_at is not None and not code.co_argcount and code.co_flags & inspect.CO_VARARGS:
+        place = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+        top = _Where(function.__globals__, _closure_of(function), "", place)
+        scan._follow(function, machine_at, machine_at + 1, (), top)
+
+
+def _callback_functions(value: Any, depth: int = 0) -> list[Any]:
+    """The Python functions a callback given as ``value`` runs with the machine among its
+    arguments (as ``machine``, never as its first, bound, parameter): a function and the
+    functions under its ``functools.wraps`` wrappers, a static or class method's, a bound
+    method's, a ``functools.partial``'s or ``partialmethod``'s, a property's getter (with the
+    callables it hands out, nested in it), setter and deleter, a callable object's
+    ``__call__``. Library code (``_is_library``) is left out."""
+    if depth > 8:  # partials of partials ...
+        return []
+    found: list[Any] = []
+    if isinstance(value, staticmethod | classmethod):
+        found = _callback_functions(value.__func__, depth + 1)
+    elif isinstance(value, property):
+        for accessor in (value.fget, value.fset, value.fdel):
+            found += _callback_functions(accessor, depth + 1) if accessor is not None else []
+    elif isinstance(value, functools.partial | functools.partialmethod):
+        found = _callback_functions(value.func, depth + 1)
+    elif inspect.ismethod(value):
+        found = _callback_functions(value.__func__, depth + 1)
+    elif inspect.isfunction(value):
+        seen: set[int] = set()
+        step: Any = value
+        while inspect.isfunction(step) and id(step) not in seen:
+            seen.add(id(step))
+            found.append(step)
+            step = getattr(step, "__wrapped__", None)
+        if step is not None and not inspect.isfunction(step):
+            found += _callback_functions(step, depth + 1)
+    elif callable(value) and not isinstance(value, type):
+        call = inspect.getattr_static(type(value), "__call__", None)
+        if inspect.isfunction(call):
+            found = _callback_functions(call, depth + 1)
+    return [function for function in found if not _is_library(function)]
+
+
+def _machine_position(functions: list[Any]) -> int | None:
+    """Where the machine is among the positional arguments a callback's wrappers are given:
+    the position of the innermost function's ``machine`` parameter."""
+    for function in reversed(functions):
+        code = function.__code__
+        if code.co_argcount or not code.co_flags & inspect.CO_VARARGS:
+            names = code.co_varnames[: code.co_argcount]
+            return names.index("machine") if "machine" in names else None
+    return None
+
+
+def _takes_machine(code: Any) -> bool:
+    """Whether ``code``, or code nested in it (a callable it hands out), is given the
+    machine: a ``machine`` or ``event_data`` parameter, or ``**kwargs``."""
+    names = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    if names & {"machine", "event_data"} or _kwargs_owner(code):
+        return True
+    return any(
+        _takes_machine(constant) for constant in code.co_consts if hasattr(constant, "co_code")
+    )
 
 
 def read_chart(cls: type[StateChart[Any]]) -> ChartDef:
@@ -311,9 +381,10 @@ class _Reader:
             return
         if inspect.isasyncgenfunction(functions[0]):
             raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
-        # a static or class method is given the machine as ``machine``, not as its first
-        # parameter (``cls`` of a class method is the chart class)
-        takes_self = not isinstance(value, staticmethod | classmethod)
+        # a static or class method (or a partial, no descriptor) is given the machine as
+        # ``machine``, not as its first parameter (``cls`` of a class method is the chart
+        # class)
+        takes_self = not isinstance(value, staticmethod | classmethod | functools.partial)
         for function in functions:
             self._check_function(name, function, takes_self)
 
@@ -343,14 +414,24 @@ class _Reader:
             self._check_escapes(code_owner, where, takes_self)
 
     def _check_callable(self, function: Any, where: str) -> None:
-        """A callback given as a callable (``on=lambda machine, model: ...``), not a chart
-        method: its ``machine`` parameter is the machine, scanned as a method's ``self``."""
-        if not inspect.isfunction(function) or _is_library(function):
-            return
-        self._check_escapes(function, where, takes_self=False, construct="a callback")
+        """A callback given as a callable (``on=lambda machine, model: ...``, a
+        ``functools.partial``, a bound method of another object, a decorated function, an
+        object's ``__call__``), not a chart method: its ``machine`` parameter is the machine,
+        scanned as a method's ``self``."""
+        functions = _callback_functions(function)
+        machine_at = _machine_position(functions)
+        for each in functions:
+            self._check_escapes(
+                each, where, takes_self=False, construct="a callback", machine_at=machine_at
+            )
 
     def _check_escapes(
-        self, function: Any, where: str, takes_self: bool = True, construct: str = "a chart method"
+        self,
+        function: Any,
+        where: str,
+        takes_self: bool = True,
+        construct: str = "a chart method",
+        machine_at: int | None = None,
     ) -> None:
         """Refuse a method that hands the machine (``self``, a ``machine`` parameter,
         ``event_data.machine``) to code the scan cannot follow, or to a helper of the module
@@ -358,17 +439,13 @@ class _Reader:
         offer that API, and errors-as-events would swallow the ``AttributeError`` (a silently
         different run)."""
         code = function.__code__
-        owners = {"machine"} | _kwargs_owner(code)
-        if takes_self and code.co_varnames and code.co_argcount:
-            owners.add(code.co_varnames[0])
         escapes: list[str] = []
         scan = _MachineScan(self._provided(), escapes, self._events())
-        scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
-        if takes_self and not code.co_argcount and code.co_flags & inspect.CO_VARARGS:
-            # a wrapper (``*args, **kwargs``) the method's decorator returned: self is args[0]
-            place = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
-            top = _Where(function.__globals__, _closure_of(function), "", place)
-            scan._follow(function, 0, 1, (), top)
+        if takes_self and code.co_varnames and code.co_argcount:
+            owners = {"machine", code.co_varnames[0]} | _kwargs_owner(code)
+            scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+        else:  # a callable's machine, or a wrapper a method's decorator returned (self: args[0])
+            _scan_callback(scan, function, 0 if takes_self else machine_at)
         helper_reads = sorted(name for name in scan.found if " (through " in name)
         if not takes_self:
             helper_reads = sorted(scan.found)
@@ -1486,10 +1563,13 @@ def state_kind(state: DeclaredState) -> Any:
 
 def _functions_of(value: Any) -> list[Any]:
     """The Python functions of a chart attribute: a method's, a static or class method's,
-    a property's getter, setter and deleter."""
+    a property's getter, setter and deleter, a ``functools.partialmethod``'s or
+    ``partial``'s."""
     found: list[Any]
     if isinstance(value, staticmethod | classmethod):
         found = [value.__func__]
+    elif isinstance(value, functools.partialmethod | functools.partial):
+        found = [value.func]
     elif isinstance(value, property):
         found = [value.fget, value.fset, value.fdel]
     else:

@@ -952,3 +952,76 @@ def test_c6_setting_the_machines_doc_module_or_class_name_is_refused(
         compile_chart(declared)
     assert caught.value.chart == declared.__name__
     assert what in caught.value.where, caught.value.where
+
+
+class IsAMachine:
+    """A callable object asking whether it is given python-statemachine's machine."""
+
+    __name__ = "is_a_machine"  # python-statemachine names a callback by it
+
+    def __call__(self, machine: Any) -> bool:
+        return isinstance(machine, StateChart)
+
+
+def _cond_chart(cond: Any) -> type[StateChart[Order]]:
+    class CallableGuarded(StateChart[Order]):
+        open = State(initial=True)
+        big = State(final=True)
+        small = State(final=True)
+        check = open.to(big, cond=cond) | open.to(small)
+
+    return CallableGuarded
+
+
+def reads_allowed_events(self: Any, limit: int) -> bool:
+    return bool(self.allowed_events) and limit > 0
+
+
+class PartialMethodReading(_Check):
+    too_big = functools.partialmethod(reads_allowed_events, limit=1)
+
+
+def test_c6_callable_objects_and_partials_given_the_machine_are_scanned() -> None:
+    """C6: a callback given as a callable object (its ``__call__``'s ``machine``) is scanned
+    as a lambda is (handing the machine to ``isinstance``: refused); a ``functools.partial``
+    reading only the model compiles and answers alike; a chart attribute made with
+    ``functools.partialmethod`` is scanned as a method (``self.allowed_events``: refused)."""
+    with pytest.raises(UnsupportedChart, match="a callback handing") as caught:
+        compile_chart(_cond_chart(IsAMachine()))
+    assert "to the builtin isinstance" in caught.value.where
+    declared = _cond_chart(functools.partial(over_limit, limit=1))
+    reference = declared(Order())
+    reference.send("check")
+    instance = compile_chart(declared).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+    with pytest.raises(UnsupportedChart, match=r"PartialMethodReading\.too_big reads self\.all"):
+        compile_chart(PartialMethodReading)
+
+
+class InspectingByObject(Order):
+    """A model whose callback is a callable object given the machine."""
+
+    too_big = IsAMachine()
+
+
+class InspectingWithAPartial(Order):
+    too_big = functools.partial(over_limit, limit=1)
+
+
+def test_c6_a_models_callable_object_given_the_machine_is_scanned_when_bound() -> None:
+    """C6: a model's callback given as a callable object is read when the model type is
+    bound (its ``__call__`` hands the machine to ``isinstance``): it raises
+    ``UnsupportedChart`` naming itself when it runs; a model's ``functools.partial`` reading
+    only the model runs and agrees."""
+    instance = compile_chart(_Check).create(InspectingByObject())
+    with pytest.raises(UnsupportedChart) as caught:
+        instance.send("check")
+    assert "InspectingByObject.too_big passes machine on to the builtin isinstance" in (
+        caught.value.where
+    )
+    reference = _Check(InspectingWithAPartial())
+    reference.send("check")
+    compiled = compile_chart(_Check).create(InspectingWithAPartial())
+    compiled.send("check")
+    assert _ids(compiled.configuration) == _ids(reference.configuration) == ["big"]
