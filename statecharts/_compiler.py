@@ -215,6 +215,74 @@ def _callback_functions(value: Any, depth: int = 0) -> list[Any]:
     return [function for function in found if not _is_library(function)]
 
 
+#: The closures python-statemachine's trusted evaluator makes of an expression, and the
+#: free variable holding its text.
+_TRUSTED_CLOSURES = {
+    "PythonEvaluator.compile_value.<locals>.value": "expr",
+    "PythonEvaluator.compile_bool.<locals>.cond": "normalized",
+}
+#: How many objects ``_trusted_expressions`` visits at most in one callback.
+_EXPRESSION_WALK = 10_000
+
+
+def _trusted_expressions(value: Any) -> list[str]:
+    """The expressions a callback of a document python-statemachine loaded with
+    ``trusted=True`` evaluates as Python (``eval``), the machine among their names: those
+    its executable content compiled (``<assign expr>``, ``<if cond>``, ``<log expr>``,
+    ``<foreach array>``, ``<data expr>``, ``<send delayexpr>``, a ``cond`` ...), found in the
+    closures and attributes of python-statemachine's own callables (``statemachine.io``),
+    and those a ``<send>`` compiles when it runs (``eventexpr``, its params). A restricted
+    (untrusted) document's expressions never get the machine, and are left alone."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    pending = [value]
+    while pending and len(seen) < _EXPRESSION_WALK:
+        item = pending.pop()
+        if id(item) in seen or isinstance(item, type | str):
+            continue
+        seen.add(id(item))
+        if isinstance(item, list | tuple):
+            pending.extend(item)
+            continue
+        if not _of_loaders(item):
+            continue
+        if inspect.isfunction(item):
+            closure = _closure_of(item)
+            text = _TRUSTED_CLOSURES.get(item.__qualname__)
+            if text is not None:
+                found.append(closure.get(text))
+            if _is_trusted(closure.get("evaluator")):
+                found += _compiled_when_run(closure.get("action"))
+            pending.extend(closure.values())
+        if hasattr(item, "__dict__"):
+            pending.extend(
+                attribute for name, attribute in vars(item).items() if name != "processor"
+            )
+    return [text for text in found if isinstance(text, str)]
+
+
+def _of_loaders(item: Any) -> bool:
+    """Whether ``item`` is python-statemachine's loaders' own (a function of, or an object of
+    a class of, ``statemachine.io``)."""
+    module = item.__module__ if inspect.isfunction(item) else type(item).__module__
+    return str(module or "").startswith("statemachine.io")
+
+
+def _is_trusted(evaluator: Any) -> bool:
+    """Whether ``evaluator`` is python-statemachine's trusted (Python) evaluator."""
+    kind = type(evaluator)
+    return kind.__name__ == "PythonEvaluator" and kind.__module__.startswith("statemachine.io")
+
+
+def _compiled_when_run(action: Any) -> list[Any]:
+    """The expressions a ``<send>`` (``action``) compiles each time it runs."""
+    if type(action).__name__ != "SendAction":
+        return []
+    return [getattr(action, "eventexpr", None)] + [
+        getattr(param, "expr", None) for param in getattr(action, "params", None) or ()
+    ]
+
+
 def _machine_position(functions: list[Any]) -> int | None:
     """Where the machine is among the positional arguments a callback's wrappers are given:
     the position of the innermost function's ``machine`` parameter."""
@@ -425,6 +493,35 @@ class _Reader:
                 each, where, takes_self=False, construct="a callback", machine_at=machine_at
             )
 
+    def _check_expression(self, text: str, where: str) -> None:
+        """A trusted document's expression (``_trusted_expressions``): python-statemachine
+        evaluates it as Python with the machine among its names (``machine``,
+        ``event_data.machine``, ``In.machine``), scanned as a callable's ``machine`` is."""
+        try:
+            code = compile(text, "<expression>", "eval")
+        except (SyntaxError, ValueError):
+            return  # it fails when it runs, on both engines alike
+        escapes: list[str] = []
+        scan = _MachineScan(self._provided(), escapes, self._events())
+        scan.scan(code, {"machine", ".In"})
+        here = f"{where}: {text!r}"
+        found = sorted(scan.found)
+        if found:
+            raise self.refuse(
+                "a trusted expression using python-statemachine's machine API",
+                f"{here} {_what_it_does(found[0], 'machine')}",
+                "the compiled instance offers what python-statemachine's machine has of send, "
+                "raise_, cancel_event, configuration, configuration_values, "
+                "current_state_value, model, is_terminated and the event methods",
+            )
+        if escapes:
+            raise self.refuse(
+                "a trusted expression handing the machine to code the compiler cannot check",
+                f"{here} passes machine on {escapes[0]}",
+                "the compiled instance is not python-statemachine's machine (nor of its "
+                "class): read the datamodel, or what the expression needs off the machine",
+            )
+
     def _check_escapes(
         self,
         function: Any,
@@ -591,6 +688,8 @@ class _Reader:
         kind = RefKind.PROPERTY if spec.reference is SpecReference.PROPERTY else RefKind.CALLABLE
         if kind is RefKind.CALLABLE:
             self._check_callable(function, f"the {group.value} callback {spec.attr_name}")
+            for text in _trusted_expressions(function):
+                self._check_expression(text, f"the {group.value} callback {spec.attr_name}")
         return CallbackDef(
             group=group,
             kind=kind,
@@ -755,8 +854,16 @@ def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
     )
 
 
+#: (``LOAD_NAME``: a name of a trusted document's expression, evaluated with the machine.)
 _LOADS = frozenset(
-    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_DEREF", "LOAD_CLOSURE"}
+    {
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_FAST_BORROW",
+        "LOAD_DEREF",
+        "LOAD_CLOSURE",
+        "LOAD_NAME",
+    }
 )
 #: Two locals at once (3.13; the borrowing form, 3.14).
 _PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
@@ -774,6 +881,7 @@ _ARGUMENT_LOADS = frozenset(
         "LOAD_FAST_BORROW",
         "LOAD_DEREF",
         "LOAD_CONST",
+        "LOAD_NAME",
         "LOAD_SMALL_INT",
     }
     | _PAIR_LOADS
