@@ -261,6 +261,21 @@ def _trusted_expressions(value: Any) -> list[str]:
     return [text for text in found if isinstance(text, str)]
 
 
+def _reads_attribute(code: Any, name: str) -> bool:
+    """Whether ``code`` (or code nested in it) reads the attribute ``name`` of anything (the
+    ``_machine`` of a system variable: ``_ioprocessors['scxml']._machine``)."""
+    if any(
+        instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and instruction.argval == name
+        for instruction in dis.get_instructions(code)
+    ):
+        return True
+    return any(
+        _reads_attribute(constant, name)
+        for constant in code.co_consts
+        if hasattr(constant, "co_code")
+    )
+
+
 def _of_loaders(item: Any) -> bool:
     """Whether ``item`` is python-statemachine's loaders' own (a function of, or an object of
     a class of, ``statemachine.io``)."""
@@ -454,9 +469,11 @@ class _Reader:
         # class)
         takes_self = not isinstance(value, staticmethod | classmethod | functools.partial)
         for function in functions:
-            self._check_function(name, function, takes_self)
+            self._check_function(name, function, takes_self, isinstance(value, classmethod))
 
-    def _check_function(self, name: str, function: Any, takes_self: bool) -> None:
+    def _check_function(
+        self, name: str, function: Any, takes_self: bool, of_class: bool = False
+    ) -> None:
         """Check one function of a chart attribute (a method, a property's getter, setter or
         deleter): the machine API it reads, and where it hands the machine on."""
         wrapped = inspect.unwrap(function)  # a decorated method: the wrapper and its function
@@ -470,7 +487,7 @@ class _Reader:
                     where,
                     "call the base class explicitly",
                 )
-            unsupported = sorted(self._machine_api_used(code_owner, takes_self))
+            unsupported = sorted(self._machine_api_used(code_owner, takes_self, of_class))
             if unsupported:
                 raise self.refuse(
                     "a chart method using python-statemachine's machine API",
@@ -501,10 +518,16 @@ class _Reader:
             code = compile(text, "<expression>", "eval")
         except (SyntaxError, ValueError):
             return  # it fails when it runs, on both engines alike
+        here = f"{where}: {text!r}"
+        if _reads_attribute(code, "_machine"):
+            raise self.refuse(
+                "a trusted expression reaching the machine through _machine",
+                here,
+                "the compiled instance is not python-statemachine's machine",
+            )
         escapes: list[str] = []
         scan = _MachineScan(self._provided(), escapes, self._events())
         scan.scan(code, {"machine", ".In"})
-        here = f"{where}: {text!r}"
         found = sorted(scan.found)
         if found:
             raise self.refuse(
@@ -588,19 +611,25 @@ class _Reader:
         }
         return provided
 
-    def _machine_api_used(self, function: Any, takes_self: bool = True) -> set[str]:
+    def _machine_api_used(
+        self, function: Any, takes_self: bool = True, of_class: bool = False
+    ) -> set[str]:
         """Attributes a chart method reads on the machine that only python-statemachine's
         machine has (``current_state_value``, a state such as ``self.b`` ...): read on
         ``self``, on a ``machine`` parameter or ``event_data.machine``, in a nested function,
         or by ``getattr(self, name)`` with a name not known here. The compiled instance would
-        raise ``AttributeError`` there, which errors-as-events would swallow. A static or
-        class method (``takes_self`` false) has no ``self``: a class method's ``cls`` is the
-        chart's class on both engines, read alike."""
+        raise ``AttributeError`` there, which errors-as-events would swallow. A static method
+        (``takes_self`` false) has no ``self``; a class method's ``cls`` (``of_class``) is
+        read as ``self`` is, but for its name (``cls.__name__``, ``__qualname__``): the
+        chart's class as a callback, it may be the compiled instance's class (named after
+        the chart) when called through ``self``."""
         code = function.__code__
         owners = {"machine"} | _kwargs_owner(code)
-        if takes_self and code.co_varnames and code.co_argcount:
+        if (takes_self or of_class) and code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
         scan = _MachineScan(self._provided(), events=self._events())
+        if of_class and code.co_varnames and code.co_argcount:
+            scan.classes.add(code.co_varnames[0])
         scan.scan(code, owners)
         return scan.found
 
@@ -753,6 +782,9 @@ def _class_cell_use(code: Any) -> str | None:
     given the cell, ``super()`` kept or asked for its ``__thisclass__``) would get that class
     where python-statemachine's machine gets the class the ``__init__`` was written in."""
     instructions = list(dis.get_instructions(code))
+    if "locals" in code.co_names:  # locals() holds the cell's value
+        at = next(i for i, op in enumerate(instructions) if op.argval == "locals")
+        return f"calls locals(), which holds __class__, at {_place(code, instructions, at)}"
     supers: set[int] = set()  # the cell loads of zero-argument super() (3.12)
     for index, instruction in enumerate(instructions):
         if instruction.opname not in ("LOAD_GLOBAL", "LOAD_NAME") or instruction.argval not in (
@@ -920,6 +952,8 @@ class _MachineScan:
         #: ``name``, ``id`` ...) but the compiled instance's method
         self.events = events
         self.found: set[str] = set()
+        #: owners that are a class (a class method's ``cls``): its name is read alike
+        self.classes: set[str] = set()
         self.seen: set[tuple[Any, Any]] = set()
 
     def scan(
@@ -988,6 +1022,9 @@ class _MachineScan:
         """The attribute ``read`` (or set) on the owner loaded at ``index``."""
         if read in _SAME_DUNDERS and _stores(instructions, index):
             self.found.add(f"{_SET}{read}{where.via}")
+        elif instructions[index].argval in self.classes and read in _CLASS_NAMING:
+            if _stores(instructions, index):
+                self.found.add(f"{_SET}{read}{where.via}")
         elif read not in self.provided and not _answered_alike(read, instructions, index):
             self.found.add(f"{read}{where.via}")
         elif read in self.events:

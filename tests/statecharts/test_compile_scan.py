@@ -867,7 +867,13 @@ class CellNamed(_Check):
 class ClassMethodNamed(_Check):
     @classmethod
     def too_big(cls, machine: Any) -> bool:
-        return bool(cls.__name__ == "ClassMethodNamed" and cls.margin == 1 and cls.states)
+        return bool(cls.__name__ == "ClassMethodNamed" == cls.__qualname__ and cls.margin == 1)
+
+
+class ClassMethodReadingTheAPI(_Check):
+    @classmethod
+    def too_big(cls, machine: Any) -> bool:
+        return bool(cls.allowed_events)
 
 
 class SuperInADecoratedMethod(_Check):
@@ -895,6 +901,14 @@ def test_c6_a_methods_class_cell_and_a_class_methods_cls_compile_and_answer_alik
         instance = compile_chart(declared).create(Order())
         instance.send("check")
         assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+def test_c6_a_class_methods_cls_reading_the_machine_api_is_still_refused() -> None:
+    """C6: a class method's ``cls`` is the chart's class as a callback, but called through
+    ``self`` it may be the compiled instance's class (named after the chart, not the chart):
+    reading python-statemachine API off it (``cls.allowed_events``) stays refused."""
+    with pytest.raises(UnsupportedChart, match=r"ClassMethodReadingTheAPI.too_big reads self"):
+        compile_chart(ClassMethodReadingTheAPI)
 
 
 @pytest.mark.parametrize("declared", [SuperInADecoratedMethod, SuperInANestedFunction])

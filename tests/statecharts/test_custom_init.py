@@ -249,6 +249,12 @@ class _SuperKept(_ClassCellBase):
         self.kind = handover.__self_class__
 
 
+class _LocalsRead(_ClassCellBase):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.written_in = locals()["__class__"].__name__
+
+
 class _NamedByTheClass(_ClassCellBase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -261,6 +267,7 @@ class _NamedByTheClass(_ClassCellBase):
         (_MroCounting, "uses __class__ at"),
         (_SuperAskedForItsClass, "asks super() for __thisclass__"),
         (_SuperKept, "uses super() other than as super().name"),
+        (_LocalsRead, "calls locals(), which holds __class__"),
     ],
     ids=lambda value: value.__name__ if isinstance(value, type) else "",
 )

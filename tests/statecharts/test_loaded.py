@@ -184,6 +184,11 @@ def _load(document: str, trusted: bool = True) -> Any:
             "passes machine on",
         ),
         ("/>", '<data id="kind" expr="machine.__class__.__mro__" />', "__class__"),
+        (
+            "><log expr=\"type(_ioprocessors['scxml']._machine)\" /></transition>",
+            "",
+            "_ioprocessors",
+        ),
     ],
 )
 def test_c18_a_trusted_expression_misusing_the_machine_is_refused_naming_it(
