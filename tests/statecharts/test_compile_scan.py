@@ -968,10 +968,20 @@ def test_c6_setting_the_machines_doc_module_or_class_name_is_refused(
     assert what in caught.value.where, caught.value.where
 
 
-class IsAMachine:
-    """A callable object asking whether it is given python-statemachine's machine."""
+class _CallableObject:
+    """A callable object as python-statemachine takes one for a callback (named, and with
+    its ``__call__``'s code, as its loaders' callables are)."""
 
-    __name__ = "is_a_machine"  # python-statemachine names a callback by it
+    def __init__(self) -> None:
+        self.__name__ = self.__qualname__ = type(self).__name__
+
+    @property
+    def __code__(self) -> Any:
+        return self.__call__.__code__  # type: ignore[attr-defined]
+
+
+class IsAMachine(_CallableObject):
+    """A callable object asking whether it is given python-statemachine's machine."""
 
     def __call__(self, machine: Any) -> bool:
         return isinstance(machine, StateChart)
@@ -1019,23 +1029,30 @@ class InspectingByObject(Order):
     too_big = IsAMachine()
 
 
-class InspectingWithAPartial(Order):
-    too_big = functools.partial(over_limit, limit=1)
+class OverTheLimit(_CallableObject):
+    """A callable object reading only the model of the machine it is given."""
+
+    def __call__(self, machine: Any) -> bool:
+        return over_limit(machine, 1)
+
+
+class InspectingTheModelByObject(Order):
+    too_big = OverTheLimit()
 
 
 def test_c6_a_models_callable_object_given_the_machine_is_scanned_when_bound() -> None:
     """C6: a model's callback given as a callable object is read when the model type is
     bound (its ``__call__`` hands the machine to ``isinstance``): it raises
-    ``UnsupportedChart`` naming itself when it runs; a model's ``functools.partial`` reading
-    only the model runs and agrees."""
+    ``UnsupportedChart`` naming itself when it runs; one reading only the model runs and
+    agrees."""
     instance = compile_chart(_Check).create(InspectingByObject())
     with pytest.raises(UnsupportedChart) as caught:
         instance.send("check")
     assert "InspectingByObject.too_big passes machine on to the builtin isinstance" in (
         caught.value.where
     )
-    reference = _Check(InspectingWithAPartial())
+    reference = _Check(InspectingTheModelByObject())
     reference.send("check")
-    compiled = compile_chart(_Check).create(InspectingWithAPartial())
+    compiled = compile_chart(_Check).create(InspectingTheModelByObject())
     compiled.send("check")
     assert _ids(compiled.configuration) == _ids(reference.configuration) == ["big"]
