@@ -225,18 +225,21 @@ _TRUSTED_CLOSURES = {
 _EXPRESSION_WALK = 10_000
 
 
-def _trusted_expressions(value: Any) -> list[str]:
+def _trusted_expressions(value: Any) -> list[str] | None:
     """The expressions a callback of a document python-statemachine loaded with
     ``trusted=True`` evaluates as Python (``eval``), the machine among their names: those
     its executable content compiled (``<assign expr>``, ``<if cond>``, ``<log expr>``,
     ``<foreach array>``, ``<data expr>``, ``<send delayexpr>``, a ``cond`` ...), found in the
     closures and attributes of python-statemachine's own callables (``statemachine.io``),
     and those a ``<send>`` compiles when it runs (``eventexpr``, its params). A restricted
-    (untrusted) document's expressions never get the machine, and are left alone."""
+    (untrusted) document's expressions never get the machine, and are left alone. ``None``:
+    past ``_EXPRESSION_WALK`` objects, not all were found."""
     found: list[Any] = []
     seen: set[int] = set()
     pending = [value]
-    while pending and len(seen) < _EXPRESSION_WALK:
+    while pending:
+        if len(seen) >= _EXPRESSION_WALK:
+            return None
         item = pending.pop()
         if id(item) in seen or isinstance(item, type | str):
             continue
@@ -717,7 +720,14 @@ class _Reader:
         kind = RefKind.PROPERTY if spec.reference is SpecReference.PROPERTY else RefKind.CALLABLE
         if kind is RefKind.CALLABLE:
             self._check_callable(function, f"the {group.value} callback {spec.attr_name}")
-            for text in _trusted_expressions(function):
+            expressions = _trusted_expressions(function)
+            if expressions is None:
+                raise self.refuse(
+                    "executable content too large for the compiler to read",
+                    f"the {group.value} callback {spec.attr_name}",
+                    f"past {_EXPRESSION_WALK} objects its expressions are not checked",
+                )
+            for text in expressions:
                 self._check_expression(text, f"the {group.value} callback {spec.attr_name}")
         return CallbackDef(
             group=group,

@@ -224,3 +224,17 @@ def test_c18_trusted_expressions_reading_the_model_and_untrusted_ones_compile() 
         instance.send("go")
         assert instance.model.seen == reference.model.seen
         assert [s.id for s in instance.configuration] == ["s1"]
+
+
+def test_c18_executable_content_too_large_to_read_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """C6/C18: the scan finds a trusted document's expressions by walking its executable
+    content's objects, up to a bound; past it, the chart is refused rather than compiled with
+    expressions it has not read."""
+    from statecharts import _compiler
+
+    monkeypatch.setattr(_compiler, "_EXPRESSION_WALK", 3)
+    document = _trusted('><assign location="seen" expr="1" /></transition>')
+    with pytest.raises(UnsupportedChart, match="too large for the compiler to read"):
+        compile_chart(_load(document))
