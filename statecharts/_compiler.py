@@ -467,10 +467,12 @@ class _Reader:
             return
         if inspect.isasyncgenfunction(functions[0]):
             raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
-        # a static or class method (or a partial, no descriptor) is given the machine as
-        # ``machine``, not as its first parameter (``cls`` of a class method is the chart
-        # class)
-        takes_self = not isinstance(value, staticmethod | classmethod | functools.partial)
+        # a static or class method (or a partial, no descriptor before 3.14) is given the
+        # machine as ``machine``, not as its first parameter (``cls`` of a class method is
+        # the chart class)
+        takes_self = not isinstance(value, staticmethod | classmethod) and not (
+            isinstance(value, functools.partial) and sys.version_info < (3, 14)
+        )
         for function in functions:
             self._check_function(name, function, takes_self, isinstance(value, classmethod))
 
