@@ -143,28 +143,184 @@ def _is_user_chart_class(klass: type) -> bool:
     return klass.__module__.split(".")[0] not in _LIBRARY_MODULES
 
 
-def foreign_machine_use(cls: type[StateChart[Any]], function: Any) -> str | None:
-    """What a callback of the model (``function``, known only when an instance is created)
-    does with the ``machine`` it is given that the compiled instance would answer otherwise
-    (``reads machine.state``, ``passes machine on to the builtin type ...``), or ``None``."""
-    if not inspect.isfunction(function) or _is_library(function):
-        return None
-    code = function.__code__
-    names = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-    kwargs = _kwargs_owner(code)
-    if not names & {"machine", "event_data"} and not kwargs:
+def foreign_machine_use(cls: type[StateChart[Any]], value: Any) -> str | None:
+    """What a callback of the model (``value``, the model class's attribute, known only when
+    an instance is created) does with the ``machine`` it is given that the compiled instance
+    would answer otherwise (``reads machine.state``, ``passes machine on to the builtin type
+    ...``), or ``None``. ``value`` is read whatever its form (``_callback_functions``): a
+    method, a static or class method, a decorated method (its wrapper and the function under
+    it), a ``functools.partialmethod`` or ``partial``, a property (the callable its getter
+    hands out), a bound method, an object's ``__call__``."""
+    functions = _callback_functions(value)
+    if not any(_takes_machine(function.__code__) for function in functions):
         return None
     reader = _Reader(cls)
     escapes: list[str] = []
     scan = _MachineScan(reader._provided(), escapes, reader._events())
-    owners = {"machine"} | kwargs
-    scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+    for function in functions:
+        _scan_callback(scan, function, _machine_position(functions))
     found = sorted(scan.found)
     if found:
-        return f"reads machine.{found[0]}"
+        return _what_it_does(found[0], "machine")
     if escapes:
         return f"passes machine on {escapes[0]}"
     return None
+
+
+def _scan_callback(scan: _MachineScan, function: Any, machine_at: int | None) -> None:
+    """Scan a Python function a callback runs, its ``machine`` (and ``kwargs["machine"]``)
+    the owner; a wrapper taking ``*args`` alone is followed where it hands them on, the
+    machine at ``machine_at`` among them (``None``: not passed by position)."""
+    code = function.__code__
+    owners = {"machine"} | _kwargs_owner(code)
+    scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+    if machine_at is not None and not code.co_argcount and code.co_flags & inspect.CO_VARARGS:
+        place = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+        top = _Where(function.__globals__, _closure_of(function), "", place)
+        scan._follow(function, machine_at, machine_at + 1, (), top)
+
+
+def _callback_functions(value: Any, depth: int = 0) -> list[Any]:
+    """The Python functions a callback given as ``value`` runs with the machine among its
+    arguments (as ``machine``, never as its first, bound, parameter): a function and the
+    functions under its ``functools.wraps`` wrappers, a static or class method's, a bound
+    method's, a ``functools.partial``'s or ``partialmethod``'s, a property's getter (with the
+    callables it hands out, nested in it), setter and deleter, a callable object's
+    ``__call__``. Library code (``_is_library``) is left out."""
+    if depth > 8:  # partials of partials ...
+        return []
+    found: list[Any] = []
+    if isinstance(value, staticmethod | classmethod):
+        found = _callback_functions(value.__func__, depth + 1)
+    elif isinstance(value, property):
+        for accessor in (value.fget, value.fset, value.fdel):
+            found += _callback_functions(accessor, depth + 1) if accessor is not None else []
+    elif isinstance(value, functools.partial | functools.partialmethod):
+        found = _callback_functions(value.func, depth + 1)
+    elif inspect.ismethod(value):
+        found = _callback_functions(value.__func__, depth + 1)
+    elif inspect.isfunction(value):
+        seen: set[int] = set()
+        step: Any = value
+        while inspect.isfunction(step) and id(step) not in seen:
+            seen.add(id(step))
+            found.append(step)
+            step = getattr(step, "__wrapped__", None)
+        if step is not None and not inspect.isfunction(step):
+            found += _callback_functions(step, depth + 1)
+    elif callable(value) and not isinstance(value, type):
+        call = inspect.getattr_static(type(value), "__call__", None)
+        if inspect.isfunction(call):
+            found = _callback_functions(call, depth + 1)
+    return [function for function in found if not _is_library(function)]
+
+
+#: The closures python-statemachine's trusted evaluator makes of an expression, and the
+#: free variable holding its text.
+_TRUSTED_CLOSURES = {
+    "PythonEvaluator.compile_value.<locals>.value": "expr",
+    "PythonEvaluator.compile_bool.<locals>.cond": "normalized",
+}
+#: How many objects ``_trusted_expressions`` visits at most in one callback.
+_EXPRESSION_WALK = 10_000
+
+
+def _trusted_expressions(value: Any) -> list[str] | None:
+    """The expressions a callback of a document python-statemachine loaded with
+    ``trusted=True`` evaluates as Python (``eval``), the machine among their names: those
+    its executable content compiled (``<assign expr>``, ``<if cond>``, ``<log expr>``,
+    ``<foreach array>``, ``<data expr>``, ``<send delayexpr>``, a ``cond`` ...), found in the
+    closures and attributes of python-statemachine's own callables (``statemachine.io``),
+    and those a ``<send>`` compiles when it runs (``eventexpr``, its params). A restricted
+    (untrusted) document's expressions never get the machine, and are left alone. ``None``:
+    past ``_EXPRESSION_WALK`` objects, not all were found."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    pending = [value]
+    while pending:
+        if len(seen) >= _EXPRESSION_WALK:
+            return None
+        item = pending.pop()
+        if id(item) in seen or isinstance(item, type | str):
+            continue
+        seen.add(id(item))
+        if isinstance(item, list | tuple):
+            pending.extend(item)
+            continue
+        if not _of_loaders(item):
+            continue
+        if inspect.isfunction(item):
+            closure = _closure_of(item)
+            text = _TRUSTED_CLOSURES.get(item.__qualname__)
+            if text is not None:
+                found.append(closure.get(text))
+            if _is_trusted(closure.get("evaluator")):
+                found += _compiled_when_run(closure.get("action"))
+            pending.extend(closure.values())
+        if hasattr(item, "__dict__"):
+            pending.extend(
+                attribute for name, attribute in vars(item).items() if name != "processor"
+            )
+    return [text for text in found if isinstance(text, str)]
+
+
+def _reads_attribute(code: Any, name: str) -> bool:
+    """Whether ``code`` (or code nested in it) reads the attribute ``name`` of anything (the
+    ``_machine`` of a system variable: ``_ioprocessors['scxml']._machine``)."""
+    if any(
+        instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and instruction.argval == name
+        for instruction in dis.get_instructions(code)
+    ):
+        return True
+    return any(
+        _reads_attribute(constant, name)
+        for constant in code.co_consts
+        if hasattr(constant, "co_code")
+    )
+
+
+def _of_loaders(item: Any) -> bool:
+    """Whether ``item`` is python-statemachine's loaders' own (a function of, or an object of
+    a class of, ``statemachine.io``)."""
+    module = item.__module__ if inspect.isfunction(item) else type(item).__module__
+    return str(module or "").startswith("statemachine.io")
+
+
+def _is_trusted(evaluator: Any) -> bool:
+    """Whether ``evaluator`` is python-statemachine's trusted (Python) evaluator."""
+    kind = type(evaluator)
+    return kind.__name__ == "PythonEvaluator" and kind.__module__.startswith("statemachine.io")
+
+
+def _compiled_when_run(action: Any) -> list[Any]:
+    """The expressions a ``<send>`` (``action``) compiles each time it runs."""
+    if type(action).__name__ != "SendAction":
+        return []
+    return [getattr(action, "eventexpr", None)] + [
+        getattr(param, "expr", None) for param in getattr(action, "params", None) or ()
+    ]
+
+
+def _machine_position(functions: list[Any]) -> int | None:
+    """Where the machine is among the positional arguments a callback's wrappers are given:
+    the position of the innermost function's ``machine`` parameter."""
+    for function in reversed(functions):
+        code = function.__code__
+        if code.co_argcount or not code.co_flags & inspect.CO_VARARGS:
+            names = code.co_varnames[: code.co_argcount]
+            return names.index("machine") if "machine" in names else None
+    return None
+
+
+def _takes_machine(code: Any) -> bool:
+    """Whether ``code``, or code nested in it (a callable it hands out), is given the
+    machine: a ``machine`` or ``event_data`` parameter, or ``**kwargs``."""
+    names = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    if names & {"machine", "event_data"} or _kwargs_owner(code):
+        return True
+    return any(
+        _takes_machine(constant) for constant in code.co_consts if hasattr(constant, "co_code")
+    )
 
 
 def read_chart(cls: type[StateChart[Any]]) -> ChartDef:
@@ -272,6 +428,15 @@ class _Reader:
                 where,
                 "python-statemachine's own __init__ must run to enter the initial state",
             )
+        cell_use = _class_cell_use(function.__code__)
+        if cell_use is not None:
+            raise self.refuse(
+                "a custom __init__ using its __class__ cell but for super().name",
+                f"{where} {cell_use}",
+                "the compiled instance runs a copy of the __init__ whose __class__ is the "
+                "compiled instance's class (neither the chart's class nor the class the "
+                "__init__ was written in): name the class instead",
+            )
         for field in sorted(init_fields(function)):
             if field in RUNTIME_NAMES or field in _INSTANCE_API or field in self.attributes:
                 raise self.refuse(
@@ -282,7 +447,7 @@ class _Reader:
         if unsupported:
             raise self.refuse(
                 "a chart method using python-statemachine's machine API",
-                f"{where} reads self.{unsupported[0]}",
+                f"{where} {_what_it_does(unsupported[0])}",
             )
         self._check_escapes(function, where)
 
@@ -302,13 +467,18 @@ class _Reader:
             return
         if inspect.isasyncgenfunction(functions[0]):
             raise self.refuse("an async generator as a callback", f"{self.name}.{name}")
-        # a static or class method is given the machine as ``machine``, not as its first
-        # parameter (``cls`` of a class method is the chart class)
-        takes_self = not isinstance(value, staticmethod | classmethod)
+        # a static or class method (or a partial, no descriptor before 3.14) is given the
+        # machine as ``machine``, not as its first parameter (``cls`` of a class method is
+        # the chart class)
+        takes_self = not isinstance(value, staticmethod | classmethod) and not (
+            isinstance(value, functools.partial) and sys.version_info < (3, 14)
+        )
         for function in functions:
-            self._check_function(name, function, takes_self)
+            self._check_function(name, function, takes_self, isinstance(value, classmethod))
 
-    def _check_function(self, name: str, function: Any, takes_self: bool) -> None:
+    def _check_function(
+        self, name: str, function: Any, takes_self: bool, of_class: bool = False
+    ) -> None:
         """Check one function of a chart attribute (a method, a property's getter, setter or
         deleter): the machine API it reads, and where it hands the machine on."""
         wrapped = inspect.unwrap(function)  # a decorated method: the wrapper and its function
@@ -316,32 +486,77 @@ class _Reader:
         for code_owner in (function, wrapped) if wrapped is not function else (function,):
             if not inspect.isfunction(code_owner) or _is_library(code_owner):
                 continue
-            unsupported = sorted(self._machine_api_used(code_owner))
+            if _uses_super(code_owner.__code__):
+                raise self.refuse(
+                    "a method using zero-argument super()",
+                    where,
+                    "call the base class explicitly",
+                )
+            unsupported = sorted(self._machine_api_used(code_owner, takes_self, of_class))
             if unsupported:
                 raise self.refuse(
                     "a chart method using python-statemachine's machine API",
-                    f"{where} reads self.{unsupported[0]}",
+                    f"{where} {_what_it_does(unsupported[0])}",
                     "the compiled instance offers what python-statemachine's machine has of send, "
                     "raise_, cancel_event, configuration, configuration_values, "
                     "current_state_value, model, is_terminated and the event methods",
                 )
             self._check_escapes(code_owner, where, takes_self)
-        if "__class__" in function.__code__.co_freevars:
-            raise self.refuse(
-                "a method using zero-argument super()",
-                where,
-                "call the base class explicitly",
-            )
 
     def _check_callable(self, function: Any, where: str) -> None:
-        """A callback given as a callable (``on=lambda machine, model: ...``), not a chart
-        method: its ``machine`` parameter is the machine, scanned as a method's ``self``."""
-        if not inspect.isfunction(function) or _is_library(function):
-            return
-        self._check_escapes(function, where, takes_self=False, construct="a callback")
+        """A callback given as a callable (``on=lambda machine, model: ...``, a
+        ``functools.partial``, a bound method of another object, a decorated function, an
+        object's ``__call__``), not a chart method: its ``machine`` parameter is the machine,
+        scanned as a method's ``self``."""
+        functions = _callback_functions(function)
+        machine_at = _machine_position(functions)
+        for each in functions:
+            self._check_escapes(
+                each, where, takes_self=False, construct="a callback", machine_at=machine_at
+            )
+
+    def _check_expression(self, text: str, where: str) -> None:
+        """A trusted document's expression (``_trusted_expressions``): python-statemachine
+        evaluates it as Python with the machine among its names (``machine``,
+        ``event_data.machine``, ``In.machine``), scanned as a callable's ``machine`` is."""
+        try:
+            code = compile(text, "<expression>", "eval")
+        except (SyntaxError, ValueError):
+            return  # it fails when it runs, on both engines alike
+        here = f"{where}: {text!r}"
+        if _reads_attribute(code, "_machine"):
+            raise self.refuse(
+                "a trusted expression reaching the machine through _machine",
+                here,
+                "the compiled instance is not python-statemachine's machine",
+            )
+        escapes: list[str] = []
+        scan = _MachineScan(self._provided(), escapes, self._events())
+        scan.scan(code, {"machine", ".In"})
+        found = sorted(scan.found)
+        if found:
+            raise self.refuse(
+                "a trusted expression using python-statemachine's machine API",
+                f"{here} {_what_it_does(found[0], 'machine')}",
+                "the compiled instance offers what python-statemachine's machine has of send, "
+                "raise_, cancel_event, configuration, configuration_values, "
+                "current_state_value, model, is_terminated and the event methods",
+            )
+        if escapes:
+            raise self.refuse(
+                "a trusted expression handing the machine to code the compiler cannot check",
+                f"{here} passes machine on {escapes[0]}",
+                "the compiled instance is not python-statemachine's machine (nor of its "
+                "class): read the datamodel, or what the expression needs off the machine",
+            )
 
     def _check_escapes(
-        self, function: Any, where: str, takes_self: bool = True, construct: str = "a chart method"
+        self,
+        function: Any,
+        where: str,
+        takes_self: bool = True,
+        construct: str = "a chart method",
+        machine_at: int | None = None,
     ) -> None:
         """Refuse a method that hands the machine (``self``, a ``machine`` parameter,
         ``event_data.machine``) to code the scan cannot follow, or to a helper of the module
@@ -349,24 +564,20 @@ class _Reader:
         offer that API, and errors-as-events would swallow the ``AttributeError`` (a silently
         different run)."""
         code = function.__code__
-        owners = {"machine"} | _kwargs_owner(code)
-        if takes_self and code.co_varnames and code.co_argcount:
-            owners.add(code.co_varnames[0])
         escapes: list[str] = []
         scan = _MachineScan(self._provided(), escapes, self._events())
-        scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
-        if takes_self and not code.co_argcount and code.co_flags & inspect.CO_VARARGS:
-            # a wrapper (``*args, **kwargs``) the method's decorator returned: self is args[0]
-            place = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
-            top = _Where(function.__globals__, _closure_of(function), "", place)
-            scan._follow(function, 0, 1, (), top)
+        if takes_self and code.co_varnames and code.co_argcount:
+            owners = {"machine", code.co_varnames[0]} | _kwargs_owner(code)
+            scan.scan(code, owners, function.__globals__, closure=_closure_of(function))
+        else:  # a callable's machine, or a wrapper a method's decorator returned (self: args[0])
+            _scan_callback(scan, function, 0 if takes_self else machine_at)
         helper_reads = sorted(name for name in scan.found if " (through " in name)
         if not takes_self:
             helper_reads = sorted(scan.found)
         if helper_reads:
             raise self.refuse(
                 f"{construct} using python-statemachine's machine API",
-                f"{where} reads self.{helper_reads[0]}",
+                f"{where} {_what_it_does(helper_reads[0])}",
                 "the compiled instance offers what python-statemachine's machine has of send, "
                 "raise_, cancel_event, configuration, configuration_values, "
                 "current_state_value, model, is_terminated and the event methods",
@@ -405,17 +616,25 @@ class _Reader:
         }
         return provided
 
-    def _machine_api_used(self, function: Any) -> set[str]:
+    def _machine_api_used(
+        self, function: Any, takes_self: bool = True, of_class: bool = False
+    ) -> set[str]:
         """Attributes a chart method reads on the machine that only python-statemachine's
         machine has (``current_state_value``, a state such as ``self.b`` ...): read on
         ``self``, on a ``machine`` parameter or ``event_data.machine``, in a nested function,
         or by ``getattr(self, name)`` with a name not known here. The compiled instance would
-        raise ``AttributeError`` there, which errors-as-events would swallow."""
+        raise ``AttributeError`` there, which errors-as-events would swallow. A static method
+        (``takes_self`` false) has no ``self``; a class method's ``cls`` (``of_class``) is
+        read as ``self`` is, but for its name (``cls.__name__``, ``__qualname__``): the
+        chart's class as a callback, it may be the compiled instance's class (named after
+        the chart) when called through ``self``."""
         code = function.__code__
         owners = {"machine"} | _kwargs_owner(code)
-        if code.co_varnames and code.co_argcount:
+        if (takes_self or of_class) and code.co_varnames and code.co_argcount:
             owners.add(code.co_varnames[0])
         scan = _MachineScan(self._provided(), events=self._events())
+        if of_class and code.co_varnames and code.co_argcount:
+            scan.classes.add(code.co_varnames[0])
         scan.scan(code, owners)
         return scan.found
 
@@ -503,6 +722,15 @@ class _Reader:
         kind = RefKind.PROPERTY if spec.reference is SpecReference.PROPERTY else RefKind.CALLABLE
         if kind is RefKind.CALLABLE:
             self._check_callable(function, f"the {group.value} callback {spec.attr_name}")
+            expressions = _trusted_expressions(function)
+            if expressions is None:
+                raise self.refuse(
+                    "executable content too large for the compiler to read",
+                    f"the {group.value} callback {spec.attr_name}",
+                    f"past {_EXPRESSION_WALK} objects its expressions are not checked",
+                )
+            for text in expressions:
+                self._check_expression(text, f"the {group.value} callback {spec.attr_name}")
         return CallbackDef(
             group=group,
             kind=kind,
@@ -536,6 +764,95 @@ def super_with_arguments(function: Any) -> bool:
         and node.func.id == "super"
         and bool(node.args or node.keywords)
         for node in ast.walk(tree)
+    )
+
+
+#: What reads, writes or hands on a function's ``__class__`` cell.
+_CELL_OPS = frozenset(
+    {
+        "LOAD_DEREF",
+        "LOAD_CLASSDEREF",
+        "LOAD_FROM_DICT_OR_DEREF",
+        "LOAD_CLOSURE",
+        "STORE_DEREF",
+        "DELETE_DEREF",
+        "MAKE_CELL",
+    }
+)
+#: What a zero-argument ``super()`` answers with a class: in the compiled instance's copy of
+#: a custom ``__init__``, the compiled instance's class and not the chart's.
+_SUPER_CLASSES = frozenset({"__thisclass__", "__self_class__"})
+
+
+def _class_cell_use(code: Any) -> str | None:
+    """What a custom ``__init__`` (its ``code``) does with its ``__class__`` cell but for
+    zero-argument ``super().name`` (``reads __class__ at file:line``), or ``None``.
+
+    The compiled instance runs a copy of the ``__init__`` whose cell is rebound to the
+    compiled instance's class, so that ``super()`` reaches its hand-over; anything else
+    reading the cell (``__class__ is Chart``, ``__class__.__name__``, a nested function
+    given the cell, ``super()`` kept or asked for its ``__thisclass__``) would get that class
+    where python-statemachine's machine gets the class the ``__init__`` was written in."""
+    instructions = list(dis.get_instructions(code))
+    if "locals" in code.co_names:  # locals() holds the cell's value
+        at = next(i for i, op in enumerate(instructions) if op.argval == "locals")
+        return f"calls locals(), which holds __class__, at {_place(code, instructions, at)}"
+    supers: set[int] = set()  # the cell loads of zero-argument super() (3.12)
+    for index, instruction in enumerate(instructions):
+        if instruction.opname not in ("LOAD_GLOBAL", "LOAD_NAME") or instruction.argval not in (
+            "super",
+            "NULL + super",
+        ):
+            continue
+        place = _place(code, instructions, index)
+        rest = [
+            (at, later)
+            for at, later in enumerate(instructions[index + 1 :], index + 1)
+            if later.opname not in ("PRECALL", "CACHE", "PUSH_NULL", "EXTENDED_ARG")
+        ][:3]
+        names = [later.opname for _, later in rest]
+        if names[:1] == ["CALL"] and rest[0][1].arg == 0 and len(rest) > 1:  # 3.11
+            asked = rest[1][1]
+            if asked.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                if asked.argval in _SUPER_CLASSES:
+                    return f"asks super() for {asked.argval} at {place}"
+                continue
+        elif (
+            names[:1] == ["LOAD_DEREF"]
+            and rest[0][1].argval == "__class__"
+            and len(rest) == 3
+            and rest[1][1].opname in _LOADS
+            and names[2] == "LOAD_SUPER_ATTR"
+        ):  # 3.12: super's own load of the cell
+            if str(rest[2][1].argval) in _SUPER_CLASSES:
+                return f"asks super() for {rest[2][1].argval} at {place}"
+            supers.add(rest[0][0])
+            continue
+        return f"uses super() other than as super().name at {place}"
+    for index, instruction in enumerate(instructions):
+        if (
+            instruction.opname in _CELL_OPS
+            and instruction.argval == "__class__"
+            and index not in supers
+        ):
+            what = (
+                "hands __class__ to a nested function"
+                if (instruction.opname == "LOAD_CLOSURE")
+                else "uses __class__"
+            )
+            return f"{what} at {_place(code, instructions, index)}"
+    return None
+
+
+def _uses_super(code: Any) -> bool:
+    """Whether ``code`` (or code nested in it) names ``super``: a chart method's
+    zero-argument ``super()`` would get the compiled instance as ``self``, not an instance of
+    the class the method was written in. (Its ``__class__`` cell alone is that class on both
+    engines: a method's copy is not rebound.)"""
+    if "super" in code.co_names:
+        return True
+    return any(
+        _uses_super(constant) for constant in code.co_consts if hasattr(constant, "co_code")
     )
 
 
@@ -581,8 +898,16 @@ def init_fields(function: Any, before_super: bool = False) -> frozenset[str]:
     )
 
 
+#: (``LOAD_NAME``: a name of a trusted document's expression, evaluated with the machine.)
 _LOADS = frozenset(
-    {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_DEREF", "LOAD_CLOSURE"}
+    {
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_FAST_BORROW",
+        "LOAD_DEREF",
+        "LOAD_CLOSURE",
+        "LOAD_NAME",
+    }
 )
 #: Two locals at once (3.13; the borrowing form, 3.14).
 _PAIR_LOADS = frozenset({"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
@@ -600,6 +925,7 @@ _ARGUMENT_LOADS = frozenset(
         "LOAD_FAST_BORROW",
         "LOAD_DEREF",
         "LOAD_CONST",
+        "LOAD_NAME",
         "LOAD_SMALL_INT",
     }
     | _PAIR_LOADS
@@ -638,6 +964,8 @@ class _MachineScan:
         #: ``name``, ``id`` ...) but the compiled instance's method
         self.events = events
         self.found: set[str] = set()
+        #: owners that are a class (a class method's ``cls``): its name is read alike
+        self.classes: set[str] = set()
         self.seen: set[tuple[Any, Any]] = set()
 
     def scan(
@@ -688,12 +1016,7 @@ class _MachineScan:
             return
         read = _attribute_read(instructions, index)
         if read is not None:
-            if read not in self.provided and not _answered_alike(read, instructions, index):
-                self.found.add(f"{read}{where.via}")
-            elif read in self.events:
-                following = _after_read(instructions, index)
-                if following is not None and following.opname == "LOAD_ATTR":
-                    self.found.add(f"{read}.{following.argval}{where.via}")
+            self._attribute(read, instructions, index, where)
         elif index and _is_getattr_call(instructions[index - 1]):
             name = instructions[index + 1] if index + 1 < len(instructions) else None
             if not (
@@ -706,6 +1029,20 @@ class _MachineScan:
         ):
             # (a closure's cell: the nested function is scanned on its own)
             self._escape(code, instructions, index, 0, where)
+
+    def _attribute(self, read: str, instructions: list[Any], index: int, where: _Where) -> None:
+        """The attribute ``read`` (or set) on the owner loaded at ``index``."""
+        if read in _SAME_DUNDERS and _stores(instructions, index):
+            self.found.add(f"{_SET}{read}{where.via}")
+        elif instructions[index].argval in self.classes and read in _CLASS_NAMING:
+            if _stores(instructions, index):
+                self.found.add(f"{_SET}{read}{where.via}")
+        elif read not in self.provided and not _answered_alike(read, instructions, index):
+            self.found.add(f"{read}{where.via}")
+        elif read in self.events:
+            following = _after_read(instructions, index)
+            if following is not None and following.opname == "LOAD_ATTR":
+                self.found.add(f"{read}.{following.argval}{where.via}")
 
     def _escape(
         self, code: Any, instructions: list[Any], index: int, above: int, where: _Where
@@ -857,8 +1194,9 @@ _UNRESOLVED = (
     "a call's result, getattr(...))"
 )
 #: Dunder attributes the compiled instance answers as python-statemachine's machine does
-#: (``__dict__`` ... differ, and ``__class__`` but for its name: the instance is not of the
-#: chart's class).
+#: when read (``__dict__`` ... differ, and ``__class__`` but for its name: the instance is not
+#: of the chart's class). Set, they differ: python-statemachine's machine keeps them in its
+#: ``__dict__``, the compiled instance's are its class's, read-only.
 _SAME_DUNDERS = frozenset({"__doc__", "__module__"})
 #: What the compiled instance's class answers as the chart's class does: it is named after
 #: the chart (``type(self).__name__``, ``self.__class__.__qualname__``), but it is not that
@@ -1252,6 +1590,24 @@ def _attribute_read(instructions: list[Any], index: int) -> str | None:
     return None
 
 
+def _stores(instructions: list[Any], index: int) -> bool:
+    """Whether the attribute access on the owner loaded at ``index`` sets the attribute
+    (``self.x = ...``, or ``self.x += ...``: the owner copied first)."""
+    following = instructions[index + 1] if index + 1 < len(instructions) else None
+    return following is not None and following.opname in ("STORE_ATTR", "COPY")
+
+
+#: Marks a ``found`` entry the code sets (``self.__doc__ = ...``) rather than reads.
+_SET = "="
+
+
+def _what_it_does(found: str, owner: str = "self") -> str:
+    """A ``found`` entry as a message says it: ``reads self.x`` or ``sets self.__doc__``."""
+    if found.startswith(_SET):
+        return f"sets {owner}.{found[len(_SET) :]}"
+    return f"reads {owner}.{found}"
+
+
 def _harmless_use(instructions: list[Any], index: int, owners: set[str]) -> bool:
     """Whether the owner loaded at ``index`` is the object of an attribute deletion, of
     zero-argument ``super()`` (3.12), or an operand of an ``is`` / ``==``-style test (the
@@ -1364,10 +1720,13 @@ def state_kind(state: DeclaredState) -> Any:
 
 def _functions_of(value: Any) -> list[Any]:
     """The Python functions of a chart attribute: a method's, a static or class method's,
-    a property's getter, setter and deleter."""
+    a property's getter, setter and deleter, a ``functools.partialmethod``'s or
+    ``partial``'s."""
     found: list[Any]
     if isinstance(value, staticmethod | classmethod):
         found = [value.__func__]
+    elif isinstance(value, functools.partialmethod | functools.partial):
+        found = [value.func]
     elif isinstance(value, property):
         found = [value.fget, value.fset, value.fdel]
     else:

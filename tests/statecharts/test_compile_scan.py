@@ -857,3 +857,202 @@ def test_c6_the_machine_taken_from_kwargs_is_scanned_as_self() -> None:
     instance = compile_chart(KeywordModel).create(Order())
     instance.send("check")
     assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+class CellNamed(_Check):
+    def too_big(self) -> bool:
+        return bool(__class__.__name__ == "CellNamed" and __class__ is CellNamed)
+
+
+class ClassMethodNamed(_Check):
+    @classmethod
+    def too_big(cls, machine: Any) -> bool:
+        return bool(cls.__name__ == "ClassMethodNamed" == cls.__qualname__ and cls.margin == 1)
+
+
+class ClassMethodReadingTheAPI(_Check):
+    @classmethod
+    def too_big(cls, machine: Any) -> bool:
+        return bool(cls.allowed_events)
+
+
+class SuperInADecoratedMethod(_Check):
+    @logged
+    def too_big(self) -> bool:
+        return bool(super().__class__)
+
+
+class SuperInANestedFunction(_Check):
+    def too_big(self) -> bool:
+        def inner(machine: Any) -> bool:
+            return bool(super())
+
+        return inner(self)
+
+
+def test_c6_a_methods_class_cell_and_a_class_methods_cls_compile_and_answer_alike() -> None:
+    """C6: a chart method's ``__class__`` cell (not zero-argument ``super()``) and a class
+    method callback's ``cls`` are the chart's class on both engines (the method is not
+    rebound; a class method callback is bound to the chart's class): reading them compiles
+    and answers as python-statemachine does."""
+    for declared in (CellNamed, ClassMethodNamed):
+        reference = declared(Order())
+        reference.send("check")
+        instance = compile_chart(declared).create(Order())
+        instance.send("check")
+        assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+
+
+def test_c6_a_class_methods_cls_reading_the_machine_api_is_still_refused() -> None:
+    """C6: a class method's ``cls`` is the chart's class as a callback, but called through
+    ``self`` it may be the compiled instance's class (named after the chart, not the chart):
+    reading python-statemachine API off it (``cls.allowed_events``) stays refused."""
+    with pytest.raises(UnsupportedChart, match=r"ClassMethodReadingTheAPI.too_big reads self"):
+        compile_chart(ClassMethodReadingTheAPI)
+
+
+@pytest.mark.parametrize("declared", [SuperInADecoratedMethod, SuperInANestedFunction])
+def test_c6_zero_argument_super_in_a_decorated_or_nested_method_is_refused(
+    declared: type[StateChart[Order]],
+) -> None:
+    """C6: zero-argument ``super()`` in a decorated method (the function under the wrapper)
+    or in a function nested in a method is refused as in a plain method: its ``self`` would
+    be the compiled instance, not an instance of the chart."""
+    with pytest.raises(UnsupportedChart, match="zero-argument super") as caught:
+        compile_chart(declared)
+    assert caught.value.chart == declared.__name__
+
+
+class DocExtended(_Check):
+    def too_big(self) -> bool:
+        self.__doc__ += " (checked)"
+        return True
+
+
+def relabel(machine: Any) -> bool:
+    machine.__module__ = "elsewhere"
+    return True
+
+
+class ModuleSetByAHelper(_Check):
+    def too_big(self) -> bool:
+        return relabel(self)
+
+
+class ClassRenamed(_Check):
+    def too_big(self) -> bool:
+        type(self).__name__ = "Renamed"
+        return True
+
+
+@pytest.mark.parametrize(
+    ("declared", "what"),
+    [
+        (DocExtended, "sets self.__doc__"),
+        (ModuleSetByAHelper, "sets self.__module__ (through relabel(machine)"),
+        (ClassRenamed, "passes self on to the class type"),
+    ],
+    ids=lambda value: value.__name__ if isinstance(value, type) else "",
+)
+def test_c6_setting_the_machines_doc_module_or_class_name_is_refused(
+    declared: type[StateChart[Order]], what: str
+) -> None:
+    """C6: ``__doc__`` and ``__module__`` read off the machine answer alike, but set
+    (``self.__doc__ += ...``, a helper's ``machine.__module__ = ...``) they do not:
+    python-statemachine's machine keeps them in its ``__dict__``, the compiled instance's are
+    read-only; the class's name is not to be set either (the compiled instance's class is not
+    the chart's). Refused, naming the chart and what the method does."""
+    with pytest.raises(UnsupportedChart) as caught:
+        compile_chart(declared)
+    assert caught.value.chart == declared.__name__
+    assert what in caught.value.where, caught.value.where
+
+
+class _CallableObject:
+    """A callable object as python-statemachine takes one for a callback (named, and with
+    its ``__call__``'s code, as its loaders' callables are)."""
+
+    def __init__(self) -> None:
+        self.__name__ = self.__qualname__ = type(self).__name__
+
+    @property
+    def __code__(self) -> Any:
+        return self.__call__.__code__  # type: ignore[attr-defined]
+
+
+class IsAMachine(_CallableObject):
+    """A callable object asking whether it is given python-statemachine's machine."""
+
+    def __call__(self, machine: Any) -> bool:
+        return isinstance(machine, StateChart)
+
+
+def _cond_chart(cond: Any) -> type[StateChart[Order]]:
+    class CallableGuarded(StateChart[Order]):
+        open = State(initial=True)
+        big = State(final=True)
+        small = State(final=True)
+        check = open.to(big, cond=cond) | open.to(small)
+
+    return CallableGuarded
+
+
+def reads_allowed_events(self: Any, limit: int) -> bool:
+    return bool(self.allowed_events) and limit > 0
+
+
+class PartialMethodReading(_Check):
+    too_big = functools.partialmethod(reads_allowed_events, limit=1)
+
+
+def test_c6_callable_objects_and_partials_given_the_machine_are_scanned() -> None:
+    """C6: a callback given as a callable object (its ``__call__``'s ``machine``) is scanned
+    as a lambda is (handing the machine to ``isinstance``: refused); a ``functools.partial``
+    reading only the model compiles and answers alike; a chart attribute made with
+    ``functools.partialmethod`` is scanned as a method (``self.allowed_events``: refused)."""
+    with pytest.raises(UnsupportedChart, match="a callback handing") as caught:
+        compile_chart(_cond_chart(IsAMachine()))
+    assert "to the builtin isinstance" in caught.value.where
+    declared = _cond_chart(functools.partial(over_limit, limit=1))
+    reference = declared(Order())
+    reference.send("check")
+    instance = compile_chart(declared).create(Order())
+    instance.send("check")
+    assert _ids(instance.configuration) == _ids(reference.configuration) == ["big"]
+    with pytest.raises(UnsupportedChart, match=r"PartialMethodReading\.too_big reads self\.all"):
+        compile_chart(PartialMethodReading)
+
+
+class InspectingByObject(Order):
+    """A model whose callback is a callable object given the machine."""
+
+    too_big = IsAMachine()
+
+
+class OverTheLimit(_CallableObject):
+    """A callable object reading only the model of the machine it is given."""
+
+    def __call__(self, machine: Any) -> bool:
+        return over_limit(machine, 1)
+
+
+class InspectingTheModelByObject(Order):
+    too_big = OverTheLimit()
+
+
+def test_c6_a_models_callable_object_given_the_machine_is_scanned_when_bound() -> None:
+    """C6: a model's callback given as a callable object is read when the model type is
+    bound (its ``__call__`` hands the machine to ``isinstance``): it raises
+    ``UnsupportedChart`` naming itself when it runs; one reading only the model runs and
+    agrees."""
+    instance = compile_chart(_Check).create(InspectingByObject())
+    with pytest.raises(UnsupportedChart) as caught:
+        instance.send("check")
+    assert "InspectingByObject.too_big passes machine on to the builtin isinstance" in (
+        caught.value.where
+    )
+    reference = _Check(InspectingTheModelByObject())
+    reference.send("check")
+    compiled = compile_chart(_Check).create(InspectingTheModelByObject())
+    compiled.send("check")
+    assert _ids(compiled.configuration) == _ids(reference.configuration) == ["big"]

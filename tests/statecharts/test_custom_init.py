@@ -222,3 +222,71 @@ def test_an_init_handing_over_with_two_argument_super_is_refused() -> None:
 
     with pytest.raises(UnsupportedChart, match=r"super\(Class, self\).*write super\(\)"):
         compile_chart(Explicit)
+
+
+class _ClassCellBase(StateChart):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b)
+
+
+class _MroCounting(_ClassCellBase):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.depth = len(__class__.__mro__)
+
+
+class _SuperAskedForItsClass(_ClassCellBase):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.written_in = super().__thisclass__.__name__
+
+
+class _SuperKept(_ClassCellBase):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        handover = super()
+        handover.__init__(*args, **kwargs)
+        self.kind = handover.__self_class__
+
+
+class _LocalsRead(_ClassCellBase):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.written_in = locals()["__class__"].__name__
+
+
+class _NamedByTheClass(_ClassCellBase):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.written_in = _NamedByTheClass.__name__
+
+
+@pytest.mark.parametrize(
+    ("declared", "what"),
+    [
+        (_MroCounting, "uses __class__ at"),
+        (_SuperAskedForItsClass, "asks super() for __thisclass__"),
+        (_SuperKept, "uses super() other than as super().name"),
+        (_LocalsRead, "calls locals(), which holds __class__"),
+    ],
+    ids=lambda value: value.__name__ if isinstance(value, type) else "",
+)
+def test_c20_an_init_using_its_class_cell_but_for_super_is_refused(
+    declared: type[StateChart], what: str
+) -> None:
+    """C20/C6: the compiled instance runs a copy of a custom ``__init__`` whose ``__class__``
+    cell is the compiled instance's class (so that ``super().__init__`` hands over); any other
+    use of the cell (``len(__class__.__mro__)``: 4 on python-statemachine, not compiled),
+    ``super()`` asked for its classes or kept in a variable would answer otherwise: refused,
+    naming the ``__init__``, what it does and where."""
+    declared()  # python-statemachine runs it
+    with pytest.raises(UnsupportedChart) as caught:
+        compile_chart(declared)
+    assert caught.value.chart == declared.__name__
+    assert f"{declared.__name__}.__init__ {what}" in caught.value.where
+
+
+def test_c20_an_init_naming_its_class_compiles_and_answers_alike() -> None:
+    """C20: naming the class (not the ``__class__`` cell) answers alike, and compiles."""
+    reference, instance = _NamedByTheClass(), compile_chart(_NamedByTheClass).create()
+    assert instance.written_in == reference.written_in == "_NamedByTheClass"  # type: ignore[attr-defined]

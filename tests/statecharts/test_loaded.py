@@ -220,3 +220,95 @@ def test_c6_invoke_in_a_loaded_chart_is_refused_naming_the_state() -> None:
     </scxml>"""
     with pytest.raises(UnsupportedChart, match=r"invoke.*state 's0'"):
         compile_chart(load(document, format="scxml", trusted=True))
+
+
+def _trusted(content: str, datamodel: str = "") -> str:
+    """A trusted document whose ``go`` transition runs ``content`` (a cond, actions)."""
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<scxml xmlns="http://www.w3.org/2005/07/scxml" initial="s0" version="1.0" datamodel="python"
+    name="Expressive">
+  <datamodel><data id="seen" expr="None" />{datamodel}</datamodel>
+  <state id="s0">
+    <transition event="go" target="s1" {content}
+  </state>
+  <final id="s1" />
+</scxml>"""
+
+
+def _load(document: str, trusted: bool = True) -> Any:
+    with contextlib.redirect_stdout(io.StringIO()):
+        return load(document, format="scxml", trusted=trusted)
+
+
+@pytest.mark.parametrize(
+    ("content", "datamodel", "what"),
+    [
+        ('cond="isinstance(machine, object)" />', "", "passes machine on to a callable"),
+        ('cond="event_data.machine.allowed_events" />', "", "reads machine.allowed_events"),
+        ('><log expr="In.machine.__class__.__bases__" /></transition>', "", "__class__"),
+        (
+            '><if cond="True"><assign location="seen" expr="type(machine)" /></if></transition>',
+            "",
+            "passes machine on",
+        ),
+        ('><send eventexpr="machine.__class__.states[0].id" /></transition>', "", "__class__"),
+        (
+            '><send event="e"><param name="p" expr="vars(machine)" /></send></transition>',
+            "",
+            "passes machine on",
+        ),
+        ("/>", '<data id="kind" expr="machine.__class__.__mro__" />', "__class__"),
+        (
+            "><log expr=\"type(_ioprocessors['scxml']._machine)\" /></transition>",
+            "",
+            "_ioprocessors",
+        ),
+    ],
+)
+def test_c18_a_trusted_expression_misusing_the_machine_is_refused_naming_it(
+    content: str, datamodel: str, what: str
+) -> None:
+    """C6/C18: a trusted document's expressions are evaluated as Python with the machine
+    among their names (``machine``, ``event_data.machine``, ``In.machine``): one using what
+    the compiled instance answers otherwise (its class, python-statemachine's API, handed to
+    code the compiler cannot read) is refused at compile time, in a cond, an action nested in
+    ``<if>``, a ``<send>``'s ``eventexpr`` and params (compiled when it runs) and the
+    datamodel, naming the chart and the expression."""
+    with pytest.raises(UnsupportedChart) as caught:
+        compile_chart(_load(_trusted(content, datamodel)))
+    assert caught.value.chart == "Expressive"
+    assert what in caught.value.where, caught.value.where
+
+
+def test_c18_trusted_expressions_reading_the_model_and_untrusted_ones_compile() -> None:
+    """C18: a trusted expression reading what the compiled instance offers
+    (``machine.model``, ``machine.configuration``, ``In(...)``) compiles and answers alike; an
+    untrusted document's expressions never get the machine and are not scanned."""
+    content = (
+        "cond=\"In('s0') and machine.model is not None\">"
+        '<assign location="seen" expr="[s.id for s in machine.configuration]" /></transition>'
+    )
+    for trusted in (True, False):
+        if not trusted:
+            content = '><assign location="seen" expr="machine" /></transition>'
+        document = _trusted(content)
+        reference = _load(document, trusted)()
+        reference.send("go")
+        instance = compile_chart(_load(document, trusted)).create()
+        instance.send("go")
+        assert instance.model.seen == reference.model.seen
+        assert [s.id for s in instance.configuration] == ["s1"]
+
+
+def test_c18_executable_content_too_large_to_read_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """C6/C18: the scan finds a trusted document's expressions by walking its executable
+    content's objects, up to a bound; past it, the chart is refused rather than compiled with
+    expressions it has not read."""
+    from statecharts import _compiler
+
+    monkeypatch.setattr(_compiler, "_EXPRESSION_WALK", 3)
+    document = _trusted('><assign location="seen" expr="1" /></transition>')
+    with pytest.raises(UnsupportedChart, match="too large for the compiler to read"):
+        compile_chart(_load(document))
