@@ -169,6 +169,9 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     value = getattr(owner, name)
     if not callable(value):
         return value
+    machine = kwall.get("machine")
+    if machine is not None and owner is not machine:
+        _vet_dynamic(machine, owner, name, value)
     bound = SignatureAdapter.from_callable(value).bind_expected(*args, **kwall)
     if _async.is_async(value):
         if not _async.inside_a_run():
@@ -181,6 +184,33 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     if inspect.isawaitable(result) and _async.inside_a_run():
         return _async.wait(result)  # an async chart awaits what a callback returns
     return result
+
+
+#: What the scan found in a callback read off a model instance when called, by the ids of
+#: the chart's resolver and the callback's code object (both kept in the entry, so neither id
+#: is reused while it is kept): ``None`` when it uses the machine faithfully.
+_vetted: dict[tuple[int, int], tuple[Any, Any, str | None]] = {}
+
+
+def _vet_dynamic(machine: Any, owner: Any, name: str, value: Any) -> None:
+    """A model's callback found on the instance only when called (a lambda set in its
+    ``__init__``, say) is read as the bound model type's callbacks are: one misusing the
+    machine raises ``UnsupportedChart`` naming it, never a swallowed ``error.execution``."""
+    function = inspect.unwrap(value)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return
+    resolver = machine._node.binding.resolver
+    key = (id(resolver), id(code))
+    known = _vetted.get(key)
+    if known is None or known[0] is not resolver or known[1] is not code:
+        vet = resolver.vet
+        known = (resolver, code, None if vet is None else vet(function))
+        if len(_vetted) < 4096:
+            _vetted[key] = known
+    problem = known[2]
+    if problem is not None:
+        resolver._refusal(f"{type(owner).__name__}.{name}", problem)()
 
 
 def _missing(function: str, name: str, kind: str = "positional") -> Any:

@@ -354,14 +354,15 @@ class Resolver:
         value = _static_lookup(self.model_type, name)
         if value is _MISSING:
             return None
-        if isinstance(value, staticmethod):
-            return self._callable_leaf(key, "model", value.__func__, where)
-        if isinstance(value, classmethod):
-            return self._callable_leaf(key, "model", getattr(self.model_type, name), where)
+        # a static or class method is read too: it is handed the machine as ``machine``
         function = value.__func__ if isinstance(value, staticmethod | classmethod) else value
         problem = self.vet(function) if self.vet is not None else None
         if problem is not None:
             return self._callable_leaf(key, "model", self._refusal(where, problem), where)
+        if isinstance(value, staticmethod):
+            return self._callable_leaf(key, "model", value.__func__, where)
+        if isinstance(value, classmethod):
+            return self._callable_leaf(key, "model", getattr(self.model_type, name), where)
         if inspect.isfunction(value):
             signature = signature_of(value, bound=True, where=where, chart=self.chart_name)
             return Leaf(key, "model", Mode.METHOD, self._awaited(value), where, signature)
