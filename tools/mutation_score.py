@@ -97,6 +97,8 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/review/test_review_issue_8_more.py",
         "tests/review/test_review_issue_8_r3.py",
         "tests/review/test_review_issue_8_r3_more.py",
+        "tests/toolcalls/test_session_between_events.py",
+        "tests/review/test_review_issue_8_r7.py",
     ),
     "toolcalls/_executor.py": (
         "tests/toolcalls/test_executor.py",
@@ -110,6 +112,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/toolcalls/test_session.py",
         "tests/toolcalls/test_session_rules_more.py",
         "tests/review/test_review_issue_8_r3_more.py",
+        "tests/toolcalls/test_executor_thread_start.py",
     ),
 }
 #: The statecharts runtime, code generator and hierarchy algorithm: the fast behaviour tests

@@ -131,7 +131,10 @@ async def test_a_ready_applied_to_a_finished_sessions_tracker_is_refused_and_cha
         session.finish()
         tracker.apply(start("a", "echo"))
         tracker.apply(delta("a", "{}"))
-        with pytest.raises(SessionClosed, match="takes no more events"):
+        with pytest.raises(SessionClosed) as refused:
             tracker.apply(ready("a"))
+        assert str(refused.value) == (
+            "the session takes no more events (finish() or aclose() ran)"
+        )
         assert tracker.get("a").status == "pending"  # type: ignore[union-attr]
         assert session.executor.get_call("a") is None
