@@ -1,0 +1,192 @@
+"""Breaks found by an independent review of the gathered callback groups of async charts
+(round 7: each group python-statemachine's async engine runs with ``asyncio.gather`` runs as a
+real ``asyncio.gather``, one task and greenlet per callback). Each test reproduces one; fix the
+code, do not weaken the test. If a test is wrong, say why in your report."""
+
+# Rules checked here (docs/spec.md): C6 ("refuse, never approximate": a run may never give a
+# different answer silently) and C21 (async callbacks are awaited). Every scenario runs the
+# same coroutine on python-statemachine's async engine and on the compiled instance, inside a
+# running event loop, and compares what the callbacks logged.
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from statemachine import State, StateChart
+
+from statecharts import compile_chart
+
+
+class Log:
+    """A model keeping what callbacks saw; ``other`` is a second instance to call."""
+
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+        self.other: Any = None
+
+
+def ids(machine: Any) -> list[str]:
+    return [state.id for state in machine.configuration]
+
+
+async def settle() -> None:
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+def both(
+    chart: type[StateChart[Any]],
+    scenario: Callable[[Any], Awaitable[None]],
+    seconds: float = 2.0,
+) -> tuple[list[Any], list[Any]]:
+    """The log of ``scenario`` on python-statemachine's async engine and compiled (a scenario
+    still running after ``seconds`` logs ``timed out``)."""
+    logs = []
+    for machine in (chart(Log()), compile_chart(chart).create(Log())):
+
+        async def bounded(machine: Any = machine) -> None:
+            try:
+                await asyncio.wait_for(scenario(machine), seconds)
+            except TimeoutError:
+                machine.model.log.append("timed out")
+
+        asyncio.run(bounded())
+        logs.append(machine.model.log)
+    return logs[0], logs[1]
+
+
+# --- a gathered callback awaiting a send to another instance's running run ----------------
+
+
+class Busy(StateChart[Log]):
+    """Its ``go`` holds the run until the model's ``gate`` opens."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b, on="hold")
+    poke = b.to(c, on="poked") | a.to(c, on="poked")
+
+    async def hold(self) -> None:
+        self.model.log.append("busy holds")
+        await self.model.gate.wait()
+        self.model.log.append("busy released")
+
+    def poked(self) -> None:
+        self.model.log.append("busy poked")
+
+
+class Caller(StateChart[Log]):
+    """Its ``go`` gathers ``calls`` (awaiting ``poke`` sent to ``model.other``) and ``note``."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on=["calls", "note"])
+
+    async def calls(self) -> None:
+        self.model.log.append("caller sends poke")
+        await self.model.other.send("poke")
+        self.model.log.append("caller's send returned")
+
+    def note(self) -> None:
+        self.model.log.append("note")
+
+
+def test_C21_a_gathered_callback_awaiting_a_busy_instances_send_does_not_wait_for_its_run() -> (
+    None
+):
+    """C21/C6: a gathered ``on`` callback of ``Caller`` awaits ``other.send("poke")`` while
+    another task's run holds ``other``. python-statemachine puts the event on ``other``'s
+    queue without a future (a callback of any machine's step gets none) and, its lock taken,
+    returns at once: the callback goes on, ``Caller``'s run ends, the scenario opens the gate
+    and ``other`` takes ``poke``. The compiled send waits for ``other``'s run to end, which
+    waits for the gate the scenario opens only after ``Caller``'s send: a deadlock (the
+    scenario times out). It should return at once, as python-statemachine's does."""
+
+    async def scenario(caller: Any) -> None:
+        log = caller.model.log
+        busy_model = Log()
+        busy_model.log = log
+        busy_model.gate = asyncio.Event()  # type: ignore[attr-defined]
+        busy = (
+            Busy(busy_model)
+            if isinstance(caller, Caller)
+            else compile_chart(Busy).create(busy_model)
+        )
+        caller.model.other = busy
+        holding = asyncio.ensure_future(busy.send("go"))
+        await settle()
+        await caller.send("go")
+        log.append(("caller done", ids(caller)))
+        busy_model.gate.set()  # type: ignore[attr-defined]
+        await holding
+        log.append(("busy done", ids(busy)))
+
+    expected, compiled = both(Caller, scenario)
+    assert expected == [
+        "busy holds",
+        "caller sends poke",
+        "caller's send returned",
+        "note",
+        ("caller done", ["b"]),
+        "busy released",
+        "busy poked",
+        ("busy done", ["c"]),
+    ]
+    assert compiled == expected
+
+
+# --- activate_initial_state from inside a callback ----------------------------------------
+
+
+def activating(catch: bool, group: str) -> type[StateChart[Log]]:
+    """A chart whose ``go`` runs ``reenter`` (awaiting ``activate_initial_state()`` on its own
+    instance) and ``other`` as ``group``."""
+
+    class Activating(StateChart[Log]):
+        catch_errors_as_events = catch
+        a = State(initial=True)
+        b = State()
+        c = State(final=True)
+        go = a.to(b, **{group: ["reenter", "other"]})
+        more = b.to(c)
+
+        async def reenter(self) -> None:
+            self.model.log.append("reenter")
+            await self.activate_initial_state()
+            self.model.log.append("activated")
+
+        def other(self) -> None:
+            self.model.log.append("other")
+
+    Activating.__name__ = Activating.__qualname__ = f"Activating_{group}_{catch}"
+    return Activating
+
+
+async def _go(machine: Any) -> None:
+    await machine.activate_initial_state()
+    await machine.send("go")
+    machine.model.log.append(("configuration", ids(machine)))
+
+
+def test_C21_activate_initial_state_awaited_in_a_gathered_callback_returns_at_once() -> None:
+    """C21/C6: a gathered ``on`` callback awaits ``self.activate_initial_state()`` (the
+    instance already active, its run in progress). python-statemachine's processing loop finds
+    its lock taken and returns None at once; the compiled one waits for the run to end, which
+    waits for the callback: the send never ends (the scenario times out). It should return at
+    once, as python-statemachine's does."""
+    expected, compiled = both(activating(False, "on"), _go)
+    assert expected == ["reenter", "activated", "other", ("configuration", ["b"])]
+    assert compiled == expected
+
+
+def test_C21_activate_initial_state_awaited_in_a_one_by_one_callback_returns_at_once() -> None:
+    """C21/C6: as above with errors caught as events, ``on`` run callback by callback: the
+    compiled send never ends (it should return at once, as python-statemachine's does)."""
+    expected, compiled = both(activating(True, "on"), _go)
+    assert expected == ["reenter", "activated", "other", ("configuration", ["b"])]
+    assert compiled == expected
