@@ -190,3 +190,78 @@ def test_C21_activate_initial_state_awaited_in_a_one_by_one_callback_returns_at_
     expected, compiled = both(activating(True, "on"), _go)
     assert expected == ["reenter", "activated", "other", ("configuration", ["b"])]
     assert compiled == expected
+
+
+# --- a plain callback's send to another instance, not awaited -----------------------------
+
+
+class Poked(StateChart[Log]):
+    """Logs ``poke``; ``go`` holds the run a little."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b, on="hold")
+    poke = a.to(b, on="poked") | b.to(c, on="poked")
+
+    async def hold(self) -> None:
+        self.model.log.append("other holds")
+        await asyncio.sleep(0.01)
+        self.model.log.append("other released")
+
+    def poked(self) -> None:
+        self.model.log.append("other poked")
+
+
+class Poking(StateChart[Log]):
+    """Its ``go`` gathers ``pokes`` (a plain callback sending ``poke`` to ``model.other``
+    without awaiting what ``send`` returns) and ``slow``."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on=["pokes", "slow"])
+
+    def pokes(self) -> None:
+        self.model.log.append("pokes")
+        sent = self.model.other.send("poke")
+        if asyncio.iscoroutine(sent):
+            sent.close()  # not awaited (closed: no "never awaited" warning)
+
+    async def slow(self) -> None:
+        await asyncio.sleep(0)
+
+
+def test_C21_a_plain_callbacks_unawaited_send_to_another_instance_queues_the_event() -> None:
+    """C21/C6: a plain gathered callback calls ``other.send("poke")`` while ``other`` runs
+    another task's ``go``, and does not await what it returns. python-statemachine's ``send``
+    puts the event on ``other``'s queue when it is called (only the processing loop is the
+    coroutine it returns), so ``other``'s run takes ``poke`` once ``go`` ends (``other``
+    ends in ``c``). The compiled ``send`` does nothing until the coroutine runs: ``poke`` is
+    lost and ``other`` stays in ``b``. It should be queued when ``send`` is called."""
+
+    async def scenario(poking: Any) -> None:
+        log = poking.model.log
+        other_model = Log()
+        other_model.log = log
+        compiled = not isinstance(poking, StateChart)
+        other = compile_chart(Poked).create(other_model) if compiled else Poked(other_model)
+        poking.model.other = other
+        await other.activate_initial_state()
+        holding = asyncio.ensure_future(other.send("go"))
+        await settle()
+        await poking.send("go")
+        await holding
+        await settle()
+        log.append(("other", ids(other)))
+
+    expected, compiled = both(Poking, scenario)
+    assert expected == [
+        "other holds",
+        "pokes",
+        "other released",
+        "other poked",
+        ("other", ["c"]),
+    ]
+    assert compiled == expected
