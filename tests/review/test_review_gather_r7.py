@@ -265,3 +265,59 @@ def test_C21_a_plain_callbacks_unawaited_send_to_another_instance_queues_the_eve
         ("other", ["c"]),
     ]
     assert compiled == expected
+
+
+# --- an event a gathered callback sent, its run then cancelled ----------------------------
+
+
+class Cancelled(StateChart[Log]):
+    """Its ``go`` gathers ``queues`` (sending ``more``, then waiting) and ``quick`` as
+    ``before``; ``more`` goes to ``c`` and ``back`` from ``c`` to ``a``."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, before=["queues", "quick"])
+    more = a.to(c, on="noted") | b.to(c, on="noted")
+    back = c.to(a, on="noted")
+
+    async def queues(self) -> None:
+        self.model.log.append("queues more")
+        await self.send("more")
+        await asyncio.sleep(10)
+
+    def quick(self) -> None:
+        self.model.log.append("quick")
+
+    def noted(self) -> None:
+        self.model.log.append("noted")
+
+
+def test_C21_an_event_sent_by_a_gathered_callback_outlives_the_cancelled_run() -> None:
+    """C21 ("a cancelled task leaves the instance where the cancellation found it")/C6: a
+    gathered ``before`` callback sends ``more`` (queued: it is inside the run) and waits; the
+    sender times out. python-statemachine's cancelled processing loop clears its internal
+    queue only: ``more`` stays on the external queue and the next ``send("back")`` runs it
+    first (``a`` to ``c``, then ``back`` to ``a``). The compiled run drops it: ``back`` finds
+    ``a`` and is ignored, and the instance never reaches ``c``. It should keep ``more``."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        try:
+            await asyncio.wait_for(machine.send("go"), 0.02)
+        except TimeoutError:
+            machine.model.log.append(("timed out", ids(machine)))
+        await machine.send("back")
+        machine.model.log.append(("configuration", ids(machine)))
+
+    expected, compiled = both(Cancelled, scenario)
+    assert expected == [
+        "queues more",
+        "quick",
+        ("timed out", ["a"]),
+        "noted",
+        "noted",
+        ("configuration", ["a"]),
+    ]
+    assert compiled == expected
