@@ -321,3 +321,65 @@ def test_C21_an_event_sent_by_a_gathered_callback_outlives_the_cancelled_run() -
         ("configuration", ["a"]),
     ]
     assert compiled == expected
+
+
+# --- a task a one-by-one callback starts sends to the running instance --------------------
+
+
+def spawning(catch: bool, group: str) -> type[StateChart[Log]]:
+    """A chart whose ``go`` runs ``spawns`` (awaiting a task it starts, which sends ``more``
+    to the instance) and ``quick`` as ``group``."""
+
+    class Spawning(StateChart[Log]):
+        catch_errors_as_events = catch
+        a = State(initial=True)
+        b = State()
+        c = State(final=True)
+        go = a.to(b, **{group: ["spawns", "quick"]})
+        more = b.to(c, on="noted")
+
+        async def spawns(self) -> bool:
+            self.model.log.append("spawns")
+
+            async def later() -> None:
+                await self.send("more")
+                self.model.log.append("task sent more")
+
+            await asyncio.create_task(later())
+            self.model.log.append("task done")
+            return True
+
+        def quick(self) -> bool:
+            self.model.log.append("quick")
+            return True
+
+        def noted(self) -> None:
+            self.model.log.append("more taken")
+
+    Spawning.__name__ = Spawning.__qualname__ = f"Spawning_{group}_{catch}"
+    return Spawning
+
+
+ONE_BY_ONE_SPAWN = ["spawns", "task sent more", "task done", "quick", "more taken"]
+
+
+def test_C21_a_task_a_one_by_one_on_callback_starts_sends_to_the_running_instance() -> None:
+    """C21/C6: with errors caught as events ``on`` runs callback by callback; ``spawns``
+    starts a task sending ``more`` to the instance and awaits it. In python-statemachine the
+    task inherits the running engine (a context variable), so its ``send`` queues ``more``
+    and returns at once. The compiled ``send`` recognises a task started by a gathered
+    callback as inside the run, but not one started by a callback run one by one: it waits
+    for the run to end, which waits for the task (the scenario times out, the instance left
+    with no active state). It should queue the event and return, as from a gathered one."""
+    expected, compiled = both(spawning(True, "on"), _go)
+    assert expected == [*ONE_BY_ONE_SPAWN, ("configuration", ["c"])]
+    assert compiled == expected
+
+
+def test_C21_a_task_a_guard_starts_sends_to_the_running_instance() -> None:
+    """C21/C6: as above from a guard (guards always run one by one, in the sender's task):
+    python-statemachine queues ``more`` and the guard goes on; the compiled ``send`` waits for
+    the run that waits for it (the scenario times out). It should queue the event."""
+    expected, compiled = both(spawning(False, "cond"), _go)
+    assert expected == [*ONE_BY_ONE_SPAWN, ("configuration", ["c"])]
+    assert compiled == expected
