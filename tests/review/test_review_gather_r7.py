@@ -11,6 +11,7 @@ code, do not weaken the test. If a test is wrong, say why in your report."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -382,4 +383,99 @@ def test_C21_a_task_a_guard_starts_sends_to_the_running_instance() -> None:
     the run that waits for it (the scenario times out). It should queue the event."""
     expected, compiled = both(spawning(False, "cond"), _go)
     assert expected == [*ONE_BY_ONE_SPAWN, ("configuration", ["c"])]
+    assert compiled == expected
+
+
+# --- a context variable's token reset by a later callback ---------------------------------
+
+SPAN: contextvars.ContextVar[str] = contextvars.ContextVar("SPAN", default="none")
+
+
+class Spanned(StateChart[Log]):
+    """``opens`` (leaving ``a``) sets ``SPAN`` and keeps the token; ``closes`` (entering
+    ``b``) resets it with that token, as a tracing span is attached and detached; ``work``,
+    awaited between them, suspends once. Errors are caught as events: each group runs one by
+    one in the sender's task."""
+
+    a = State(initial=True, exit="opens")
+    b = State(enter="closes")
+    go = a.to(b, on="work")
+    back = b.to(a)
+
+    def opens(self) -> None:
+        self.model.token = SPAN.set("span")  # type: ignore[attr-defined]
+        self.model.log.append(("opens", SPAN.get()))
+
+    async def work(self) -> None:
+        await asyncio.sleep(0)
+        self.model.log.append(("work", SPAN.get()))
+
+    def closes(self) -> None:
+        try:
+            SPAN.reset(self.model.token)  # type: ignore[attr-defined]
+        except ValueError:
+            self.model.log.append("reset refused")
+        else:
+            self.model.log.append(("closes", SPAN.get()))
+
+
+def test_C21_a_token_one_callback_sets_another_resets_after_an_await() -> None:
+    """C21 ("callbacks ... run in the sender's task: they see and set its context
+    variables")/C6: python-statemachine runs ``exit``, ``on`` and ``enter`` one by one in the
+    sender's task, in its context, so ``closes`` resets the token ``opens`` got and the caller
+    sees ``SPAN`` unset again. The compiled run gives the run's greenlet a fresh copy of the
+    context after each await, so the token belongs to another ``Context``: ``SPAN.reset``
+    raises ValueError (``reset refused``) and the caller is left with ``span``. It should
+    reset, as there."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        await machine.send("go")
+        machine.model.log.append(("caller sees", SPAN.get()))
+
+    expected, compiled = both(Spanned, scenario)
+    assert expected == [
+        ("opens", "span"),
+        ("work", "span"),
+        ("closes", "none"),
+        ("caller sees", "none"),
+    ]
+    assert compiled == expected
+
+
+class ResetsCallers(StateChart[Log]):
+    """Its guard resets the token the sender passes."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, cond="resets")
+    back = b.to(a, on="slow")
+
+    def resets(self, token: contextvars.Token[str]) -> bool:
+        try:
+            SPAN.reset(token)
+        except ValueError:
+            self.model.log.append("reset refused")
+        else:
+            self.model.log.append(("reset", SPAN.get()))
+        return True
+
+    async def slow(self) -> None:
+        """Never run: makes the chart async."""
+
+
+def test_C21_a_guard_resets_a_token_the_sender_set() -> None:
+    """C21/C6: the sender sets ``SPAN`` and passes the token with ``go``; a guard runs in the
+    sender's task with python-statemachine and resets it (the caller sees ``SPAN`` unset).
+    The compiled guard runs in a copy of the sender's context: the reset raises ValueError
+    and the caller keeps ``request``. It should reset, as there."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        token = SPAN.set("request")
+        await machine.send("go", token=token)
+        machine.model.log.append(("caller sees", SPAN.get()))
+
+    expected, compiled = both(ResetsCallers, scenario)
+    assert expected == [("reset", "none"), ("caller sees", "none")]
     assert compiled == expected
