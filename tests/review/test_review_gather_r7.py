@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
 from statemachine import State, StateChart
 
 from statecharts import compile_chart
@@ -479,3 +481,62 @@ def test_C21_a_guard_resets_a_token_the_sender_set() -> None:
     expected, compiled = both(ResetsCallers, scenario)
     assert expected == [("reset", "none"), ("caller sees", "none")]
     assert compiled == expected
+
+
+# --- a send left pending on an event loop closed without cancelling it --------------------
+
+
+class Abandoned(StateChart[Log]):
+    """Its ``go`` gathers ``slow`` (waiting ten seconds) and ``quick`` as ``before``."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, before=["slow", "quick"])
+    back = b.to(a, on="noted") | a.to(b, on="noted")
+
+    async def slow(self) -> None:
+        self.model.log.append("slow")
+        await asyncio.sleep(10)
+
+    def quick(self) -> None:
+        self.model.log.append("quick")
+
+    def noted(self) -> None:
+        self.model.log.append("noted")
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_C21_an_instance_whose_send_was_abandoned_with_its_loop_takes_the_next_event() -> None:
+    """C21/C6: ``go`` is sent in a task of an event loop that is then closed without
+    cancelling it (the task is collected). python-statemachine's processing loop, closed with
+    its coroutine, releases the machine: ``back`` sent on a new loop runs (``a`` to ``b``).
+    The compiled instance keeps the abandoned run as in progress (its record holds the task,
+    so it is never collected): every later ``send`` raises RuntimeError (a future of the
+    closed loop) and the instance never takes an event again. It should take ``back``."""
+    logs = []
+    for machine in (Abandoned(Log()), compile_chart(Abandoned).create(Log())):
+        machine.activate_initial_state()
+        loop = asyncio.new_event_loop()
+
+        async def start(machine: Any = machine) -> Any:
+            sending = asyncio.ensure_future(machine.send("go"))
+            await asyncio.sleep(0.01)
+            return sending
+
+        sending = loop.run_until_complete(start())
+        loop.close()
+        del sending
+        gc.collect()
+
+        async def again(machine: Any = machine) -> None:
+            try:
+                await asyncio.wait_for(machine.send("back"), 1)
+            except Exception as error:
+                machine.model.log.append(("back raised", type(error).__name__))
+            machine.model.log.append(("configuration", ids(machine)))
+
+        asyncio.run(again())
+        logs.append(machine.model.log)
+    assert logs[0] == ["slow", "quick", "noted", ("configuration", ["b"])]
+    assert logs[1] == logs[0]
