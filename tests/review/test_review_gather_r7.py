@@ -540,3 +540,66 @@ def test_C21_an_instance_whose_send_was_abandoned_with_its_loop_takes_the_next_e
         logs.append(machine.model.log)
     assert logs[0] == ["slow", "quick", "noted", ("configuration", ["b"])]
     assert logs[1] == logs[0]
+
+
+# --- a task waiting on the run when its sender is cancelled -------------------------------
+
+
+class Handover(StateChart[Log]):
+    """Its ``go`` gathers ``waiting`` (ten seconds) and ``quick`` as ``before``; ``poke``
+    goes to ``c``."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, before=["waiting", "quick"])
+    poke = a.to(c, on="poked") | b.to(c, on="poked")
+    back = c.to(a)
+
+    async def waiting(self) -> None:
+        self.model.log.append("waiting")
+        await asyncio.sleep(10)
+
+    def quick(self) -> None:
+        self.model.log.append("quick")
+
+    def poked(self) -> None:
+        self.model.log.append("poked")
+
+
+def test_C21_cancelling_the_sender_hands_the_run_to_a_task_waiting_with_its_event() -> None:
+    """C21 ("an event another task sends while one runs joins that run's queue")/C6: task 1
+    sends ``go`` (its gathered ``before`` waits), task 2 sends ``poke`` meanwhile, then task 1
+    is cancelled. python-statemachine's cancelled processing loop releases its lock and wakes
+    the callers waiting for it: task 2 takes the loop over, runs ``poke`` (``a`` to ``c``)
+    and returns. In the compiled run task 2, which nobody cancelled, raises CancelledError
+    and ``poke`` is never run (the instance stays in ``a``). Task 2 should return, ``poke``
+    run."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        first = asyncio.ensure_future(machine.send("go"))
+        await settle()
+        second = asyncio.ensure_future(machine.send("poke"))
+        await settle()
+        first.cancel()
+        for name, task in (("first", first), ("second", second)):
+            try:
+                await task
+            except asyncio.CancelledError:
+                machine.model.log.append((name, "cancelled"))
+            else:
+                machine.model.log.append((name, "returned"))
+        machine.model.log.append(("configuration", ids(machine)))
+
+    expected, compiled = both(Handover, scenario)
+    assert expected == [
+        "waiting",
+        "quick",
+        ("first", "cancelled"),
+        "poked",
+        ("second", "returned"),
+        ("configuration", ["c"]),
+    ]
+    assert compiled == expected
