@@ -603,3 +603,82 @@ def test_C21_cancelling_the_sender_hands_the_run_to_a_task_waiting_with_its_even
         ("configuration", ["c"]),
     ]
     assert compiled == expected
+
+
+# --- is_terminated read while the parallel state's last region completes ------------------
+
+
+class Completing(StateChart[Log]):
+    """A top-level parallel state whose regions both end in final states; its done.state
+    event leaves it for ``done``. ``reads`` (entering ``r2``, the last final child) logs
+    what the instance says."""
+
+    catch_errors_as_events = False
+    idle = State(initial=True)
+
+    class work(State.Parallel):
+        class left(State.Compound):
+            l1 = State(initial=True)
+            l2 = State(final=True)
+            go = l1.to(l2)
+
+        class right(State.Compound):
+            r1 = State(initial=True)
+            r2 = State(final=True, enter=["reads", "quick"])
+            go = r1.to(r2)
+
+    done = State(final=True)
+    start = idle.to(work)
+    done_state_work = work.to(done)
+
+    async def reads(self) -> None:
+        self.model.log.append(("reads", ids(self), self.is_terminated))
+
+    def quick(self) -> None:
+        self.model.log.append("quick")
+
+
+def test_C21_is_terminated_read_while_the_last_region_completes_is_false() -> None:
+    """C6: a gathered ``enter`` callback of ``r2`` (both regions of the top-level parallel
+    state now final, its done.state transition not yet taken) reads ``is_terminated``.
+    python-statemachine terminates only once the macrostep ends with the parallel state
+    still final (here the done.state event leaves it): it reads False. The compiled instance
+    reads True (the configuration's node counts as terminated). It should read False. (A
+    sync chart reads True as well.)"""
+
+    async def scenario(machine: Any) -> None:
+        await machine.send("start")
+        await machine.send("go")
+        machine.model.log.append(("end", ids(machine), machine.is_terminated))
+
+    expected, compiled = both(Completing, scenario)
+    assert expected == [
+        ("reads", ["work", "left", "right", "l2", "r2"], False),
+        "quick",
+        ("end", ["done"], True),
+    ]
+    assert compiled == expected
+
+
+class Finishing(StateChart[Log]):
+    """A flat chart: ``go`` enters the top-level final state ``b``; ``reads`` runs as its
+    ``on``, as ``b``'s ``enter`` and as its ``after``."""
+
+    a = State(initial=True)
+    b = State(final=True, enter="reads")
+    go = a.to(b, on="reads", after="reads")
+
+    def reads(self) -> None:
+        self.model.log.append((ids(self), self.is_terminated))
+
+
+def test_C6_is_terminated_read_by_the_final_states_enter_callback_is_false() -> None:
+    """C6: python-statemachine stops its engine (``is_terminated``) after the ``enter``
+    callbacks of a top-level final state ran: ``enter`` reads False, ``after`` True. The
+    compiled instance reads True already in ``enter``. It should read False there."""
+    logs = []
+    for machine in (Finishing(Log()), compile_chart(Finishing).create(Log())):
+        machine.send("go")
+        logs.append(machine.model.log)
+    assert logs[0] == [([], False), (["b"], False), (["b"], True)]
+    assert logs[1] == logs[0]
