@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import gc
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -682,3 +683,70 @@ def test_C6_is_terminated_read_by_the_final_states_enter_callback_is_false() -> 
         logs.append(machine.model.log)
     assert logs[0] == [([], False), (["b"], False), (["b"], True)]
     assert logs[1] == logs[0]
+
+
+# --- a send from another thread while the instance runs on the loop -----------------------
+
+
+class Threaded(StateChart[Log]):
+    """Its ``go`` gathers ``waits`` (0.2 s) and ``quick``; ``poke`` goes to ``c``."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on=["waits", "quick"])
+    poke = a.to(c, on="poked") | b.to(c, on="poked")
+    back = c.to(a)
+
+    async def waits(self) -> None:
+        self.model.log.append("waits")
+        await asyncio.sleep(0.2)
+        self.model.log.append("waited")
+
+    def quick(self) -> None:
+        self.model.log.append("quick")
+
+    def poked(self) -> None:
+        self.model.log.append("poked")
+
+
+def test_C21_a_send_from_another_thread_during_a_run_returns() -> None:
+    """C21/C6: while ``go`` runs on the event loop (its gathered ``waits`` sleeping), a
+    thread sends ``poke``. python-statemachine queues it (no future: no loop runs in that
+    thread), finds the machine busy and returns; the run takes ``poke`` afterwards. The
+    compiled ``send`` queues it too (the run takes it) but then raises RuntimeError in the
+    thread (it waits on a future of the other thread's loop). It should return."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        running = asyncio.ensure_future(machine.send("go"))
+        await asyncio.sleep(0.05)
+        answers: list[Any] = []
+
+        def poke() -> None:
+            try:
+                machine.send("poke")
+            except Exception as error:
+                answers.append(("raised", type(error).__name__))
+            else:
+                answers.append("returned")
+
+        thread = threading.Thread(target=poke)
+        thread.start()
+        while thread.is_alive():
+            await asyncio.sleep(0.01)
+        machine.model.log.append(("thread", *answers))
+        await running
+        machine.model.log.append(("configuration", ids(machine)))
+
+    expected, compiled = both(Threaded, scenario)
+    assert expected == [
+        "waits",
+        "quick",
+        ("thread", "returned"),
+        "waited",
+        "poked",
+        ("configuration", ["c"]),
+    ]
+    assert compiled == expected
