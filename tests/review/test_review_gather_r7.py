@@ -17,6 +17,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import greenlet
 import pytest
 from statemachine import State, StateChart
 
@@ -749,4 +750,64 @@ def test_C21_a_send_from_another_thread_during_a_run_returns() -> None:
         "poked",
         ("configuration", ["c"]),
     ]
+    assert compiled == expected
+
+
+# --- a plain callback raising GreenletExit ------------------------------------------------
+
+
+def exiting(group: str) -> type[StateChart[Log]]:
+    """A chart whose ``go`` runs ``exits`` (a plain callback raising ``GreenletExit``, the
+    BaseException gevent's ``kill`` raises) and ``quick`` as ``group``."""
+
+    class Exiting(StateChart[Log]):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, **{group: ["exits", "quick"]})
+        back = b.to(a, on="slow") | a.to(b)
+
+        def exits(self) -> bool:
+            self.model.log.append("exits")
+            raise greenlet.GreenletExit("stop")
+
+        def quick(self) -> bool:
+            self.model.log.append("quick")
+            return True
+
+        async def slow(self) -> None:
+            """Never run: makes the chart async."""
+
+    Exiting.__name__ = Exiting.__qualname__ = f"Exiting_{group}"
+    return Exiting
+
+
+async def _go_answer(machine: Any) -> None:
+    await machine.activate_initial_state()
+    try:
+        await machine.send("go")
+    except BaseException as error:  # GreenletExit is one
+        machine.model.log.append(("raised", type(error).__name__))
+    else:
+        machine.model.log.append("returned")
+    machine.model.log.append(("configuration", ids(machine)))
+
+
+def test_C21_a_gathered_callback_raising_greenlet_exit_fails_the_group() -> None:
+    """C21/C6: a plain gathered ``before`` callback raises ``GreenletExit``. With
+    python-statemachine it fails its task, the group and the send: the sender gets it and
+    the instance stays in ``a``. The compiled callback runs in a greenlet, which ends
+    quietly on ``GreenletExit`` (returning it): the group counts it as a result, ``go`` is
+    taken (``b``) and ``send`` returns. It should raise, the instance left in ``a``."""
+    expected, compiled = both(exiting("before"), _go_answer)
+    assert expected == ["exits", "quick", ("raised", "GreenletExit"), ("configuration", ["a"])]
+    assert compiled == expected
+
+
+def test_C21_a_guard_raising_greenlet_exit_reaches_the_sender() -> None:
+    """C21/C6: a guard (run in the run's own greenlet) raises ``GreenletExit``:
+    python-statemachine's send raises it. The compiled run's greenlet ends quietly and
+    ``send`` returns the exception object as its answer. It should raise."""
+    expected, compiled = both(exiting("cond"), _go_answer)
+    assert expected == ["exits", ("raised", "GreenletExit"), ("configuration", ["a"])]
     assert compiled == expected
