@@ -811,3 +811,55 @@ def test_C21_a_guard_raising_greenlet_exit_reaches_the_sender() -> None:
     expected, compiled = both(exiting("cond"), _go_answer)
     assert expected == ["exits", ("raised", "GreenletExit"), ("configuration", ["a"])]
     assert compiled == expected
+
+
+# --- an event sent while the first event enters the initial state -------------------------
+
+
+class SlowStart(StateChart[Log]):
+    """The initial state's ``enter`` gathers ``slow_enter`` (10 ms) and ``quick``."""
+
+    catch_errors_as_events = False
+    a = State(initial=True, enter=["slow_enter", "quick"])
+    b = State()
+    go = a.to(b, on="noted")
+    back = b.to(a, on="noted")
+
+    async def slow_enter(self) -> None:
+        self.model.log.append("enter a")
+        await asyncio.sleep(0.01)
+
+    def quick(self) -> None:
+        self.model.log.append("quick")
+
+    def noted(self) -> None:
+        self.model.log.append(("noted", ids(self)))
+
+
+def test_C21_an_event_sent_while_the_initial_state_is_entered_runs_after_the_first() -> None:
+    """C21 ("an event another task sends while one runs joins that run's queue")/C6: task 1
+    sends ``go`` to a fresh instance (the first event enters the initial state, whose
+    gathered ``enter`` suspends); task 2 sends ``back`` meanwhile. python-statemachine queues
+    ``back`` behind ``go``: ``go`` (``a`` to ``b``), then ``back`` (``b`` to ``a``, entering
+    ``a`` again). The compiled ``send`` answers ``queued`` for ``back`` but never runs it
+    (the instance ends in ``b``). It should run it after ``go``."""
+
+    async def scenario(machine: Any) -> None:
+        first = asyncio.ensure_future(machine.send("go"))
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(machine.send("back"))
+        await first
+        await second
+        machine.model.log.append(("configuration", ids(machine)))
+
+    expected, compiled = both(SlowStart, scenario)
+    assert expected == [
+        "enter a",
+        "quick",
+        ("noted", []),
+        ("noted", []),
+        "enter a",
+        "quick",
+        ("configuration", ["a"]),
+    ]
+    assert compiled == expected
