@@ -863,3 +863,62 @@ def test_C21_an_event_sent_while_the_initial_state_is_entered_runs_after_the_fir
         ("configuration", ["a"]),
     ]
     assert compiled == expected
+
+
+# --- a waiting sender's event dropped when the run terminates -----------------------------
+
+
+class Strict(StateChart[Log]):
+    """No event without a transition; ``go`` (gathering ``waiting`` and ``quick``) reaches
+    the final state ``b``."""
+
+    allow_event_without_transition = False
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on=["waiting", "quick"])
+    poke = a.to(a, on="poked")
+
+    async def waiting(self) -> None:
+        self.model.log.append("waiting")
+        await asyncio.sleep(0.01)
+
+    def quick(self) -> None:
+        self.model.log.append("quick")
+
+    def poked(self) -> None:
+        self.model.log.append("poked")
+
+
+def test_C21_the_sender_whose_event_terminated_the_instance_is_not_answered_with_the_next() -> (
+    None
+):
+    """C21/C6: task 1 sends ``go``, which reaches the final state; task 2 sends ``poke``
+    while ``go`` runs. python-statemachine answers task 1 with ``go``'s result and rejects
+    task 2's dropped ``poke`` with TransitionNotAllowed (no event without a transition). The
+    compiled run raises TransitionNotAllowed to task 1 too, whose event was taken. Task 1's
+    send should return."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        first = asyncio.ensure_future(machine.send("go"))
+        await settle()
+        second = asyncio.ensure_future(machine.send("poke"))
+        for name, task in (("first", first), ("second", second)):
+            try:
+                await task
+            except Exception as error:
+                machine.model.log.append((name, "raised", type(error).__name__))
+            else:
+                machine.model.log.append((name, "returned"))
+        machine.model.log.append(("configuration", ids(machine)))
+
+    expected, compiled = both(Strict, scenario)
+    assert expected == [
+        "waiting",
+        "quick",
+        ("first", "returned"),
+        ("second", "raised", "TransitionNotAllowed"),
+        ("configuration", ["b"]),
+    ]
+    assert compiled == expected
