@@ -922,3 +922,70 @@ def test_C21_the_sender_whose_event_terminated_the_instance_is_not_answered_with
         ("configuration", ["b"]),
     ]
     assert compiled == expected
+
+
+class StrictQueued(StateChart[Log]):
+    """No event without a transition; ``go``'s ``on`` queues ``poke`` and ``go`` reaches the
+    final state ``b`` (a sync chart)."""
+
+    allow_event_without_transition = False
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="sends")
+    poke = a.to(a)
+
+    def sends(self) -> None:
+        self.send("poke")
+
+
+class AsyncStrictQueued(StateChart[Log]):
+    """The same chart with an async ``sends`` gathered with a plain ``quick``."""
+
+    allow_event_without_transition = False
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on=["sends", "quick"])
+    poke = a.to(a)
+
+    async def sends(self) -> None:
+        await self.send("poke")
+
+    def quick(self) -> None:
+        self.model.log.append("quick")
+
+
+def test_C6_an_event_a_callback_queued_dropped_at_termination_raises_nothing() -> None:
+    """C6: with ``allow_event_without_transition = False``, ``go``'s callback queues ``poke``
+    and ``go`` terminates the instance. python-statemachine drops ``poke`` with the rest of
+    the external queue and nobody waits for it: ``send("go")`` returns. The compiled send
+    raises TransitionNotAllowed for the dropped ``poke``. It should return."""
+    logs = []
+    for machine in (StrictQueued(Log()), compile_chart(StrictQueued).create(Log())):
+        try:
+            machine.send("go")
+        except Exception as error:
+            machine.model.log.append(("raised", type(error).__name__))
+        else:
+            machine.model.log.append("returned")
+        logs.append(machine.model.log)
+    assert logs[0] == ["returned"]
+    assert logs[1] == logs[0]
+
+
+def test_C21_an_event_a_gathered_callback_queued_dropped_at_termination_raises_nothing() -> None:
+    """C21/C6: as above, ``poke`` queued by a gathered async callback and awaited in a
+    running loop: python-statemachine's send returns, the compiled one raises
+    TransitionNotAllowed. It should return."""
+
+    async def scenario(machine: Any) -> None:
+        try:
+            await machine.send("go")
+        except Exception as error:
+            machine.model.log.append(("raised", type(error).__name__))
+        else:
+            machine.model.log.append("returned")
+
+    expected, compiled = both(AsyncStrictQueued, scenario)
+    assert expected == ["quick", "returned"]
+    assert compiled == expected
