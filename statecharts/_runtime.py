@@ -200,6 +200,7 @@ class _Queues:
         "budget",
         "busy",
         "clock",
+        "dropped",
         "external",
         "in_internal",
         "internal",
@@ -213,6 +214,7 @@ class _Queues:
         self.timed: list[Timed] = []
         self.external: deque[Item] = deque()
         self.internal: deque[Item] = deque()
+        self.dropped: list[Item] = []
         self.busy = True
         self.in_internal = False
         self.keep = False
@@ -290,8 +292,16 @@ class _Queues:
             self.timed = timed
 
     def drop_external(self) -> None:
+        """Drop the external events (each kept in ``dropped``: a task waiting for one is
+        answered as python-statemachine answers it)."""
+        if self.external or self.timed:
+            self.dropped = [*self.external, *(entry[3] for entry in self.timed)]
         self.external.clear()
         self.timed.clear()
+
+    def items(self) -> list[Item]:
+        """The external events waiting."""
+        return [*self.external, *(entry[3] for entry in self.timed)]
 
     def idle(self) -> bool:
         """Whether nothing is queued and the instance has no clock to remember."""
@@ -493,8 +503,16 @@ class Instance:
     @property
     def is_terminated(self) -> bool:
         """Whether the instance reached a top-level final state (every later event is
-        ignored)."""
-        return self._node.terminated
+        ignored). A top-level parallel state whose regions all rest in final states
+        terminates once the macrostep ends with it still final (its done.state event may
+        leave it), as python-statemachine's engine stops: not while the run goes on."""
+        node = self._node
+        if not node.terminated:
+            return False
+        if node.state.final and node.state.parent is None:
+            return True
+        pending = self._pending
+        return not (pending is _BUSY or (isinstance(pending, _Queues) and pending.busy))
 
     def send(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
         """Send ``event`` with a payload; return the outcome. Never raises for an ignored event
@@ -732,7 +750,8 @@ class Instance:
         mine_item = (event, args, kwargs)
         queues.put(mine_item)
         mine = self._drain(queues, mine_item)
-        assert mine is not None
+        if mine is None:  # the events before it terminated the instance: it was dropped
+            mine = Outcome(False, event, self._node.state, None, None, "terminated")
         return mine
 
     def _drain(self, queues: _Queues, mine: Item | None = None) -> Outcome | None:
@@ -741,10 +760,12 @@ class Instance:
         result: Outcome | None = None
         try:
             self._run_internal(queues, [])
-            while (item := queues.take()) is not None:
+            while not self._node.terminated and (item := queues.take()) is not None:
                 outcome = self._run_external(queues, *item)
                 if item is mine:
                     result = outcome
+            if self._node.terminated:
+                queues.drop_external()  # a terminated instance takes no more events
         except BaseException:
             self._settle_failure()
             raise
@@ -769,8 +790,12 @@ class Instance:
                     outcome.reason,
                     tuple(taken),
                 )
-            while (item := queues.take()) is not None:
+            # python-statemachine stops taking events once the instance terminated, and
+            # drops those left (nobody inside the run waits for them)
+            while not self._node.terminated and (item := queues.take()) is not None:
                 self._run_external(queues, *item)
+            if self._node.terminated:
+                queues.drop_external()
         except BaseException:
             self._settle_failure()
             raise
@@ -1532,8 +1557,28 @@ class Binding:
                 if exits and not chart.flags.atomic_configuration_update
                 else None
             ),
+            entering_node=(
+                module.const(self.entering(target), f"NODE_entering_{target.id}")
+                if target is not None and target.final and target.id != source.id
+                else None
+            ),
             label=describe_transition(transition),
         )
+
+    def entering(self, target: StateDef) -> StateNode:
+        """The node of top-level final ``target`` while its ``enter`` callbacks run: its
+        configuration, not yet terminated (python-statemachine stops its engine after them,
+        so ``is_terminated`` reads False there)."""
+        key = f"entering {target.id}"
+        found = self._gaps.get(key)
+        if found is None:
+            node = self.nodes[target.id]
+            found = StateNode(self, target, node.declared)
+            found.table = node.table
+            found.ignored = node.ignored
+            found.terminated = False
+            self._gaps[key] = found
+        return found
 
     def _write_fire(
         self,
@@ -2073,8 +2118,18 @@ async def _driven(
     if _async.driven(instance):
         # another task's event runs: this one joins its queue, as python-statemachine's async
         # engine queues it, and returns (``queued``) once that run has taken it
+        before = pending.items() if isinstance(pending, _Queues) else []
         outcome = queue(instance, event, *args, **kwargs) if send is not None else None
+        queues = instance._pending
+        mine = None
+        if isinstance(queues, _Queues):
+            mine = next((item for item in queues.items() if not _among(item, before)), None)
         await _async.finished(instance)
+        if mine is not None and _among(mine, queues.dropped):  # type: ignore[union-attr]
+            # dropped when the run terminated the instance: answered as python-statemachine
+            # answers the caller of an event it drops
+            node: Any = instance._node
+            return node.binding.terminated(node, event)
         return outcome
     if isinstance(pending, _Unstarted):
         instance._pending = None
@@ -2090,6 +2145,10 @@ async def _driven(
     if send is None:
         return None
     return await _async.drive(instance, send, instance, event, *args, **kwargs)
+
+
+def _among(item: Item, items: list[Item]) -> bool:
+    return any(entry is item for entry in items)
 
 
 class _Constructed(Instance):
