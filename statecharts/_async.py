@@ -116,7 +116,7 @@ async def _gathered(owner: Any, call: Callable[[], Any]) -> Any:
     """One callback of a gathered group, in its task: in a greenlet of its own (a plain
     callback, and the code around an awaited one, runs there), inside ``owner``'s run."""
     _members.set((*_members.get(), owner))
-    run = _Run(call)
+    run = _Run(_exits_loudly(call))
     run.owner = owner
     return await _pump(run)
 
@@ -144,7 +144,7 @@ def is_async(target: Any) -> bool:
 async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run ``function(*args, **kwargs)`` in a greenlet, awaiting each awaitable it hands over,
     and return its result (or raise its exception)."""
-    run = _Run(function)
+    run = _Run(_exits_loudly(function))
     run.owner = owner
     key = id(owner)
     record = _driving[key] = _Driving()
@@ -168,38 +168,58 @@ async def _pump(run: _Run, *args: Any, **kwargs: Any) -> Any:
     """Run the greenlet ``run`` to its end in this task, awaiting each awaitable it hands
     over; return its result (or raise its exception).
 
-    The greenlet sees this task's context variables, and what it sets this task sees, as a
-    callback does running in its task with python-statemachine. It switches back to whichever
-    greenlet resumes it (an event loop runs a task's steps in the greenlet it runs in)."""
+    The greenlet runs in this task's own context (the same ``Context`` object, not a copy),
+    as a callback does running in its task with python-statemachine: it sees and sets the
+    task's context variables, and a token one callback (or the sender) got another can reset.
+    It switches back to whichever greenlet resumes it (an event loop runs a task's steps in
+    the greenlet it runs in)."""
     run.parent = greenlet.getcurrent()
-    run.gr_context = contextvars.copy_context()
+    run.gr_context = _context()
     value = run.switch(*args, **kwargs)
-    _adopt(run.gr_context)
     while not run.dead:
         try:
             result = await value
         except BaseException as error:  # handed back into the run, where it awaited
             run.parent = greenlet.getcurrent()
-            run.gr_context = contextvars.copy_context()
+            run.gr_context = _context()
             value = run.throw(error)
         else:
             run.parent = greenlet.getcurrent()
-            run.gr_context = contextvars.copy_context()
+            run.gr_context = _context()
             value = run.switch(result)
-        _adopt(run.gr_context)
+    if isinstance(value, _Exited):
+        raise value.error
     return value
 
 
-def _adopt(context: contextvars.Context | None) -> None:
-    """Set in the current context the context variables ``context`` changed."""
-    if context is None:
-        return
-    for variable, value in context.items():
-        if variable.get(_UNSET) is not value:
-            variable.set(value)
+class _Exited:
+    """What a run's greenlet returns when its code raised ``GreenletExit`` (a greenlet ends
+    quietly on it, returning it): ``_pump`` raises it, as the code did."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: greenlet.GreenletExit) -> None:
+        self.error = error
 
 
-_UNSET: Any = object()
+def _exits_loudly(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``, a ``GreenletExit`` it raises handed back as an ``_Exited``."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except greenlet.GreenletExit as error:
+            return _Exited(error)
+
+    return run
+
+
+def _context() -> contextvars.Context:
+    """The current context itself (a task's step runs in its task's ``Context``)."""
+    context: contextvars.Context | None = greenlet.getcurrent().gr_context
+    if context is None:  # pragma: no cover - a task's step always runs in a context
+        context = contextvars.copy_context()
+    return context
 
 
 def awaiting_results(function: Callable[..., Any]) -> Callable[..., Any]:
