@@ -20,6 +20,7 @@ import contextvars
 import functools
 import inspect
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
@@ -31,17 +32,27 @@ class _Run(greenlet.greenlet):  # type: ignore[misc]
     the instance it runs."""
 
     owner: Any = None
+    #: the awaitable the run waits for, handed to ``_pump``
+    handoff: Any = None
 
 
 class _Driving:
     """A run in progress: the task driving it (an async callback's body runs in that task,
     awaited by ``drive``, outside the run's greenlet) and a future done when it ends."""
 
-    __slots__ = ("done", "task")
+    __slots__ = ("_task", "done")
 
     def __init__(self) -> None:
-        self.task = asyncio.current_task()
+        # weakly: a task left on an event loop closed without cancelling it is collected,
+        # closing its run (python-statemachine's processing loop releases the machine so)
+        task = asyncio.current_task()
+        self._task = None if task is None else weakref.ref(task)
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+
+    @property
+    def task(self) -> asyncio.Task[Any] | None:
+        return None if self._task is None else self._task()
 
 
 #: The run in progress on each instance, by ``id``.
@@ -81,12 +92,38 @@ def driven(owner: Any) -> bool:
     return id(owner) in _driving
 
 
-async def finished(owner: Any) -> None:
-    """Wait until the run in progress on ``owner`` ends; raise what ended it, if it raised
-    (python-statemachine rejects the callers waiting on its queue with it)."""
+def may_wait(owner: Any) -> bool:
+    """Whether a task sending to ``owner`` while another task's run is in progress on it
+    waits for that run, as python-statemachine's caller awaits its event's future: not from
+    inside any instance's run (python-statemachine gives a callback's event no future), nor
+    from another event loop than the run's (none there: the run is not its own)."""
+    if _members.get() or inside_a_run():
+        return False
     record = _driving.get(id(owner))
-    if record is not None:
+    if record is None:
+        return False
+    try:
+        return record.done.get_loop() is asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+
+
+async def finished(owner: Any) -> bool:
+    """Wait until the run in progress on ``owner`` ends; raise what ended it, if it raised
+    (python-statemachine rejects the callers waiting on its queue with it); return whether
+    it was interrupted (its task cancelled: python-statemachine wakes the callers waiting
+    for it, to take the loop over)."""
+    record = _driving.get(id(owner))
+    if record is None:
+        return False
+    try:
         await asyncio.shield(record.done)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if record.done.cancelled() and not (task is not None and task.cancelling()):
+            return True
+        raise
+    return False
 
 
 def inside_a_run() -> bool:
@@ -99,7 +136,11 @@ def wait(awaitable: Awaitable[Any]) -> Any:
     current = greenlet.getcurrent()
     if not isinstance(current, _Run):  # pragma: no cover - awaiting shims run only in a run
         raise RuntimeError("an async callback ran outside an awaited send")
-    return current.parent.switch(awaitable)
+    # handed over outside the greenlet's frames: a suspended greenlet is never collected, so
+    # what its frames hold (an awaitable, whose callbacks hold the task) would live forever
+    current.handoff = awaitable
+    del awaitable
+    return current.parent.switch()
 
 
 def gather(owner: Any, calls: tuple[Callable[[], Any], ...]) -> list[Any]:
@@ -148,6 +189,9 @@ async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: 
     run.owner = owner
     key = id(owner)
     record = _driving[key] = _Driving()
+    # the run's callbacks, and the tasks they start, are inside it (python-statemachine's
+    # tasks inherit the engine whose step started them, a context variable)
+    token = _members.set((*_members.get(), owner))
     try:
         value = await _pump(run, *args, **kwargs)
     except BaseException as error:
@@ -162,6 +206,10 @@ async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: 
         return value
     finally:
         del _driving[key]
+        try:
+            _members.reset(token)
+        except ValueError:  # closed by the collector, outside the task's context
+            pass
 
 
 async def _pump(run: _Run, *args: Any, **kwargs: Any) -> Any:
@@ -177,6 +225,7 @@ async def _pump(run: _Run, *args: Any, **kwargs: Any) -> Any:
     run.gr_context = _context()
     value = run.switch(*args, **kwargs)
     while not run.dead:
+        value, run.handoff = run.handoff, None
         try:
             result = await value
         except BaseException as error:  # handed back into the run, where it awaited

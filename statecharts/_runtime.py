@@ -12,6 +12,7 @@ import heapq
 import itertools
 import math
 import threading
+import sys
 import time
 import types
 from collections import deque
@@ -883,6 +884,13 @@ class Instance:
         pending = self._pending
         if pending is _BUSY or pending is None:
             self._pending = None
+        elif self._node.binding.is_async and not isinstance(sys.exc_info()[1], Exception):
+            # python-statemachine's async engine, interrupted (a cancelled task, a closed
+            # coroutine), clears its internal queue only: the external events run later
+            pending.internal.clear()
+            pending.keep = False
+            pending.in_internal = False
+            self._settle(pending)
         elif not pending.keep:
             pending.internal.clear()
             pending.drop_external()
@@ -2077,12 +2085,18 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
         """Send ``event``: awaitable in a running event loop, as python-statemachine's."""
         if _async.running(self):
             return _async.Done(base_send(self, event, *args, **kwargs))
+        if _async.driven(self):
+            # another task's run holds the instance: the event joins its queue now, as
+            # python-statemachine puts it when ``send`` is called, awaited or not
+            return _joining(self, _join(self, base_send, event, args, kwargs))
         return _async.complete(_driven(self, base_send, base_send, event, args, kwargs))
 
     def raise_(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
         """Raise an internal event (from a callback), else send it: awaitable, as ``send``."""
         if _async.running(self):
             return _async.Done(base_raise(self, event, *args, **kwargs))
+        if _async.driven(self):
+            return _joining(self, _join(self, base_send, event, args, kwargs))
         return _async.complete(_driven(self, base_raise, base_send, event, args, kwargs))
 
     def activate_initial_state(self: Instance) -> Any:
@@ -2116,26 +2130,22 @@ async def _driven(
     yet), awaiting its async callbacks on this event loop."""
     pending = instance._pending
     if _async.driven(instance):
-        # another task's event runs: this one joins its queue, as python-statemachine's async
-        # engine queues it, and returns (``queued``) once that run has taken it
-        before = pending.items() if isinstance(pending, _Queues) else []
-        outcome = queue(instance, event, *args, **kwargs) if send is not None else None
-        queues = instance._pending
-        mine = None
-        if isinstance(queues, _Queues):
-            mine = next((item for item in queues.items() if not _among(item, before)), None)
-        await _async.finished(instance)
-        if mine is not None and _among(mine, queues.dropped):  # type: ignore[union-attr]
-            # dropped when the run terminated the instance: answered as python-statemachine
-            # answers the caller of an event it drops
-            node: Any = instance._node
-            return node.binding.terminated(node, event)
-        return outcome
+        if send is None:
+            if _async.may_wait(instance):
+                await _async.finished(instance)
+            return None
+        return await _joined(instance, *_join(instance, queue, event, args, kwargs))
     if isinstance(pending, _Unstarted):
         instance._pending = None
         binding: Any = instance._node.binding
         instance._node = binding.initial_node
         if binding.initial is not None:
+            if send is not None and (not kwargs or _SEND_OPTIONS.isdisjoint(kwargs)):
+                # one run: python-statemachine queues the event behind its initial entry, so
+                # events other tasks (or the initial state's callbacks) send meanwhile follow
+                return await _async.drive(
+                    instance, _first_event, instance, binding, pending.kwargs, (event, args, kwargs)
+                )
             await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
     elif pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
         raise RuntimeError(
@@ -2145,6 +2155,88 @@ async def _driven(
     if send is None:
         return None
     return await _async.drive(instance, send, instance, event, *args, **kwargs)
+
+
+def _first_event(instance: Instance, binding: Any, initial: dict[str, Any], mine: Item) -> Any:
+    """Enter the initial state of an async instance, then run its first event ``mine``,
+    queued first (events sent while the initial state is entered run after it)."""
+    queues = instance._pending = _Queues()
+    queues.put(mine)
+    try:
+        binding.initial(instance, (), initial)
+    except BaseException:
+        instance._settle_failure()
+        raise
+    outcome = instance._drain(queues, mine)
+    if outcome is None:  # the initial entry terminated the instance: the event was dropped
+        node: Any = instance._node
+        outcome = node.binding.terminated(node, mine[0])
+    return outcome
+
+
+def _join(
+    instance: Instance,
+    queue: Callable[..., Outcome],
+    event: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> tuple[Outcome, Item | None]:
+    """Queue ``event`` on the run another task holds ``instance`` with; its outcome
+    (``queued``) and the item queued."""
+    pending = instance._pending
+    before = pending.items() if isinstance(pending, _Queues) else []
+    outcome = queue(instance, event, *args, **kwargs)
+    queues = instance._pending
+    mine = None
+    if isinstance(queues, _Queues):
+        mine = next((item for item in queues.items() if not _among(item, before)), None)
+    return outcome, mine
+
+
+def _joining(instance: Instance, joined: tuple[Outcome, Item | None]) -> Any:
+    """What ``send`` returns for an event queued on another task's run: an awaitable
+    waiting for the run, or (from inside a run, or from a thread no event loop of the run
+    runs in) the outcome, awaitable, as python-statemachine returns at once there."""
+    if not _async.may_wait(instance):
+        return _async.Done(joined[0])
+    return _joined(instance, *joined)
+
+
+async def _joined(instance: Instance, outcome: Outcome, mine: Item | None) -> Any:
+    """A task's event queued on another task's run: returned (``queued``) once the run has
+    taken it, as python-statemachine's caller awaits its future (at once from inside a run,
+    or from another event loop: no future there)."""
+    queues = instance._pending
+    if not _async.may_wait(instance):
+        return outcome
+    while await _async.finished(instance):
+        # the run was cancelled: python-statemachine wakes the callers waiting for it, and
+        # the first to wake takes the loop over, running the events left (its own among them)
+        queues = instance._pending
+        if mine is None or not (isinstance(queues, _Queues) and queues.holds(mine)):
+            return outcome
+        if not _async.driven(instance):
+            return await _async.drive(instance, _take_over, instance, queues, mine)
+    if mine is not None and isinstance(queues, _Queues) and _among(mine, queues.dropped):
+        # dropped when the run terminated the instance: answered as python-statemachine
+        # answers the caller of an event it drops
+        node: Any = instance._node
+        return node.binding.terminated(node, mine[0])
+    return outcome
+
+
+def _take_over(instance: Instance, queues: _Queues, mine: Item) -> Outcome:
+    """Run the events a cancelled run left queued, ``mine`` among them; its outcome."""
+    if instance._pending is not queues or queues.busy:  # pragma: no cover - checked before
+        raise RuntimeError("the instance's queue changed while taking its run over")
+    queues.busy = True
+    outcome = instance._drain(queues, mine)
+    if outcome is None:  # dropped (the instance terminated), or a delayed event not due
+        node: Any = instance._node
+        if not queues.holds(mine):
+            return node.binding.terminated(node, mine[0])  # type: ignore[no-any-return]
+        outcome = Outcome(False, mine[0], node.state, None, None, "queued")
+    return outcome
 
 
 def _among(item: Item, items: list[Item]) -> bool:
