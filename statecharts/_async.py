@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -48,7 +49,6 @@ class _Driving:
         task = asyncio.current_task()
         self._task = None if task is None else weakref.ref(task)
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
 
     @property
     def task(self) -> asyncio.Task[Any] | None:
@@ -206,10 +206,8 @@ async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: 
         return value
     finally:
         del _driving[key]
-        try:
+        with contextlib.suppress(ValueError):  # closed by the collector, not in its context
             _members.reset(token)
-        except ValueError:  # closed by the collector, outside the task's context
-            pass
 
 
 async def _pump(run: _Run, *args: Any, **kwargs: Any) -> Any:

@@ -11,8 +11,8 @@ import functools
 import heapq
 import itertools
 import math
-import threading
 import sys
+import threading
 import time
 import types
 from collections import deque
@@ -2144,7 +2144,12 @@ async def _driven(
                 # one run: python-statemachine queues the event behind its initial entry, so
                 # events other tasks (or the initial state's callbacks) send meanwhile follow
                 return await _async.drive(
-                    instance, _first_event, instance, binding, pending.kwargs, (event, args, kwargs)
+                    instance,
+                    _first_event,
+                    instance,
+                    binding,
+                    pending.kwargs,
+                    (event, args, kwargs),
                 )
             await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
     elif pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
