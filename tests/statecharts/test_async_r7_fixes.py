@@ -269,3 +269,88 @@ def test_C21_an_event_raised_from_another_task_joins_the_run() -> None:
     expected, compiled = both_async(Held, scenario)
     assert expected[-1] == ("configuration", ["c"])
     assert compiled == expected
+
+
+class Handover(StateChart[Log]):
+    """``go``'s ``before`` waits ten seconds; ``poke`` and ``prod`` each note where they run."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, before="waiting")
+    poke = a.to(c, on="noted") | b.to(c, on="noted")
+    prod = c.to(a, on="noted") | a.to(c, on="noted")
+
+    async def waiting(self) -> None:
+        self.model.log.append("waiting")
+        await asyncio.sleep(10)
+
+    def noted(self) -> None:
+        self.model.log.append(("noted", ids(self)))
+
+
+def test_C21_cancelling_the_sender_hands_the_run_to_the_first_of_two_waiting_tasks() -> None:
+    """C21: two tasks wait with ``poke`` and ``prod`` when the sender of ``go`` is cancelled:
+    the first takes the run over and runs both events in order; both return."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        first = asyncio.ensure_future(machine.send("go"))
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(machine.send("poke"))
+        third = asyncio.ensure_future(machine.send("prod"))
+        await asyncio.sleep(0)
+        first.cancel()
+        for name, task in (("first", first), ("second", second), ("third", third)):
+            try:
+                await task
+            except asyncio.CancelledError:
+                machine.model.log.append((name, "cancelled"))
+            else:
+                machine.model.log.append((name, "returned"))
+        machine.model.log.append(("configuration", ids(machine)))
+
+    expected, compiled = both_async(Handover, scenario)
+    assert expected[-1] == ("configuration", ["a"])
+    assert compiled == expected
+
+
+class NestedCancelled(StateChart[Log]):
+    """A compound chart, errors caught as events (``on`` one by one): ``go``'s ``on`` sends
+    ``more`` and waits."""
+
+    class work(State.Compound):
+        a = State(initial=True)
+        b = State()
+        c = State()
+        go = a.to(b, on="queues")
+        more = a.to(c, on="noted") | b.to(c, on="noted")
+        back = c.to(a, on="noted")
+
+    async def queues(self) -> None:
+        self.model.log.append("queues more")
+        await self.send("more")
+        await asyncio.sleep(10)
+
+    def noted(self) -> None:
+        self.model.log.append(("noted", ids(self)))
+
+
+def test_C21_a_run_cancelled_in_a_one_by_one_on_callback_stays_where_it_got() -> None:
+    """C21: as the review's gathered test, from an ``on`` callback run one by one in a
+    statechart: the cancelled run leaves the instance between ``a``'s exit and ``b``'s
+    entry (only ``work`` active), where ``more``, kept, and ``back`` find no transition, as
+    python-statemachine leaves it."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        try:
+            await asyncio.wait_for(machine.send("go"), 0.02)
+        except TimeoutError:
+            machine.model.log.append(("timed out", ids(machine)))
+        await machine.send("back")
+        machine.model.log.append(("configuration", ids(machine)))
+
+    expected, compiled = both_async(NestedCancelled, scenario)
+    assert compiled == expected
