@@ -92,6 +92,15 @@ def driven(owner: Any) -> bool:
     return id(owner) in _driving
 
 
+def loop_running() -> bool:
+    """Whether an event loop runs in this thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def may_wait(owner: Any) -> bool:
     """Whether a task sending to ``owner`` while another task's run is in progress on it
     waits for that run, as python-statemachine's caller awaits its event's future: not from

@@ -2089,6 +2089,16 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
             # another task's run holds the instance: the event joins its queue now, as
             # python-statemachine puts it when ``send`` is called, awaited or not
             return _joining(self, _join(self, base_send, event, args, kwargs))
+        if _async.loop_running() and _queueable(self, kwargs):
+            # queued now, as python-statemachine puts it: a coroutine never awaited leaves
+            # it for the next run
+            pending = self._pending
+            if not isinstance(pending, _Queues):
+                pending = self._pending = _Queues()
+                pending.busy = False
+            mine = (event, args, kwargs)
+            pending.put(mine)
+            return _run_queued(self, pending, mine)
         return _async.complete(_driven(self, base_send, base_send, event, args, kwargs))
 
     def raise_(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
@@ -2228,6 +2238,27 @@ async def _joined(instance: Instance, outcome: Outcome, mine: Item | None) -> An
         node: Any = instance._node
         return node.binding.terminated(node, mine[0])
     return outcome
+
+
+def _queueable(instance: Instance, kwargs: dict[str, Any]) -> bool:
+    """Whether an event sent to ``instance`` from outside any run can be queued at once: the
+    instance started and idle, no send option given."""
+    pending = instance._pending
+    if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
+        return False
+    return pending is None or (isinstance(pending, _Queues) and not pending.busy)
+
+
+async def _run_queued(instance: Instance, queues: _Queues, mine: Item) -> Any:
+    """Run the event ``send`` queued (``mine``, after the events waiting before it)."""
+    if _async.driven(instance):  # another task's run started meanwhile: it takes the event
+        return await _joined(
+            instance, Outcome(False, mine[0], instance._node.state, None, None, "queued"), mine
+        )
+    if instance._pending is not queues or queues.busy or not queues.holds(mine):
+        # run meanwhile (by a send not awaiting a run), or dropped by a failure
+        return Outcome(False, mine[0], instance._node.state, None, None, "queued")
+    return await _async.drive(instance, _take_over, instance, queues, mine)
 
 
 def _take_over(instance: Instance, queues: _Queues, mine: Item) -> Outcome:

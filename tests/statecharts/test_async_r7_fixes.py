@@ -354,3 +354,34 @@ def test_C21_a_run_cancelled_in_a_one_by_one_on_callback_stays_where_it_got() ->
 
     expected, compiled = both_async(NestedCancelled, scenario)
     assert compiled == expected
+
+
+class Idle(StateChart[Log]):
+    """An async chart: ``poke`` goes to ``b``, ``go`` on to ``c``."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    poke = a.to(b)
+    go = b.to(c) | a.to(a)
+    back = c.to(a)
+
+    async def on_go(self) -> None:
+        self.model.log.append(("go from", ids(self)))
+
+
+def test_C21_an_unawaited_send_to_an_idle_instance_queues_the_event() -> None:
+    """C21/C6: ``send("poke")`` called in a running loop and never awaited (its coroutine
+    closed). python-statemachine puts the event on the queue when ``send`` is called, so the
+    next ``send("go")`` runs ``poke`` first (``a`` to ``b``, then ``go`` to ``c``)."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        sent = machine.send("poke")
+        sent.close()
+        await machine.send("go")
+        machine.model.log.append(("configuration", ids(machine)))
+
+    expected, compiled = both_async(Idle, scenario)
+    assert expected == [("go from", []), ("configuration", ["c"])]
+    assert compiled == expected
