@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import contextvars
 import functools
 import inspect
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
@@ -31,17 +33,26 @@ class _Run(greenlet.greenlet):  # type: ignore[misc]
     the instance it runs."""
 
     owner: Any = None
+    #: the awaitable the run waits for, handed to ``_pump``
+    handoff: Any = None
 
 
 class _Driving:
     """A run in progress: the task driving it (an async callback's body runs in that task,
     awaited by ``drive``, outside the run's greenlet) and a future done when it ends."""
 
-    __slots__ = ("done", "task")
+    __slots__ = ("_task", "done")
 
     def __init__(self) -> None:
-        self.task = asyncio.current_task()
+        # weakly: a task left on an event loop closed without cancelling it is collected,
+        # closing its run (python-statemachine's processing loop releases the machine so)
+        task = asyncio.current_task()
+        self._task = None if task is None else weakref.ref(task)
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    @property
+    def task(self) -> asyncio.Task[Any] | None:
+        return None if self._task is None else self._task()
 
 
 #: The run in progress on each instance, by ``id``.
@@ -81,12 +92,47 @@ def driven(owner: Any) -> bool:
     return id(owner) in _driving
 
 
-async def finished(owner: Any) -> None:
-    """Wait until the run in progress on ``owner`` ends; raise what ended it, if it raised
-    (python-statemachine rejects the callers waiting on its queue with it)."""
+def loop_running() -> bool:
+    """Whether an event loop runs in this thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def may_wait(owner: Any) -> bool:
+    """Whether a task sending to ``owner`` while another task's run is in progress on it
+    waits for that run, as python-statemachine's caller awaits its event's future: not from
+    inside any instance's run (python-statemachine gives a callback's event no future), nor
+    from another event loop than the run's (none there: the run is not its own)."""
+    if _members.get() or inside_a_run():
+        return False
     record = _driving.get(id(owner))
-    if record is not None:
+    if record is None:
+        return False
+    try:
+        return record.done.get_loop() is asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+
+
+async def finished(owner: Any) -> bool:
+    """Wait until the run in progress on ``owner`` ends; raise what ended it, if it raised
+    (python-statemachine rejects the callers waiting on its queue with it); return whether
+    it was interrupted (its task cancelled: python-statemachine wakes the callers waiting
+    for it, to take the loop over)."""
+    record = _driving.get(id(owner))
+    if record is None:
+        return False
+    try:
         await asyncio.shield(record.done)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if record.done.cancelled() and not (task is not None and task.cancelling()):
+            return True
+        raise
+    return False
 
 
 def inside_a_run() -> bool:
@@ -99,7 +145,11 @@ def wait(awaitable: Awaitable[Any]) -> Any:
     current = greenlet.getcurrent()
     if not isinstance(current, _Run):  # pragma: no cover - awaiting shims run only in a run
         raise RuntimeError("an async callback ran outside an awaited send")
-    return current.parent.switch(awaitable)
+    # handed over outside the greenlet's frames: a suspended greenlet is never collected, so
+    # what its frames hold (an awaitable, whose callbacks hold the task) would live forever
+    current.handoff = awaitable
+    del awaitable
+    return current.parent.switch()
 
 
 def gather(owner: Any, calls: tuple[Callable[[], Any], ...]) -> list[Any]:
@@ -116,7 +166,7 @@ async def _gathered(owner: Any, call: Callable[[], Any]) -> Any:
     """One callback of a gathered group, in its task: in a greenlet of its own (a plain
     callback, and the code around an awaited one, runs there), inside ``owner``'s run."""
     _members.set((*_members.get(), owner))
-    run = _Run(call)
+    run = _Run(_exits_loudly(call))
     run.owner = owner
     return await _pump(run)
 
@@ -144,10 +194,13 @@ def is_async(target: Any) -> bool:
 async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run ``function(*args, **kwargs)`` in a greenlet, awaiting each awaitable it hands over,
     and return its result (or raise its exception)."""
-    run = _Run(function)
+    run = _Run(_exits_loudly(function))
     run.owner = owner
     key = id(owner)
     record = _driving[key] = _Driving()
+    # the run's callbacks, and the tasks they start, are inside it (python-statemachine's
+    # tasks inherit the engine whose step started them, a context variable)
+    token = _members.set((*_members.get(), owner))
     try:
         value = await _pump(run, *args, **kwargs)
     except BaseException as error:
@@ -162,44 +215,67 @@ async def drive(owner: Any, function: Callable[..., Any], *args: Any, **kwargs: 
         return value
     finally:
         del _driving[key]
+        with contextlib.suppress(ValueError):  # closed by the collector, not in its context
+            _members.reset(token)
 
 
 async def _pump(run: _Run, *args: Any, **kwargs: Any) -> Any:
     """Run the greenlet ``run`` to its end in this task, awaiting each awaitable it hands
     over; return its result (or raise its exception).
 
-    The greenlet sees this task's context variables, and what it sets this task sees, as a
-    callback does running in its task with python-statemachine. It switches back to whichever
-    greenlet resumes it (an event loop runs a task's steps in the greenlet it runs in)."""
+    The greenlet runs in this task's own context (the same ``Context`` object, not a copy),
+    as a callback does running in its task with python-statemachine: it sees and sets the
+    task's context variables, and a token one callback (or the sender) got another can reset.
+    It switches back to whichever greenlet resumes it (an event loop runs a task's steps in
+    the greenlet it runs in)."""
     run.parent = greenlet.getcurrent()
-    run.gr_context = contextvars.copy_context()
+    run.gr_context = _context()
     value = run.switch(*args, **kwargs)
-    _adopt(run.gr_context)
     while not run.dead:
+        value, run.handoff = run.handoff, None
         try:
             result = await value
         except BaseException as error:  # handed back into the run, where it awaited
             run.parent = greenlet.getcurrent()
-            run.gr_context = contextvars.copy_context()
+            run.gr_context = _context()
             value = run.throw(error)
         else:
             run.parent = greenlet.getcurrent()
-            run.gr_context = contextvars.copy_context()
+            run.gr_context = _context()
             value = run.switch(result)
-        _adopt(run.gr_context)
+    if isinstance(value, _Exited):
+        raise value.error
     return value
 
 
-def _adopt(context: contextvars.Context | None) -> None:
-    """Set in the current context the context variables ``context`` changed."""
-    if context is None:
-        return
-    for variable, value in context.items():
-        if variable.get(_UNSET) is not value:
-            variable.set(value)
+class _Exited:
+    """What a run's greenlet returns when its code raised ``GreenletExit`` (a greenlet ends
+    quietly on it, returning it): ``_pump`` raises it, as the code did."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: greenlet.GreenletExit) -> None:
+        self.error = error
 
 
-_UNSET: Any = object()
+def _exits_loudly(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``, a ``GreenletExit`` it raises handed back as an ``_Exited``."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except greenlet.GreenletExit as error:
+            return _Exited(error)
+
+    return run
+
+
+def _context() -> contextvars.Context:
+    """The current context itself (a task's step runs in its task's ``Context``)."""
+    context: contextvars.Context | None = greenlet.getcurrent().gr_context
+    if context is None:  # pragma: no cover - a task's step always runs in a context
+        context = contextvars.copy_context()
+    return context
 
 
 def awaiting_results(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -278,6 +278,9 @@ class Step:
     #: the node of the empty configuration ``on`` callbacks see between exit and entry (the
     #: source exited, the target not yet entered), when the chart updates it state by state
     gap: str | None = None
+    #: the node the target's ``enter`` callbacks see, when it is not ``node_to``: a top-level
+    #: final state, not terminated until they ran (python-statemachine stops its engine after)
+    entering_node: str | None = None
     label: str = ""  # the transition as a comment: ``a --go [ok]--> b / act``
 
 
@@ -685,9 +688,12 @@ class FunctionWriter:
             self.block(indent, self.gathered(on), [*restore, *failed])
         else:
             self.isolated(indent, self.handled(on))
+        entered = step.entering_node if entering and step.changes_node else None
         if step.changes_node or gap is not None:
-            self.emit(indent, f"inst._node = {node_to}")
+            self.emit(indent, f"inst._node = {entered or node_to}")
         self.isolated(indent, self.handled(entering))
+        if entered is not None:
+            self.emit(indent, f"inst._node = {node_to}")
         if moves:
             indent -= 1
             # only an Exception restores the source: a BaseException (a cancelled task, an

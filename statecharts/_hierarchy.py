@@ -18,6 +18,7 @@ call per microstep.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -302,6 +303,16 @@ class HBinding:
                 if found is None:
                     found = HNode(self, configuration, history_items)
                     self._nodes[key] = found
+        return found
+
+    def _entering(self, node: HNode) -> HNode:
+        """A copy of ``node`` (a top-level final state's configuration) not terminated: what
+        the final state's ``enter`` callbacks see."""
+        found = self._nodes.get(("entering", node.key))
+        if found is None:
+            found = copy.copy(node)
+            found.terminated = False
+            self._nodes[("entering", node.key)] = found
         return found
 
     def _candidates(self, node: HNode, event: str | None) -> list[list[DeclaredTransition]]:
@@ -859,13 +870,23 @@ class HBinding:
             risky.append(("on", on))
         if not stepwise:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
+        ending = False  # the instance is in a top-level final state not terminated yet
         for position, info in enumerate(plan.ordered_enter):
             _add_once(current, info.state)
             entry = self._entry(writer, module, plan, names, position, info)
             if entry:
-                risky += show(current)
+                if info.state.final and info.state.parent is None:
+                    # python-statemachine stops its engine (is_terminated) once the enter
+                    # callbacks of a top-level final state ran, not before
+                    moment = self._entering(self.node(tuple(current), plan.new_history))
+                    name = module.const(moment, f"NODE_entering_{info.state.id}")
+                    shown[0] = tuple(current)
+                    risky.append(("plain", [f"inst._node = {name}"]))
+                    ending = True
+                else:
+                    risky += show(current)
                 risky += entry
-        if stepwise:
+        if stepwise or ending:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
         self._emit_risky(writer, risky, fail, names.restore, names.handling_error, names.initial)
         after = self._after_lines(writer, module, plan, names)

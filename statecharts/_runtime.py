@@ -11,6 +11,7 @@ import functools
 import heapq
 import itertools
 import math
+import sys
 import threading
 import time
 import types
@@ -200,6 +201,7 @@ class _Queues:
         "budget",
         "busy",
         "clock",
+        "dropped",
         "external",
         "in_internal",
         "internal",
@@ -213,6 +215,7 @@ class _Queues:
         self.timed: list[Timed] = []
         self.external: deque[Item] = deque()
         self.internal: deque[Item] = deque()
+        self.dropped: list[Item] = []
         self.busy = True
         self.in_internal = False
         self.keep = False
@@ -290,8 +293,16 @@ class _Queues:
             self.timed = timed
 
     def drop_external(self) -> None:
+        """Drop the external events (each kept in ``dropped``: a task waiting for one is
+        answered as python-statemachine answers it)."""
+        if self.external or self.timed:
+            self.dropped = [*self.external, *(entry[3] for entry in self.timed)]
         self.external.clear()
         self.timed.clear()
+
+    def items(self) -> list[Item]:
+        """The external events waiting."""
+        return [*self.external, *(entry[3] for entry in self.timed)]
 
     def idle(self) -> bool:
         """Whether nothing is queued and the instance has no clock to remember."""
@@ -493,8 +504,16 @@ class Instance:
     @property
     def is_terminated(self) -> bool:
         """Whether the instance reached a top-level final state (every later event is
-        ignored)."""
-        return self._node.terminated
+        ignored). A top-level parallel state whose regions all rest in final states
+        terminates once the macrostep ends with it still final (its done.state event may
+        leave it), as python-statemachine's engine stops: not while the run goes on."""
+        node = self._node
+        if not node.terminated:
+            return False
+        if node.state.final and node.state.parent is None:
+            return True
+        pending = self._pending
+        return not (pending is _BUSY or (isinstance(pending, _Queues) and pending.busy))
 
     def send(self, event: str, /, *args: Any, **kwargs: Any) -> Outcome:
         """Send ``event`` with a payload; return the outcome. Never raises for an ignored event
@@ -732,7 +751,8 @@ class Instance:
         mine_item = (event, args, kwargs)
         queues.put(mine_item)
         mine = self._drain(queues, mine_item)
-        assert mine is not None
+        if mine is None:  # the events before it terminated the instance: it was dropped
+            mine = Outcome(False, event, self._node.state, None, None, "terminated")
         return mine
 
     def _drain(self, queues: _Queues, mine: Item | None = None) -> Outcome | None:
@@ -741,10 +761,12 @@ class Instance:
         result: Outcome | None = None
         try:
             self._run_internal(queues, [])
-            while (item := queues.take()) is not None:
+            while not self._node.terminated and (item := queues.take()) is not None:
                 outcome = self._run_external(queues, *item)
                 if item is mine:
                     result = outcome
+            if self._node.terminated:
+                queues.drop_external()  # a terminated instance takes no more events
         except BaseException:
             self._settle_failure()
             raise
@@ -769,8 +791,12 @@ class Instance:
                     outcome.reason,
                     tuple(taken),
                 )
-            while (item := queues.take()) is not None:
+            # python-statemachine stops taking events once the instance terminated, and
+            # drops those left (nobody inside the run waits for them)
+            while not self._node.terminated and (item := queues.take()) is not None:
                 self._run_external(queues, *item)
+            if self._node.terminated:
+                queues.drop_external()
         except BaseException:
             self._settle_failure()
             raise
@@ -858,6 +884,13 @@ class Instance:
         pending = self._pending
         if pending is _BUSY or pending is None:
             self._pending = None
+        elif self._node.binding.is_async and not isinstance(sys.exc_info()[1], Exception):
+            # python-statemachine's async engine, interrupted (a cancelled task, a closed
+            # coroutine), clears its internal queue only: the external events run later
+            pending.internal.clear()
+            pending.keep = False
+            pending.in_internal = False
+            self._settle(pending)
         elif not pending.keep:
             pending.internal.clear()
             pending.drop_external()
@@ -1532,8 +1565,28 @@ class Binding:
                 if exits and not chart.flags.atomic_configuration_update
                 else None
             ),
+            entering_node=(
+                module.const(self.entering(target), f"NODE_entering_{target.id}")
+                if target is not None and target.final and target.id != source.id
+                else None
+            ),
             label=describe_transition(transition),
         )
+
+    def entering(self, target: StateDef) -> StateNode:
+        """The node of top-level final ``target`` while its ``enter`` callbacks run: its
+        configuration, not yet terminated (python-statemachine stops its engine after them,
+        so ``is_terminated`` reads False there)."""
+        key = f"entering {target.id}"
+        found = self._gaps.get(key)
+        if found is None:
+            node = self.nodes[target.id]
+            found = StateNode(self, target, node.declared)
+            found.table = node.table
+            found.ignored = node.ignored
+            found.terminated = False
+            self._gaps[key] = found
+        return found
 
     def _write_fire(
         self,
@@ -2032,12 +2085,28 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
         """Send ``event``: awaitable in a running event loop, as python-statemachine's."""
         if _async.running(self):
             return _async.Done(base_send(self, event, *args, **kwargs))
+        if _async.driven(self):
+            # another task's run holds the instance: the event joins its queue now, as
+            # python-statemachine puts it when ``send`` is called, awaited or not
+            return _joining(self, _join(self, base_send, event, args, kwargs))
+        if _async.loop_running() and _queueable(self, kwargs):
+            # queued now, as python-statemachine puts it: a coroutine never awaited leaves
+            # it for the next run
+            pending = self._pending
+            if not isinstance(pending, _Queues):
+                pending = self._pending = _Queues()
+                pending.busy = False
+            mine = (event, args, kwargs)
+            pending.put(mine)
+            return _run_queued(self, pending, mine)
         return _async.complete(_driven(self, base_send, base_send, event, args, kwargs))
 
     def raise_(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
         """Raise an internal event (from a callback), else send it: awaitable, as ``send``."""
         if _async.running(self):
             return _async.Done(base_raise(self, event, *args, **kwargs))
+        if _async.driven(self):
+            return _joining(self, _join(self, base_send, event, args, kwargs))
         return _async.complete(_driven(self, base_raise, base_send, event, args, kwargs))
 
     def activate_initial_state(self: Instance) -> Any:
@@ -2071,16 +2140,27 @@ async def _driven(
     yet), awaiting its async callbacks on this event loop."""
     pending = instance._pending
     if _async.driven(instance):
-        # another task's event runs: this one joins its queue, as python-statemachine's async
-        # engine queues it, and returns (``queued``) once that run has taken it
-        outcome = queue(instance, event, *args, **kwargs) if send is not None else None
-        await _async.finished(instance)
-        return outcome
+        if send is None:
+            if _async.may_wait(instance):
+                await _async.finished(instance)
+            return None
+        return await _joined(instance, *_join(instance, queue, event, args, kwargs))
     if isinstance(pending, _Unstarted):
         instance._pending = None
         binding: Any = instance._node.binding
         instance._node = binding.initial_node
         if binding.initial is not None:
+            if send is not None and (not kwargs or _SEND_OPTIONS.isdisjoint(kwargs)):
+                # one run: python-statemachine queues the event behind its initial entry, so
+                # events other tasks (or the initial state's callbacks) send meanwhile follow
+                return await _async.drive(
+                    instance,
+                    _first_event,
+                    instance,
+                    binding,
+                    pending.kwargs,
+                    (event, args, kwargs),
+                )
             await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
     elif pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
         raise RuntimeError(
@@ -2090,6 +2170,113 @@ async def _driven(
     if send is None:
         return None
     return await _async.drive(instance, send, instance, event, *args, **kwargs)
+
+
+def _first_event(instance: Instance, binding: Any, initial: dict[str, Any], mine: Item) -> Any:
+    """Enter the initial state of an async instance, then run its first event ``mine``,
+    queued first (events sent while the initial state is entered run after it)."""
+    queues = instance._pending = _Queues()
+    queues.put(mine)
+    try:
+        binding.initial(instance, (), initial)
+    except BaseException:
+        instance._settle_failure()
+        raise
+    outcome = instance._drain(queues, mine)
+    if outcome is None:  # the initial entry terminated the instance: the event was dropped
+        node: Any = instance._node
+        outcome = node.binding.terminated(node, mine[0])
+    return outcome
+
+
+def _join(
+    instance: Instance,
+    queue: Callable[..., Outcome],
+    event: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> tuple[Outcome, Item | None]:
+    """Queue ``event`` on the run another task holds ``instance`` with; its outcome
+    (``queued``) and the item queued."""
+    pending = instance._pending
+    before = pending.items() if isinstance(pending, _Queues) else []
+    outcome = queue(instance, event, *args, **kwargs)
+    queues = instance._pending
+    mine = None
+    if isinstance(queues, _Queues):
+        mine = next((item for item in queues.items() if not _among(item, before)), None)
+    return outcome, mine
+
+
+def _joining(instance: Instance, joined: tuple[Outcome, Item | None]) -> Any:
+    """What ``send`` returns for an event queued on another task's run: an awaitable
+    waiting for the run, or (from inside a run, or from a thread no event loop of the run
+    runs in) the outcome, awaitable, as python-statemachine returns at once there."""
+    if not _async.may_wait(instance):
+        return _async.Done(joined[0])
+    return _joined(instance, *joined)
+
+
+async def _joined(instance: Instance, outcome: Outcome, mine: Item | None) -> Any:
+    """A task's event queued on another task's run: returned (``queued``) once the run has
+    taken it, as python-statemachine's caller awaits its future (at once from inside a run,
+    or from another event loop: no future there)."""
+    queues = instance._pending
+    if not _async.may_wait(instance):
+        return outcome
+    while await _async.finished(instance):
+        # the run was cancelled: python-statemachine wakes the callers waiting for it, and
+        # the first to wake takes the loop over, running the events left (its own among them)
+        queues = instance._pending
+        if mine is None or not (isinstance(queues, _Queues) and queues.holds(mine)):
+            return outcome
+        if not _async.driven(instance):
+            return await _async.drive(instance, _take_over, instance, queues, mine)
+    if mine is not None and isinstance(queues, _Queues) and _among(mine, queues.dropped):
+        # dropped when the run terminated the instance: answered as python-statemachine
+        # answers the caller of an event it drops
+        node: Any = instance._node
+        return node.binding.terminated(node, mine[0])
+    return outcome
+
+
+def _queueable(instance: Instance, kwargs: dict[str, Any]) -> bool:
+    """Whether an event sent to ``instance`` from outside any run can be queued at once: the
+    instance started and idle, no send option given."""
+    pending = instance._pending
+    if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
+        return False
+    return pending is None or (isinstance(pending, _Queues) and not pending.busy)
+
+
+async def _run_queued(instance: Instance, queues: _Queues, mine: Item) -> Any:
+    """Run the event ``send`` queued (``mine``, after the events waiting before it)."""
+    if _async.driven(instance):  # another task's run started meanwhile: it takes the event
+        return await _joined(
+            instance, Outcome(False, mine[0], instance._node.state, None, None, "queued"), mine
+        )
+    if instance._pending is not queues or queues.busy or not queues.holds(mine):
+        # run meanwhile (by a send not awaiting a run), or dropped by a failure
+        return Outcome(False, mine[0], instance._node.state, None, None, "queued")
+    return await _async.drive(instance, _take_over, instance, queues, mine)
+
+
+def _take_over(instance: Instance, queues: _Queues, mine: Item) -> Outcome:
+    """Run the events a cancelled run left queued, ``mine`` among them; its outcome."""
+    if instance._pending is not queues or queues.busy:  # pragma: no cover - checked before
+        raise RuntimeError("the instance's queue changed while taking its run over")
+    queues.busy = True
+    outcome = instance._drain(queues, mine)
+    if outcome is None:  # dropped (the instance terminated), or a delayed event not due
+        node: Any = instance._node
+        if not queues.holds(mine):
+            return node.binding.terminated(node, mine[0])  # type: ignore[no-any-return]
+        outcome = Outcome(False, mine[0], node.state, None, None, "queued")
+    return outcome
+
+
+def _among(item: Item, items: list[Item]) -> bool:
+    return any(entry is item for entry in items)
 
 
 class _Constructed(Instance):
