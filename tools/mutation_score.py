@@ -202,6 +202,11 @@ def configure(work: Path, target: Target) -> None:
         # a mutant that loops forever is stopped after 6 times its tests' measured time in CPU
         # seconds (mutmut's default, 30 times, costs an hour a loop on a shared machine)
         "timeout_multiplier=3",
+        # each mutant's tests in a process forked before any test ran: mutmut 3.8's default,
+        # fork, runs the stats and clean passes in the process it then forks every mutant from,
+        # so what those passes left (a chart compiled, a cache filled) is there before a
+        # mutant's first test, as in no real run
+        "process_isolation=forkserver",
         "pytest_add_cli_args_test_selection=",
         *(f"    {test}" for test in target.tests),
         "pytest_add_cli_args=",
