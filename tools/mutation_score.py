@@ -118,6 +118,7 @@ MODULES: dict[str, tuple[str, ...]] = {
 STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops at a failure
     "tests/statecharts/test_codegen_mutants.py",
     "tests/statecharts/test_hierarchy_mutants.py",
+    "tests/statecharts/test_runtime_mutants_r7.py",
     "tests/statecharts/test_runtime_details.py",
     "tests/statecharts/test_codegen_details.py",
     "tests/statecharts/test_codegen.py",
@@ -142,6 +143,7 @@ STATECHARTS_REAL_ONLY = (
     "tests/statecharts/test_compile.py",
     "tests/statecharts/test_async.py",
     "tests/statecharts/test_codegen_async.py",
+    "tests/statecharts/test_runtime_mutants_r7_async.py",
     "tests/review/test_review_issue_10.py",
     "tests/review/test_review_issue_10_more.py",
     "tests/review/test_review_issue_10_r3.py",
