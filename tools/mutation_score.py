@@ -119,6 +119,7 @@ STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops 
     "tests/statecharts/test_codegen_mutants.py",
     "tests/statecharts/test_hierarchy_mutants.py",
     "tests/statecharts/test_runtime_mutants_r7.py",
+    "tests/statecharts/test_hierarchy_mutants_r7.py",
     "tests/statecharts/test_runtime_details.py",
     "tests/statecharts/test_codegen_details.py",
     "tests/statecharts/test_codegen.py",
