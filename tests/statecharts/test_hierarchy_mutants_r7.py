@@ -236,3 +236,14 @@ def test_c16_the_generated_source_names_a_declared_transition_after_its_id() -> 
     reference.send("go")
     reference.send("back")
     assert instance.model.log == reference.model.log == [("a", "go", "b"), ("b", "back", "a")]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_c5_a_running_statechart_says_what_a_non_string_event_is(strict: bool) -> None:
+    """Not only once terminated: from any configuration, an event that is not a ``str`` is
+    a ``TypeError`` naming its type and value, strict chart or not."""
+    instance = compile_chart(jobs_chart(strict=strict)).create()
+    for _ in range(2):
+        with pytest.raises(TypeError, match=r"^event must be a str, got int: 3$"):
+            instance.send(3)  # type: ignore[arg-type]
+    assert ids(instance) == ["desk", "idle"]
