@@ -1,9 +1,9 @@
-"""Rules of the statechart runtime that a mutation sample of ``statecharts/_runtime.py``
-(seed 6421) found untested; each test is named after what a chart author observes and, where
-the rule is a semantic one, compares with python-statemachine. (Async charts:
+"""Rules of the statechart runtime that mutation samples of ``statecharts/_runtime.py``
+(seeds 6421 and 7717) found untested; each test is named after what a chart author observes
+and, where the rule is a semantic one, compares with python-statemachine. (Async charts:
 test_runtime_mutants_r7_async.py.)
 
-Rules checked here (docs/spec.md): C4, C8, C11, C20.
+Rules checked here (docs/spec.md): C4, C5, C7, C8, C11, C16, C17, C20.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from statemachine import State, StateChart
 from statemachine.exceptions import TransitionNotAllowed
 
-from statecharts import compile_chart
+from statecharts import VirtualClock, compile_chart, observe_outcomes
 
 
 def ids(machine: Any) -> list[str]:
@@ -144,3 +144,206 @@ def test_c11_a_strict_statechart_drops_a_raised_event_no_transition_allows() -> 
     with pytest.raises(TransitionNotAllowed):
         instance.send("poke")
     assert ids(instance) == ids(reference) == ["busy", "work"]
+
+
+class Ahead(StateChart[Any]):
+    """A callback queues ``one``, then ``two`` with a negative delay (due in the past)."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on="queue")
+    one = b.to(c) | c.to(b)
+    two = b.to(c) | c.to(b)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.log: list[str] = []
+        super().__init__(*args, **kwargs)
+
+    def queue(self) -> None:
+        self.send("one")
+        self.send("two", delay=-1)
+
+    def on_transition(self, event: Any) -> None:
+        self.log.append(str(event))
+
+
+def test_c17_an_event_due_in_the_past_runs_ahead_of_the_events_queued_before_it() -> None:
+    reference = Ahead()
+    instance: Any = compile_chart(Ahead).create()
+    reference.send("go")
+    instance.send("go")
+    assert instance.log == reference.log == ["go", "two", "one"]
+    assert ids(instance) == ids(reference) == ["b"]
+
+
+class StrictFlat(StateChart[Any]):
+    """A strict flat chart whose transition raises an event the target has no transition
+    for."""
+
+    allow_event_without_transition = False
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="again")
+    back = b.to(a)
+
+    def again(self) -> None:
+        self.raise_("go")
+
+
+def test_c11_a_strict_flat_chart_drops_a_raised_event_its_state_has_no_transition_for() -> None:
+    reference = StrictFlat()
+    instance = compile_chart(StrictFlat).create()
+    reference.send("go")
+    outcome = instance.send("go")
+    assert outcome.applied
+    assert ids(instance) == ids(reference) == ["b"]
+    with pytest.raises(TransitionNotAllowed):
+        reference.send("go")
+    with pytest.raises(TransitionNotAllowed):
+        instance.send("go")
+
+
+class Fails(StateChart[Any]):
+    """A ``before`` that raises, its ``error.execution`` handled by a transition."""
+
+    a = State(initial=True)
+    b = State()
+    broken = State()
+    go = a.to(b, before="boom")
+    error_execution = a.to(broken)
+    fix = broken.to(a) | b.to(a)
+
+    def boom(self) -> None:
+        raise ValueError("declined")
+
+
+def test_c5_a_failed_event_reports_no_target_and_the_transitions_its_error_took() -> None:
+    reference = Fails()
+    instance = compile_chart(Fails).create()
+    reference.send("go")
+    outcome = instance.send("go")
+    assert not outcome.applied
+    assert outcome.reason == "failed"
+    assert outcome.target is None
+    assert [t.id for t in outcome.transitions] == ["a:error_execution|error.execution:broken"]
+    assert ids(instance) == ids(reference) == ["broken"]
+
+
+class Later(StateChart[Any]):
+    """A callback sends an event with a delay and keeps what ``send`` returned."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="later")
+    tick = b.to(a)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.outcomes: list[Any] = []
+        super().__init__(*args, **kwargs)
+
+    def later(self) -> None:
+        self.outcomes.append(self.send("tick", delay=10))
+
+
+def test_c11_a_delayed_event_sent_from_a_callback_is_reported_queued() -> None:
+    clock = VirtualClock()
+    instance: Any = compile_chart(Later).create(clock=clock)
+    instance.send("go")
+    (outcome,) = instance.outcomes
+    assert not outcome.applied
+    assert outcome.reason == "queued"
+    assert ids(instance) == ["b"]
+    instance.run_until_idle()
+    assert ids(instance) == ["a"]
+
+
+class Kept(StateChart[Any]):
+    """A validator that raises while a queued event is selected: python-statemachine keeps
+    the events queued behind it."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    start = a.to(b, on="queue_two")
+    go = b.to(c, validators="check")
+    back = b.to(a) | c.to(a)
+
+    def queue_two(self) -> None:
+        self.send("go")
+        self.send("back")
+
+    def check(self) -> None:
+        raise ValueError("not yet")
+
+
+@pytest.mark.parametrize("clock", [None, "virtual"])
+def test_c17_run_until_idle_runs_the_events_a_raising_validator_left_queued(
+    clock: str | None,
+) -> None:
+    """What a later ``send`` would run first (as in python-statemachine), ``run_until_idle``
+    runs now, with or without a clock."""
+    reference = Kept()
+    with pytest.raises(ValueError, match="not yet"):
+        reference.send("start")
+    instance = compile_chart(Kept).create(clock=VirtualClock() if clock else None)
+    with pytest.raises(ValueError, match="not yet"):
+        instance.send("start")
+    assert ids(instance) == ids(reference) == ["b"]
+    instance.run_until_idle()
+    assert ids(instance) == ["a"]
+
+
+class Jobs(StateChart[Any]):
+    """A strict flat chart taking undeclared names by their prefix, one transition behind a
+    guard that never passes; a transition raises such a name."""
+
+    allow_event_without_transition = False
+    idle = State(initial=True)
+    busy = State()
+    start = idle.to(busy, on="ask")
+    pick = busy.to(idle, event="pick.*", cond="never")
+    done = busy.to(idle)
+
+    def ask(self) -> None:
+        self.raise_("pick.1")
+
+    def never(self) -> bool:
+        return False
+
+
+def test_c5_a_raised_name_no_guard_lets_through_is_dropped_and_observed_from_its_state() -> None:
+    """The strict chart drops the internal event (as python-statemachine does); observers see
+    it ignored, from the state it was tried in."""
+    reference = Jobs()
+    reference.send("start")
+    seen: list[Any] = []
+    instance = compile_chart(Jobs).create()
+    with observe_outcomes(lambda _, outcome: seen.append(outcome)):
+        instance.send("start")
+    assert ids(instance) == ids(reference) == ["busy"]
+    (ignored,) = [outcome for outcome in seen if outcome.event == "pick.1"]
+    assert (ignored.applied, ignored.reason) == (False, "guards_rejected")
+    assert ignored.source.id == "busy"
+
+
+class Entered(StateChart[Any]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.log: list[Any] = []
+        super().__init__(*args, **kwargs)
+
+    def on_enter_a(self, source: Any) -> None:
+        self.log.append(source)
+
+
+def test_c16_the_generated_source_names_the_start_transition_s_empty_source_state_none() -> None:
+    """The initial entry's ``source`` is python-statemachine's empty state; its constant in the
+    generated source of a flat chart is ``STATE_none``."""
+    assert "source=STATE_none" in compile_chart(Entered).source()
+    reference = Entered()
+    instance: Any = compile_chart(Entered).create()
+    assert [type(s).__name__ for s in instance.log] == [type(s).__name__ for s in reference.log]
