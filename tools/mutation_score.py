@@ -279,10 +279,14 @@ def run(
         "PYTHONPATH": str(work),
         "HYPOTHESIS_PROFILE": "default",
         "MUTATION_EXAMPLES": os.environ.get("MUTATION_EXAMPLES", "60"),
+        # a test of a real re-run (60 Hypothesis examples, a loaded machine) may take longer
+        # than one of mutmut's pass before it counts as hanging
+        "MUTATION_TEST_LIMIT": os.environ.get("MUTATION_TEST_LIMIT", "120"),
     }
     if target is not None:
         env["HYPOTHESIS_PROFILE"] = "mutation"
         env["MUTATION_EXAMPLES"] = os.environ.get("MUTATION_EXAMPLES", str(target.examples))
+        env["MUTATION_TEST_LIMIT"] = os.environ.get("MUTATION_TEST_LIMIT", "20")
         env["MUTATION_TEST_ORDER"] = os.pathsep.join(target.tests)
     if nice:
         command = ["nice", "-n", str(nice), *command]
@@ -316,6 +320,10 @@ def killed_for_real(work: Path, name: str, target: Target, nice: int) -> bool:
                 "-q",
                 "-p",
                 "no:cacheprovider",
+                # a mutant that makes a test hang (an async run waiting on itself) is killed
+                # after MUTATION_TEST_LIMIT seconds instead of stopping the whole measurement
+                "-p",
+                "tools.mutation.hang_guard",
                 *target.real_only,
                 *(test for test in target.tests if test not in target.real_only),
                 *(f"--deselect={test}" for test in deselected(work)),
