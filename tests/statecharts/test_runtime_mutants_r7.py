@@ -466,3 +466,117 @@ def test_c20_a_chart_with_a_custom_init_and_a_prepare_event_starts_and_runs() ->
     instance.send("go")
     assert ids(instance) == ids(reference) == ["b"]
     assert instance.log == reference.log == [1]
+
+
+class Anything(StateChart[Any]):
+    """A flat chart whose state takes any event (``*``)."""
+
+    idle = State(initial=True)
+    seen = State()
+    spot = idle.to(seen, event="*")
+    reset = seen.to(idle)
+
+
+def test_c4_a_wildcard_transition_takes_an_undeclared_name_without_a_dot() -> None:
+    reference = Anything()
+    instance = compile_chart(Anything).create()
+    reference.send("whatever")
+    outcome = instance.send("whatever")
+    assert outcome.applied
+    assert outcome.event == "whatever"
+    assert ids(instance) == ids(reference) == ["seen"]
+
+
+def test_c16_a_compiled_instance_s_class_keeps_the_chart_s_docstring() -> None:
+    """``help(instance)`` reads as the chart does."""
+    assert type(compile_chart(Anything).create()).__doc__ == Anything.__doc__
+    assert Anything.__doc__
+
+
+class Fielded(StateChart[Any]):
+    """A guard named after a field the custom ``__init__`` sets before handing over."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, cond="allowed")
+    back = b.to(a)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.allowed = lambda: True
+        super().__init__(*args, **kwargs)
+
+
+def test_c20_a_callback_named_after_a_field_set_before_the_hand_over_resolves_to_it() -> None:
+    reference = Fielded()
+    instance = compile_chart(Fielded).create()
+    reference.send("go")
+    instance.send("go")
+    assert ids(instance) == ids(reference) == ["b"]
+
+
+def test_c1_a_class_compiled_from_two_threads_at_once_is_one_chart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The second thread waits for the first one's compilation and gets the same chart."""
+    import threading
+    import time
+
+    from statecharts import _runtime
+    from statecharts._compiler import read_chart
+
+    class Raced(StateChart[Any]):
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+    reading = threading.Event()
+
+    def slow_read(cls: Any) -> Any:
+        reading.set()
+        time.sleep(0.3)  # the other thread finds no chart yet and waits for the lock
+        return read_chart(cls)
+
+    monkeypatch.setattr(_runtime, "read_chart", slow_read)
+    found: list[Any] = []
+    first = threading.Thread(target=lambda: found.append(compile_chart(Raced)))
+    first.start()
+    assert reading.wait(5)
+    second = threading.Thread(target=lambda: found.append(compile_chart(Raced)))
+    second.start()
+    first.join(10)
+    second.join(10)
+    assert len(found) == 2
+    assert found[0] is found[1]
+    assert compile_chart(Raced) is found[0]
+
+
+class Shared:
+    """A model logging into a list several instances share."""
+
+    def __init__(self, name: str, log: list[str]) -> None:
+        self.name = name
+        self.log = log
+
+
+class Echo(StateChart[Shared]):
+    idle = State(initial=True)
+    ping = idle.to(idle, on="heard")
+
+    def heard(self, word: str = "") -> None:
+        self.model.log.append(f"{self.model.name}:{word}")
+
+
+def test_c17_timers_of_several_instances_on_one_clock_run_in_due_then_sending_order() -> None:
+    """Three events due at the same time, sent to two instances in turn, run in the order
+    they were sent, across the instances (one delayed event per wake-up)."""
+    clock = VirtualClock()
+    log: list[str] = []
+    chart = compile_chart(Echo)
+    first = chart.create(Shared("A", log), clock=clock)
+    second = chart.create(Shared("B", log), clock=clock)
+    first.send("ping", word="x", delay=10)
+    second.send("ping", word="y", delay=10)
+    first.send("ping", word="z", delay=10)
+    assert log == []
+    clock.advance(0.02)
+    assert log == ["A:x", "B:y", "A:z"]

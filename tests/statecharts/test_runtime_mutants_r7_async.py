@@ -107,3 +107,8 @@ def test_c10_an_async_instance_takes_no_attribute_its_chart_does_not_declare() -
     with pytest.raises(AttributeError):
         instance.undeclared = 1
     assert not hasattr(instance, "__dict__")
+
+
+def test_c16_an_async_instance_s_class_keeps_the_chart_s_docstring() -> None:
+    assert type(compile_chart(Plain).create()).__doc__ == Plain.__doc__
+    assert Plain.__doc__
