@@ -580,3 +580,54 @@ def test_c17_timers_of_several_instances_on_one_clock_run_in_due_then_sending_or
     assert log == []
     clock.advance(0.02)
     assert log == ["A:x", "B:y", "A:z"]
+
+
+class Noted(StateChart[Any]):
+    """A validator that raises an internal event, then fails, while a queued event is
+    selected: both queues are kept for the next event."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    start = a.to(b, on="queue")
+    go = b.to(c, validators="check")
+    note = a.to(a) | b.to(b) | c.to(c)
+    back = b.to(a) | c.to(a)
+
+    def queue(self) -> None:
+        self.send("go")
+        self.send("back")
+
+    def check(self) -> None:
+        self.raise_("note")
+        raise ValueError("not yet")
+
+
+def test_c19_a_snapshot_keeps_the_internal_events_a_raising_validator_left_queued() -> None:
+    chart = compile_chart(Noted)
+    instance = chart.create()
+    with pytest.raises(ValueError, match="not yet"):
+        instance.send("start")
+    picture = instance.snapshot()
+    assert picture["queued"] == {
+        "internal": [{"event": "note", "args": [], "kwargs": {}}],
+        "external": [{"event": "back", "args": [], "kwargs": {}}],
+    }
+    assert chart.restore(picture).snapshot() == picture
+
+
+class ModelGuarded(StateChart[Any]):
+    """A guard and an action the model provides (the chart has neither)."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, cond="ready", on="record")
+    back = b.to(a)
+
+
+def test_c16_the_source_of_a_chart_whose_callbacks_the_model_provides_can_be_read() -> None:
+    """``Chart.source()`` with no model type is the source for instances created without a
+    model, whose callbacks are then looked up on the model when they run."""
+    source = compile_chart(ModelGuarded).source()
+    assert "ready" in source
+    assert "record" in source
