@@ -247,3 +247,48 @@ def test_c5_a_running_statechart_says_what_a_non_string_event_is(strict: bool) -
         with pytest.raises(TypeError, match=r"^event must be a str, got int: 3$"):
             instance.send(3)  # type: ignore[arg-type]
     assert ids(instance) == ["desk", "idle"]
+
+
+class Chosen(StateChart[Any]):
+    """A compound state whose event has a guarded transition and a fallback after it, in a
+    chart that does not catch errors as events."""
+
+    catch_errors_as_events = False
+
+    class box(State.Compound):
+        a = State(initial=True)
+        b = State()
+        c = State()
+        go = a.to(b, cond="ok") | a.to(c)
+        back = b.to(a) | c.to(a)
+
+    def ok(self) -> bool:
+        return True
+
+    def on_enter_b(self) -> None:
+        pass
+
+
+def test_c16_the_generated_source_shows_the_fallback_after_a_guarded_transition() -> None:
+    """Every transition gets its microstep in ``Chart.source()``: the guard may refuse
+    ``a --go [ok]--> b``, so ``a --go--> c`` is shown too."""
+    lines = compile_chart(Chosen).source().splitlines()
+    assert "    # a --go [ok]--> b" in lines
+    assert "    # a --go--> c" in lines
+
+
+def test_c16_the_generated_try_block_is_indented_one_level() -> None:
+    lines = compile_chart(Chosen).source().splitlines()
+    bodies = [lines[i + 1] for i, line in enumerate(lines) if line == "    try:"]
+    assert bodies
+    assert all(body.startswith(" " * 8) and body[8] != " " for body in bodies)
+
+
+def test_c5_a_declared_event_the_configuration_has_no_transition_for_is_no_transition() -> None:
+    instance = compile_chart(Finished).create()
+    outcome = instance.send("go")
+    assert outcome.applied
+    outcome = instance.send("go")  # from b: the chart declares go, b has no transition for it
+    assert not outcome.applied
+    assert outcome.reason == "no_transition"
+    assert outcome.event == "go"
