@@ -121,6 +121,8 @@ MODULES: dict[str, tuple[str, ...]] = {
 STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops at a failure
     "tests/statecharts/test_codegen_mutants.py",
     "tests/statecharts/test_hierarchy_mutants.py",
+    "tests/statecharts/test_runtime_mutants_r7.py",
+    "tests/statecharts/test_hierarchy_mutants_r7.py",
     "tests/statecharts/test_runtime_details.py",
     "tests/statecharts/test_codegen_details.py",
     "tests/statecharts/test_codegen.py",
@@ -145,6 +147,7 @@ STATECHARTS_REAL_ONLY = (
     "tests/statecharts/test_compile.py",
     "tests/statecharts/test_async.py",
     "tests/statecharts/test_codegen_async.py",
+    "tests/statecharts/test_runtime_mutants_r7_async.py",
     "tests/review/test_review_issue_10.py",
     "tests/review/test_review_issue_10_more.py",
     "tests/review/test_review_issue_10_r3.py",
@@ -205,6 +208,11 @@ def configure(work: Path, target: Target) -> None:
         # a mutant that loops forever is stopped after 6 times its tests' measured time in CPU
         # seconds (mutmut's default, 30 times, costs an hour a loop on a shared machine)
         "timeout_multiplier=3",
+        # each mutant's tests in a process forked before any test ran: mutmut 3.8's default,
+        # fork, runs the stats and clean passes in the process it then forks every mutant from,
+        # so what those passes left (a chart compiled, a cache filled) is there before a
+        # mutant's first test, as in no real run
+        "process_isolation=forkserver",
         "pytest_add_cli_args_test_selection=",
         *(f"    {test}" for test in target.tests),
         "pytest_add_cli_args=",
@@ -274,10 +282,14 @@ def run(
         "PYTHONPATH": str(work),
         "HYPOTHESIS_PROFILE": "default",
         "MUTATION_EXAMPLES": os.environ.get("MUTATION_EXAMPLES", "60"),
+        # a test of a real re-run (60 Hypothesis examples, a loaded machine) may take longer
+        # than one of mutmut's pass before it counts as hanging
+        "MUTATION_TEST_LIMIT": os.environ.get("MUTATION_TEST_LIMIT", "120"),
     }
     if target is not None:
         env["HYPOTHESIS_PROFILE"] = "mutation"
         env["MUTATION_EXAMPLES"] = os.environ.get("MUTATION_EXAMPLES", str(target.examples))
+        env["MUTATION_TEST_LIMIT"] = os.environ.get("MUTATION_TEST_LIMIT", "20")
         env["MUTATION_TEST_ORDER"] = os.pathsep.join(target.tests)
     if nice:
         command = ["nice", "-n", str(nice), *command]
@@ -311,6 +323,10 @@ def killed_for_real(work: Path, name: str, target: Target, nice: int) -> bool:
                 "-q",
                 "-p",
                 "no:cacheprovider",
+                # a mutant that makes a test hang (an async run waiting on itself) is killed
+                # after MUTATION_TEST_LIMIT seconds instead of stopping the whole measurement
+                "-p",
+                "tools.mutation.hang_guard",
                 *target.real_only,
                 *(test for test in target.tests if test not in target.real_only),
                 *(f"--deselect={test}" for test in deselected(work)),

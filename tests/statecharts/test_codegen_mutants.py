@@ -22,16 +22,21 @@ def ids(machine: Any) -> list[str]:
     return [state.id for state in machine.configuration]
 
 
-class Odd(StateChart):
-    """Event names a comment of the generated source cannot hold raw: a lone surrogate (text
-    decoded with ``surrogateescape``) and a line break followed by code."""
+def odd_chart() -> type[StateChart[Any]]:
+    """A chart (declared anew at each call: compiling one class again writes no source, so
+    each case compiles its own whatever ran before) whose event names a comment of the
+    generated source cannot hold raw: a lone surrogate (text decoded with
+    ``surrogateescape``) and a line break followed by code."""
 
-    catch_errors_as_events = False
-    a = State(initial=True)
-    b = State()
-    go = a.to(b, event="go\udcff")
-    run = a.to(b, event="run\nraise SystemExit('the name ran as code')\n")
-    back = b.to(a, event="back\u2028now\r")
+    class Odd(StateChart[Any]):
+        catch_errors_as_events = False
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, event="go\udcff")
+        run = a.to(b, event="run\nraise SystemExit('the name ran as code')\n")
+        back = b.to(a, event="back\u2028now\r")
+
+    return Odd
 
 
 @pytest.mark.parametrize("directory", ["private", ""])
@@ -42,8 +47,9 @@ def test_c16_event_names_no_comment_can_hold_raw_compile_and_run(
     break there is written as its escape, so the chart compiles (its source in a file, or in
     ``linecache``), no name runs as code, and the events run as in python-statemachine."""
     monkeypatch.setenv("STATECHARTS_SOURCE_DIR", str(tmp_path / directory) if directory else "")
-    reference = Odd()
-    instance = compile_chart(Odd).create()
+    odd = odd_chart()
+    reference = odd()
+    instance = compile_chart(odd).create()
     trail = []
     for event in [
         "go\udcff",
