@@ -2307,7 +2307,7 @@ class _Constructed(Instance):
         if binding.instance_names:
             binding.check_instance(model)
         queues = getattr(self, "_pending", None)  # holding the clock create() was given
-        Instance.__init__(self, binding.initial_node, model)
+        super().__init__(binding.initial_node, model)  # a _MachineInstance sets _prepared too
         if binding.cls is not type(self):  # the model's callbacks are async
             self.__class__ = binding.cls  # type: ignore[assignment]
         self._pending = queues

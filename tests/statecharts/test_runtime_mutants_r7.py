@@ -451,13 +451,6 @@ class Configured(StateChart[Any]):
         self.log.append(extra)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_Constructed.__init__ calls Instance.__init__ directly, skipping "
-    "_MachineInstance.__init__, so an instance of a chart with a custom __init__ and a "
-    "prepare_event has no _prepared: its initial entry fails (AttributeError, caught as "
-    "error.execution) and it stays with an empty configuration, ignoring every event",
-)
 def test_c20_a_chart_with_a_custom_init_and_a_prepare_event_starts_and_runs() -> None:
     reference = Configured()
     instance: Any = compile_chart(Configured).create()
