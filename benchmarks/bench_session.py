@@ -90,28 +90,26 @@ async def _hand(events: Any, is_async: bool) -> list[Any]:
     return await asyncio.gather(*tasks)
 
 
-async def hand_list(events: list[Event]) -> float:
+async def _hand_timed(events: list[Event], source: Any, is_async: bool) -> float:
+    """The hand-written loop over ``source`` (the events, as a list or read from an async
+    source), timed, its results checked."""
     begin = time.perf_counter()
-    results = await _hand(events, False)
+    results = await _hand(source, is_async)
     elapsed = time.perf_counter() - begin
     assert len(results) == _calls(events)
     return elapsed
+
+
+async def hand_list(events: list[Event]) -> float:
+    return await _hand_timed(events, events, False)
 
 
 async def hand_generator(events: list[Event]) -> float:
-    begin = time.perf_counter()
-    results = await _hand(_generate(events), True)
-    elapsed = time.perf_counter() - begin
-    assert len(results) == _calls(events)
-    return elapsed
+    return await _hand_timed(events, _generate(events), True)
 
 
 async def hand_queue(events: list[Event]) -> float:
-    begin = time.perf_counter()
-    results = await _hand(_from_queue(events), True)
-    elapsed = time.perf_counter() - begin
-    assert len(results) == _calls(events)
-    return elapsed
+    return await _hand_timed(events, _from_queue(events), True)
 
 
 # -- the session ---------------------------------------------------------------------------------
