@@ -186,29 +186,27 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     return result
 
 
-#: What the scan found in a callback read off a model instance when called, by the ids of
-#: the chart's resolver and the callback's code object (both kept in the entry, so neither id
-#: is reused while it is kept): ``None`` when it uses the machine faithfully.
-_vetted: dict[tuple[int, int], tuple[Any, Any, str | None]] = {}
+#: How many callbacks held by model instances a chart remembers the scan's verdict on.
+_VETTED_KEPT = 256
 
 
 def _vet_dynamic(machine: Any, owner: Any, name: str, value: Any) -> None:
     """A model's callback found on the instance only when called (a lambda set in its
     ``__init__``, say) is read as the bound model type's callbacks are: one misusing the
-    machine raises ``UnsupportedChart`` naming it, never a swallowed ``error.execution``."""
+    machine raises ``UnsupportedChart`` naming it, never a swallowed ``error.execution``.
+    The verdict is kept on the chart's resolver, by the callback's code."""
     function = inspect.unwrap(value)
     code = getattr(function, "__code__", None)
     if code is None:
         return
     resolver = machine._node.binding.resolver
-    key = (id(resolver), id(code))
-    known = _vetted.get(key)
-    if known is None or known[0] is not resolver or known[1] is not code:
-        vet = resolver.vet
-        known = (resolver, code, None if vet is None else vet(function))
-        if len(_vetted) < 4096:
-            _vetted[key] = known
-    problem = known[2]
+    vetted = resolver.vetted
+    if code in vetted:
+        problem = vetted[code]
+    else:
+        problem = None if resolver.vet is None else resolver.vet(function)
+        if len(vetted) < _VETTED_KEPT:
+            vetted[code] = problem
     if problem is not None:
         resolver._refusal(f"{type(owner).__name__}.{name}", problem)()
 

@@ -273,6 +273,9 @@ class Resolver:
         #: answer otherwise (``None``: nothing); such a callback raises ``UnsupportedChart``
         #: when it runs, naming itself, rather than answering silently.
         self.vet = vet
+        #: What ``vet`` found in the callbacks a model instance holds, by their code objects
+        #: (read when first called, ``_codegen._vet_dynamic``): ``None`` when faithful.
+        self.vetted: dict[Any, str | None] = {}
         #: Fields a custom ``__init__`` sets on the instance before python-statemachine's
         #: ``__init__`` runs: names resolve to them, read when the callback runs.
         self.fields = fields
