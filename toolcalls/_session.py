@@ -45,6 +45,8 @@ from ._tools import SCALARS, Tool, ToolFunction, copy_args, is_flat
 from ._tracker import ApplyOutcome, ToolCallTracker, copied
 from .events import ToolCallEvent
 
+#: What ``SessionClosed`` says once the session takes no more events.
+_NO_MORE_EVENTS: Final = "the session takes no more events (finish() or aclose() ran)"
 #: How many events ``run()`` applies from a list (or an async source that never waits) before
 #: it lets the loop run the tools it started: fair to tools, without a loop turn per event.
 BATCH: Final = 256
@@ -125,7 +127,7 @@ class ToolCallSession:
         the call is not reported.
         """
         if self._stopped:
-            raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
+            raise SessionClosed(_NO_MORE_EVENTS)
         return self._tracker.apply(event)  # it calls back the three methods below
 
     def _before_ready(self) -> None:
@@ -133,7 +135,7 @@ class ToolCallSession:
         tracker is public: events may reach it directly), or without a usable loop, fail
         before it is applied."""
         if self._stopped:
-            raise SessionClosed("the session takes no more events (finish() or aclose() ran)")
+            raise SessionClosed(_NO_MORE_EVENTS)
         loop = _running_loop()
         if loop is None or loop is not self._loop:
             self._loop = self._executor._bind_loop()
