@@ -296,7 +296,7 @@ class _Queues:
         """Drop the external events (each kept in ``dropped``: a task waiting for one is
         answered as python-statemachine answers it)."""
         if self.external or self.timed:
-            self.dropped = [*self.external, *(entry[3] for entry in self.timed)]
+            self.dropped = self.items()
         self.external.clear()
         self.timed.clear()
 
