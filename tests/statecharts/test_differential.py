@@ -104,6 +104,63 @@ def steps(events: list[str]) -> st.SearchStrategy[list[tuple[Any, ...]]]:
     return st.lists(st.one_of(send, send, send, flip), max_size=25)
 
 
+def matched(transition: Any, event: str) -> bool:
+    """Whether one of a transition's event names takes the event: equal, ``*``, or a prefix
+    (``go`` and ``go.*`` take ``go.now``)."""
+    return any(
+        name in (event, "*") or event.startswith(name[:-1] if name.endswith(".*") else name + ".")
+        for name in transition.events
+    )
+
+
+def expected_reason(chart: Any, event: str, active: list[str], terminated: bool) -> str:
+    """Why an event is ignored, read from the declaration alone (docs/statecharts.md, Outcome):
+    a stopped chart says ``terminated``; otherwise ``unknown_event`` when neither a declared
+    name nor a wildcard or prefix of any active state's transitions matches it,
+    ``no_transition`` when only another state's transitions declare it, else
+    ``guards_rejected``."""
+
+    if terminated:
+        return "terminated"
+    here = [t for t in chart.transitions if t.source in active and matched(t, event)]
+    if here:
+        return "guards_rejected"
+    if event in {name for t in chart.transitions for name in t.events}:
+        return "no_transition"
+    return "unknown_event"
+
+
+def check_outcome(chart: Any, outcome: Outcome, event: str, instance: Any) -> None:
+    """What an outcome must say of the event it answers, whatever the chart: the event's name
+    and either the transitions taken (the first one this event's, from the state the outcome
+    names) or, ignored, no transition and the reason the declaration gives for the
+    configuration the event met (``failed`` when a callback raised and the chart catches errors
+    as events). Eventless transitions a guard enabled since the last event run before it, so
+    an ignored event met the configuration it leaves."""
+    assert outcome.event == event
+    assert type(outcome.applied) is bool
+    assert bool(outcome) is outcome.applied
+    if outcome.applied:
+        assert outcome.reason is None
+        assert outcome.target is not None
+        assert outcome.transitions
+        assert outcome.transitions[0] is outcome.transition
+        assert outcome.transition is not None
+        assert matched(outcome.transition, event)
+        if not chart.is_hierarchical:
+            assert outcome.transition.source == outcome.source.id
+        return
+    assert outcome.target is None
+    assert outcome.transition is None
+    if outcome.reason == "failed":
+        assert chart.flags.catch_errors_as_events
+        return
+    assert outcome.transitions == ()
+    met = [state.id for state in instance.configuration]
+    assert outcome.source.id in met or not met  # a history with no default: none (C3)
+    assert outcome.reason == expected_reason(chart, event, met, instance.is_terminated), met
+
+
 def run(action: Any) -> tuple[Any, Any]:
     try:
         return action(), None
@@ -139,6 +196,7 @@ def test_compiled_runtime_matches_python_statemachine(name: str, data: st.DataOb
         if reference_error is None:
             reference_applied = watcher.took(event, kwargs)
             assert outcome.applied == reference_applied, (event, args, kwargs)
+            check_outcome(chart, outcome, event, instance)
             hypothesis.event("applied" if outcome.applied else f"ignored: {outcome.reason}")
         else:
             hypothesis.event(f"raised {reference_error[0]}")
