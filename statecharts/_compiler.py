@@ -63,6 +63,8 @@ RUNTIME_NAMES = frozenset(
         "_macrostep",
         "_processing_loop",
         "_terminated",
+        "_refuses_dropped",
+        "_dropped",
         "_send_plain",
         "_put_nonblocking",
         "_prepared",

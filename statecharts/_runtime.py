@@ -445,6 +445,10 @@ class Instance:
     """
 
     __slots__ = ("_node", "_pending", "model")
+    #: Whether the event sent is refused (a strict chart) when the macrostep before it ends
+    #: the instance: python-statemachine's async engine answers its caller so, its
+    #: synchronous engine drops the event quietly.
+    _refuses_dropped = False
 
     _node: StateNode
     _pending: _Queues | None
@@ -1047,6 +1051,7 @@ class StatechartInstance(Instance):
         pending = self._pending
         if queued is None:
             queued = isinstance(pending, _Queues) and pending.holds(mine)
+        stopped = self._node.terminated
         took = True
         collecting: list[TransitionDef] | None = None
         if outcome is not None:
@@ -1075,9 +1080,20 @@ class StatechartInstance(Instance):
         if outcome is None:
             if mine is None or (queued and not self._node.terminated):
                 return None
-            outcome = self._terminated(self._node, mine[0])
-        elif collecting is not None:
+            return self._dropped(mine[0], stopped)
+        if collecting is not None:
             outcome = _with_transitions(outcome, self._node.state, collecting)
+        return outcome
+
+    def _dropped(self, event: str, stopped: bool) -> Outcome:
+        """The outcome of the event sent when the instance ended before taking it: refused
+        by a strict chart if it had ``stopped`` before the send (or the async engine answers
+        so), else dropped quietly, as python-statemachine's synchronous engine drops it."""
+        if stopped or self._refuses_dropped:
+            return self._terminated(self._node, event)
+        outcome = Outcome(False, event, self._node.state, None, None, "terminated")
+        if _observers:
+            _notify(self, outcome)
         return outcome
 
     def _next_item(self, mine: Item | None) -> Item | None:
@@ -2124,6 +2140,7 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
             "send": send,
             "raise_": raise_,
             "activate_initial_state": activate_initial_state,
+            "_refuses_dropped": True,
         },
     )
 

@@ -717,6 +717,32 @@ HIERARCHICAL = {
 }
 
 
+def machine_flags(chart: type[StateChart[Any]]) -> type[StateChart[Any]]:
+    """The same chart with python-statemachine's ``StateMachine`` flags: events no transition
+    takes refused, self transitions without entries, no errors caught, the configuration
+    updated at once."""
+    flags = {
+        "allow_event_without_transition": False,
+        "enable_self_transition_entries": False,
+        "catch_errors_as_events": False,
+        "atomic_configuration_update": True,
+    }
+    return type(f"{chart.__name__}Machine", (chart,), flags)
+
+
+#: The hierarchical charts again with the other flags: errors caught as events (entry, exit
+#: and ``after`` errors inside compound and parallel states) and ``StateMachine``'s flags.
+VARIANTS = {
+    "player-caught": (caught(Player), Recorder, HIERARCHICAL["player"][2]),
+    "wizard-caught": (caught(Wizard), Recorder, HIERARCHICAL["wizard"][2]),
+    "order-machine": (machine_flags(Order), Recorder, HIERARCHICAL["order"][2]),
+    "player-machine": (machine_flags(Player), Recorder, HIERARCHICAL["player"][2]),
+    "pipeline-machine": (machine_flags(Pipeline), Recorder, HIERARCHICAL["pipeline"][2]),
+    "wizard-machine": (machine_flags(Wizard), Recorder, HIERARCHICAL["wizard"][2]),
+    "triage-machine": (machine_flags(Triage), Recorder, DIFFERENTIAL["triage"][2]),
+}
+
+
 def media_player(history: str) -> type[StateChart]:  # type: ignore[type-arg]
     """A media player whose ``on`` remembers its parallel configuration in a history state
     of the given type (``"deep"`` or ``"shallow"``); plain, with no recorder."""

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from statecharts import Outcome, VirtualClock, compile_chart, observe_outcomes
 
-from .charts import DIFFERENTIAL, HIERARCHICAL, TIMED
+from .charts import DIFFERENTIAL, HIERARCHICAL, TIMED, VARIANTS
 
-CHARTS = {**DIFFERENTIAL, **HIERARCHICAL}
+CHARTS = {**DIFFERENTIAL, **HIERARCHICAL, **VARIANTS}
 
 UNDECLARED = ["nope", "go.now", "add.more", "promo.code.extra", "promo", "route.x"]
 CALLBACK_NAMES = [
