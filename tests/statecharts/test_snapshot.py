@@ -24,10 +24,18 @@ from statemachine import HistoryState, State, StateChart, StateMachine
 from statecharts import InstanceSnapshotError, VirtualClock, compile_chart
 from statecharts._snapshot import structure
 
-from .charts import DIFFERENTIAL, HIERARCHICAL, Order, Player, Recorder, Wizard
+from .charts import DIFFERENTIAL, HIERARCHICAL, VARIANTS, Order, Player, Recorder, Wizard
 
-#: Statecharts with history, and a chart with a custom __init__ (fields in the snapshot).
-CONTINUED = {**HIERARCHICAL, "tally": DIFFERENTIAL["tally"]}
+#: Statecharts with history, the same with other flags, a chart with a custom __init__
+#: (fields in the snapshot) and flat charts (strict, raising, relaying events, failing).
+CONTINUED = {
+    **HIERARCHICAL,
+    **VARIANTS,
+    **{
+        name: DIFFERENTIAL[name]
+        for name in ("tally", "strict", "relay-caught", "fallible", "shop-caught", "gate")
+    },
+}
 
 
 def ids(states: Any) -> list[str]:
