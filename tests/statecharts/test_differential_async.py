@@ -2,8 +2,8 @@
 engine, on every differential chart made async.
 
 Each chart gets an ``async def after_transition``, or ``on_enter_state`` (the rest of its
-callbacks stay synchronous, as users mix them), which puts python-statemachine on its async engine and the
-compiled chart on its awaitable instance class. The same Hypothesis sequences as the
+callbacks stay synchronous, as users mix them), which puts python-statemachine on its async
+engine and the compiled chart on its awaitable instance class. The same Hypothesis sequences as the
 synchronous differential test run on both inside one event loop; after every event the test
 asserts the same configuration, exception (type and message), callback log and applied or
 ignored decision, and what the outcome says (``check_outcome``).
