@@ -2105,7 +2105,7 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
             # another task's run holds the instance: the event joins its queue now, as
             # python-statemachine puts it when ``send`` is called, awaited or not
             return _joining(self, _join(self, base_send, event, args, kwargs))
-        if _async.loop_running() and _queueable(self, kwargs):
+        if _async.loop_running() and _queueable(self, event, kwargs):
             # queued now, as python-statemachine puts it: a coroutine never awaited leaves
             # it for the next run
             pending = self._pending
@@ -2121,8 +2121,9 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
         """Raise an internal event (from a callback), else send it: awaitable, as ``send``."""
         if _async.running(self):
             return _async.Done(base_raise(self, event, *args, **kwargs))
-        if _async.driven(self):
-            return _joining(self, _join(self, base_send, event, args, kwargs))
+        if _async.driven(self) or (_async.loop_running() and _queueable(self, event, kwargs)):
+            # from outside a run python-statemachine puts it as ``send`` does, when called
+            return send(self, event, *args, **kwargs)
         return _async.complete(_driven(self, base_raise, base_send, event, args, kwargs))
 
     def activate_initial_state(self: Instance) -> Any:
@@ -2257,11 +2258,13 @@ async def _joined(instance: Instance, outcome: Outcome, mine: Item | None) -> An
     return outcome
 
 
-def _queueable(instance: Instance, kwargs: dict[str, Any]) -> bool:
+def _queueable(instance: Instance, event: str, kwargs: dict[str, Any]) -> bool:
     """Whether an event sent to ``instance`` from outside any run can be queued at once: the
-    instance started and idle, no send option given."""
+    instance started and idle, no send option given nor declared on the event (a delay)."""
     pending = instance._pending
     if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
+        return False
+    if event in instance._node.binding.runtime.optioned:
         return False
     return pending is None or (isinstance(pending, _Queues) and not pending.busy)
 
