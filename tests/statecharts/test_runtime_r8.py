@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 from statemachine import Event, State, StateChart
 from statemachine.exceptions import TransitionNotAllowed
 
-from statecharts import compile_chart
+from statecharts import UnsupportedChart, compile_chart
 
 
 class Flag:
@@ -286,3 +287,193 @@ def test_c17_an_event_declared_with_a_delay_sent_to_an_idle_async_instance_waits
         configuration, waited = asyncio.run(scenario(compiled))
         assert configuration == ["b"]
         assert waited >= 0.045, compiled
+
+
+class Jobs(StateChart):  # type: ignore[type-arg]
+    """A flat chart taking any ``job.<n>`` by a prefix."""
+
+    a = State(initial=True)
+    b = State()
+    a.to(b, event="job.*")
+    back = b.to(a)
+
+
+def test_c16_a_flat_chart_s_code_for_an_undeclared_name_names_its_constants_after_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The function a flat chart generates for names a prefix takes (written under
+    ``$STATECHARTS_SOURCE_DIR``, as tracebacks show it) reports its outcome with constants
+    named after the source, the state after and the transition."""
+    monkeypatch.setenv("STATECHARTS_SOURCE_DIR", str(tmp_path))
+    instance = compile_chart(Jobs).create()
+    outcome = instance.send("job.7")
+    assert outcome.applied
+    assert outcome.event == "job.7"
+    sources = [path.read_text(encoding="utf-8") for path in tmp_path.iterdir()]
+    assert any(
+        "return _Outcome(True, ev, DEF_a, DEF_b, DEF_a_job_b, None)" in source
+        for source in sources
+    )
+
+
+class Fork(StateChart):  # type: ignore[type-arg]
+    """``go`` leads to ``m``, whose eventless transitions reach ``z`` by ``x`` or ``y``, as the
+    model's flag says."""
+
+    a = State(initial=True)
+    m = State()
+    x = State()
+    y = State()
+    z = State()
+    go = a.to(m)
+    m.to(x, cond="flag")
+    m.to(y, unless="flag")
+    x.to(z)
+    y.to(z)
+    back = z.to(a)
+
+
+def test_c5_each_eventless_chain_of_a_flat_chart_reports_its_own_transitions() -> None:
+    """Two chains from one event to one state, by different ways: each outcome lists the
+    transitions its macrostep took, and a chain met again is reported alike (the same
+    remembered outcome)."""
+    chart = compile_chart(Fork)
+    ways = {}
+    for flag in (True, False, True):
+        model = Flag()
+        model.flag = flag
+        outcome = chart.create(model).send("go")
+        assert outcome.target is not None
+        assert outcome.target.id == "z"
+        ways.setdefault(flag, []).append(outcome)
+    assert [t.id for t in ways[True][0].transitions] == ["a:go:m", "m::x", "x::z"]
+    assert [t.id for t in ways[False][0].transitions] == ["a:go:m", "m::y", "y::z"]
+    assert ways[True][1] is ways[True][0]
+
+
+class Refused(StateChart):  # type: ignore[type-arg]
+    """A guard expression, on a transition of a compound state no instance starts in, naming
+    an event."""
+
+    a = State(initial=True)
+
+    class later(State.Compound):
+        b = State(initial=True)
+        c = State(final=True)
+        go = b.to(c, cond="fine and start")
+
+    start = a.to(later)
+
+    def fine(self) -> bool:
+        return True
+
+
+def test_c6_a_guard_expression_naming_an_event_is_refused_when_compiled() -> None:
+    """The names a guard expression reads are checked when the chart compiles, as a guard
+    named alone is, though a statechart generates that transition's code only once an
+    instance first meets it."""
+    with pytest.raises(UnsupportedChart, match="a callback naming an event"):
+        compile_chart(Refused)
+
+
+class Leftovers(StateChart):  # type: ignore[type-arg]
+    """``go`` queues ``check`` and ``end``; ``check``'s guard raises, leaving ``end`` queued,
+    which the next send runs first, ending the chart."""
+
+    catch_errors_as_events = False
+
+    a = State(initial=True)
+    b = State()
+    done = State(final=True)
+    go = a.to(b, on="queue_two")
+    check = b.to.itself(cond="explode")
+    end = b.to(done)
+    later = b.to(a)
+
+    def queue_two(self) -> None:
+        self.send("check")
+        self.send("end")
+
+    def explode(self) -> bool:
+        raise ValueError("the guard failed")
+
+
+def test_c11_an_event_sent_after_leftovers_that_end_the_chart_is_dropped_as_terminated() -> None:
+    """The events an earlier failure left queued run before the next one sent; when they end
+    the chart, that event is dropped, as python-statemachine drops it: ignored, ``terminated``."""
+    reference, instance = Leftovers(), compile_chart(Leftovers).create()
+    for machine in (reference, instance):
+        with pytest.raises(ValueError, match="the guard failed"):
+            machine.send("go")
+    assert reference.send("later") is None
+    outcome = instance.send("later")
+    assert reference.is_terminated
+    assert instance.is_terminated
+    assert outcome.applied is False
+    assert outcome.reason == "terminated"
+    assert outcome.event == "later"
+
+
+class Ending(StateChart):  # type: ignore[type-arg]
+    """A top-level final state whose ``enter`` reads the machine's configuration."""
+
+    a = State(initial=True)
+    done = State(final=True)
+    finish = a.to(done)
+
+    def on_enter_done(self) -> None:
+        LOG.append(
+            (
+                "in done",
+                [s.id for s in self.configuration],
+                self.current_state_value,
+                self.is_terminated,
+            )
+        )
+
+
+def test_c15_a_final_state_s_enter_reads_the_configuration_it_enters() -> None:
+    """While a top-level final state's ``enter`` runs, the configuration is that state and
+    the chart is not terminated yet, as in python-statemachine."""
+    logs = []
+    for make in (Ending, lambda: compile_chart(Ending).create()):
+        LOG.clear()
+        make().send("finish")
+        logs.append(list(LOG))
+    assert logs[0] == [("in done", ["done"], "done", False)]
+    assert logs[1] == logs[0]
+
+
+class Slot:
+    """A data descriptor with ``__get__`` and ``__delete__`` only, recording who deletes."""
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return "slot"
+
+    def __delete__(self, instance: Any) -> None:
+        LOG.append(("deleted through", instance is None, type(instance).__name__))
+
+
+class Clearing(StateChart):  # type: ignore[type-arg]
+    """A callback deleting a chart attribute its descriptor owns."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="clear")
+    back = b.to(a)
+    slot = Slot()
+
+    def clear(self) -> None:
+        del self.slot
+
+
+def test_c10_a_chart_descriptor_s_delete_gets_the_running_instance() -> None:
+    """``del self.name`` in a callback reaches the chart's descriptor with the instance the
+    callback runs on, as in python-statemachine (the machine, named after the chart)."""
+    logs = []
+    for make in (Clearing, lambda: compile_chart(Clearing).create()):
+        LOG.clear()
+        make().send("go")
+        logs.append(list(LOG))
+    assert logs[0] == [("deleted through", False, "Clearing")]
+    assert logs[1] == logs[0]
