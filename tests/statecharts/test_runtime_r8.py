@@ -422,14 +422,8 @@ class Ending(StateChart):  # type: ignore[type-arg]
     finish = a.to(done)
 
     def on_enter_done(self) -> None:
-        LOG.append(
-            (
-                "in done",
-                [s.id for s in self.configuration],
-                self.current_state_value,
-                self.is_terminated,
-            )
-        )
+        configuration = [state.id for state in self.configuration]
+        LOG.append(("in done", configuration, self.current_state_value, self.is_terminated))
 
 
 def test_c15_a_final_state_s_enter_reads_the_configuration_it_enters() -> None:
