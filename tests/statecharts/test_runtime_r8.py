@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from statemachine import Event, State, StateChart
+from statemachine import Event, HistoryState, State, StateChart
 from statemachine.exceptions import TransitionNotAllowed
 
 from statecharts import UnsupportedChart, compile_chart
@@ -471,3 +471,52 @@ def test_c10_a_chart_descriptor_s_delete_gets_the_running_instance() -> None:
         logs.append(list(LOG))
     assert logs[0] == [("deleted through", False, "Clearing")]
     assert logs[1] == logs[0]
+
+
+class Resume(StateChart):  # type: ignore[type-arg]
+    """A transition to a history state with no default, whose ``on`` callbacks are async."""
+
+    catch_errors_as_events = False
+
+    paused = State(initial=True)
+
+    class steps(State.Compound):
+        one = State(initial=True)
+        two = State()
+        h = HistoryState()
+        step = one.to(two)
+
+    start = paused.to(steps)
+    resume = paused.to(steps.h, on=["first", "second"])
+    pause = steps.to(paused)
+
+    async def first(self) -> None:
+        LOG.append(("first starts",))
+        await asyncio.sleep(0)
+        LOG.append(("first ends",))
+
+    async def second(self) -> None:
+        LOG.append(("second starts",))
+        await asyncio.sleep(0)
+        LOG.append(("second ends",))
+
+
+def test_c21_the_on_group_of_a_transition_to_an_empty_history_runs_gathered() -> None:
+    """python-statemachine's async engine gathers a transition's ``on`` group when it runs
+    without an error handler, through a history state too, recorded or not (it runs the
+    group again entering the state history recorded): the callbacks interleave."""
+
+    async def scenario(compiled: bool) -> tuple[list[tuple[Any, ...]], list[str]]:
+        LOG.clear()
+        machine: Any = compile_chart(Resume).create() if compiled else Resume()
+        await machine.activate_initial_state()
+        for event in ("start", "step", "pause", "resume"):
+            await machine.send(event)
+            LOG.append(("configuration", [state.id for state in machine.configuration]))
+        return list(LOG), [state.id for state in machine.configuration]
+
+    interleaved = [("first starts",), ("second starts",), ("first ends",), ("second ends",)]
+    reference = asyncio.run(scenario(False))
+    assert reference[0][3:11] == interleaved * 2
+    assert reference[1] == ["steps", "two"]
+    assert asyncio.run(scenario(True)) == reference
