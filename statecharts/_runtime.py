@@ -901,9 +901,10 @@ class Instance:
             self._settle(pending)
         else:
             pending.keep = False
-            pending.busy = False
             pending.in_internal = False
-            pending.budget = None
+            # idle again, its queues kept: the clock is asked to wake it for the delayed
+            # events left (the wake-up that ran this one is spent)
+            self._settle(pending)
 
     def __repr__(self) -> str:
         # the class is named as the chart; the repr says it is the compiled instance

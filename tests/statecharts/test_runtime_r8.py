@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from statemachine import Event, HistoryState, State, StateChart
+from statemachine import Event, HistoryState, State, StateChart, StateMachine
 from statemachine.exceptions import TransitionNotAllowed
 
-from statecharts import UnsupportedChart, compile_chart
+from statecharts import UnsupportedChart, VirtualClock, compile_chart
 
 
 class Flag:
@@ -520,3 +520,32 @@ def test_c21_the_on_group_of_a_transition_to_an_empty_history_runs_gathered() ->
     assert reference[0][3:11] == interleaved * 2
     assert reference[1] == ["steps", "two"]
     assert asyncio.run(scenario(True)) == reference
+
+
+class Switch(StateMachine):
+    """A strict machine: ``nope``'s only transition has a guard that never lets it through,
+    so it is refused."""
+
+    off = State(initial=True)
+    on = State()
+    switch = off.to(on) | on.to(off)
+    nope = on.to.itself(cond="never")
+
+    def never(self) -> bool:
+        return False
+
+
+def test_c17_delayed_events_left_after_a_refused_one_still_run_when_due() -> None:
+    """Three delayed events due at once on a virtual clock, the second refused by a strict
+    machine: the clock's advance raises python-statemachine's error, and the third, kept,
+    runs on the next advance (it waited for a wake-up nobody asked for)."""
+    clock = VirtualClock()
+    instance = compile_chart(Switch).create(clock=clock)
+    for event in ("switch", "nope", "switch"):
+        instance.send(event, delay=100)
+    with pytest.raises(TransitionNotAllowed, match="Can't Nope when in On"):
+        clock.advance(0.1)
+    assert [state.id for state in instance.configuration] == ["on"]
+    clock.advance(0.1)
+    assert [state.id for state in instance.configuration] == ["off"]
+    assert clock.next_due() is None
