@@ -838,7 +838,9 @@ class HBinding:
             before += writer.gathered(
                 writer.call_lines(self._transition_group(transition, Group.BEFORE), phase)
             )
-        writer.block(0, before, fail[::2] if self.catch else None)
+        # entering the initial configuration is no microstep: python-statemachine lets a
+        # failing ``prepare_event`` reach the caller of create()
+        writer.block(0, before, fail[::2] if self.catch and not names.initial else None)
         risky: list[tuple[str, list[str]]] = []
         # a StateChart updates its configuration state by state (each state leaves after its
         # exit callbacks and arrives before its enter callbacks), so callbacks reading it see
@@ -859,7 +861,7 @@ class HBinding:
             state = info.state
             phase = self._phase(writer, module, info.transition, state, source=state)
             lines = writer.handled(writer.call_lines(self._state_group(state, Group.EXIT), phase))
-            risky += [("plain", self._prepared(writer, phase))]
+            risky += [("prepared", self._prepared(writer, phase))]
             if lines:
                 risky += show(current)
                 risky += [("plain", [f"# exit {state.id}"]), ("isolated", lines)]
@@ -955,7 +957,7 @@ class HBinding:
         )
         lines = writer.call_lines(self._state_group(state, Group.ENTER), phase)
         events = plan.done_events.get(position)
-        risky: list[tuple[str, list[str]]] = [("plain", self._prepared(writer, phase))]
+        risky: list[tuple[str, list[str]]] = [("prepared", self._prepared(writer, phase))]
         if lines or events:
             risky.append(("plain", [f"# enter {state.id}"]))
         if events:
@@ -1024,13 +1026,14 @@ class HBinding:
             elif kind == "results":
                 writer.emit(indent, "results = []")
                 writer.isolated(indent, [f"results.append({line})" for line in lines])
-            elif kind == "step" and initial:
+            elif kind in ("step", "prepared") and initial:
                 # entering the initial configuration, python-statemachine runs this content
                 # outside any microstep: a failure reaches the caller of create()
                 writer.block(indent, lines, None)
-            elif kind == "step" or (kind == "on" and handling_error):
-                # a compound's initial transition content and default history content run
-                # without per-callback isolation: a failure cancels the microstep
+            elif kind in ("step", "prepared") or (kind == "on" and handling_error):
+                # a compound's initial transition content, default history content and the
+                # arguments ``prepare_event`` makes for an exit or an entry are no callback
+                # python-statemachine isolates: a failure cancels the microstep
                 writer.block(indent, lines, fail if self.catch else None)
             else:
                 writer.isolated(indent, lines)

@@ -1,0 +1,231 @@
+"""Divergences from python-statemachine left open by earlier rounds, each reproduced on both
+engines and compared: a ``prepare_event`` that raises, a ``BaseException`` with events queued,
+an async ``send`` with options never awaited, a model property handing out a callable given
+the machine, and naming-convention callbacks a model instance holds.
+
+Rules checked here (docs/spec.md): C6, C7, C9, C11, C21.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from statemachine import State, StateChart
+
+from statecharts import compile_chart
+
+
+def ids(machine: Any) -> list[str]:
+    return sorted(state.id for state in machine.configuration)
+
+
+# -- 1. a prepare_event that raises ----------------------------------------------------------
+
+#: What the charts' callbacks did, in order (module-level: a chart method handing ``self``
+#: to code the compiler cannot read is refused, so the counter is no field of the chart).
+PREPARE_LOG: list[Any] = []
+#: The number of ``prepare_event`` calls so far, and the one that raises.
+PREPARE_COUNT = {"calls": 0, "fails_at": 0}
+
+
+def _prepare(event: Any) -> dict[str, Any]:
+    PREPARE_COUNT["calls"] += 1
+    PREPARE_LOG.append(("prepare", str(event)))
+    if PREPARE_COUNT["calls"] == PREPARE_COUNT["fails_at"]:
+        raise ValueError(f"prepare {event} #{PREPARE_COUNT['calls']}")
+    return {}
+
+
+class Preparing(StateChart[Any]):
+    """A chart whose ``prepare_event`` raises on a chosen call: while an event's transition
+    is selected, or once its microstep runs (exit, ``on``, enter, ``after``), with an event
+    raised internally and an ``error.execution`` handler."""
+
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b, on="inner", after="later")
+    more = b.to(c, cond="allowed")
+    error_execution = a.to(a, on="handle") | b.to(b, on="handle")
+
+    def prepare_event(self, event: Any) -> dict[str, Any]:
+        return _prepare(event)
+
+    def on_exit_a(self) -> None:
+        PREPARE_LOG.append("exit a")
+
+    def on_enter_b(self) -> None:
+        PREPARE_LOG.append("enter b")
+
+    def allowed(self) -> bool:
+        PREPARE_LOG.append("allowed")
+        return True
+
+    def later(self) -> None:
+        PREPARE_LOG.append("later")
+
+    def inner(self) -> None:
+        PREPARE_LOG.append("inner")
+        self.raise_("more")
+
+    def handle(self, error: Exception) -> None:
+        PREPARE_LOG.append(("handle", repr(error)))
+
+
+class PreparingStrict(Preparing):
+    """The same chart without errors caught as events."""
+
+    catch_errors_as_events = False
+
+
+class PreparingNested(StateChart[Any]):
+    """A compound target whose initial child is entered by default, and eventless transitions
+    (one leaving the initial state, so a microstep follows the initial entry at once)."""
+
+    boot = State(initial=True)
+    idle = State()
+
+    class work(State.Compound):
+        first = State(initial=True)
+        second = State()
+        third = State()
+        step = first.to(second)
+        second.to(third, on="stepped")
+
+    boot.to(idle)
+    back = idle.to(work)
+    leave = work.to(idle)
+    error_execution = idle.to(idle, on="handle") | work.to(work, on="handle")
+
+    def prepare_event(self, event: Any) -> dict[str, Any]:
+        return _prepare(event)
+
+    def on_enter_first(self) -> None:
+        PREPARE_LOG.append("enter first")
+
+    def on_exit_work(self) -> None:
+        PREPARE_LOG.append("exit work")
+
+    def stepped(self) -> None:
+        PREPARE_LOG.append("stepped")
+
+    def handle(self, error: Exception) -> None:
+        PREPARE_LOG.append(("handle", repr(error)))
+
+
+class PreparingNestedStrict(PreparingNested):
+    catch_errors_as_events = False
+
+
+def _prepare_run(make: Any, fails_at: int, events: list[str]) -> Any:
+    """What a run shows: whether creating raised, then per event whether ``send`` raised and
+    the configuration after it; the callbacks' log last."""
+    PREPARE_LOG.clear()
+    PREPARE_COUNT.update(calls=0, fails_at=fails_at)
+    try:
+        machine = make()
+    except Exception as error:  # noqa: BLE001 - compared with the reference's
+        return ("create raised", repr(error), list(PREPARE_LOG))
+    steps = [ids(machine)]
+    for event in events:
+        try:
+            machine.send(event)
+            steps.append(("sent", event, ids(machine)))
+        except Exception as error:  # noqa: BLE001 - compared with the reference's
+            steps.append(("raised", repr(error), ids(machine)))
+    return steps, list(PREPARE_LOG)
+
+
+PREPARING = [Preparing, PreparingStrict]
+
+
+@pytest.mark.parametrize("chart", PREPARING, ids=lambda chart: chart.__name__)
+@pytest.mark.parametrize("fails_at", range(1, 16))
+def test_c7_a_raising_prepare_event_fails_where_python_statemachine_fails_it(
+    chart: type[StateChart[Any]], fails_at: int
+) -> None:
+    """Raising while the initial state is entered reaches the caller of ``create`` (as it
+    reaches the chart's constructor); while a transition is selected it reaches the sender;
+    once the microstep runs, with errors caught as events, it cancels the microstep and
+    becomes ``error.execution``, as python-statemachine's microstep handles it."""
+    events = ["go", "more", "go"]
+    compiled = compile_chart(chart)
+    reference = _prepare_run(chart, fails_at, events)
+    assert _prepare_run(compiled.create, fails_at, events) == reference
+
+
+def test_c7_a_prepare_event_raising_in_an_exit_becomes_error_execution() -> None:
+    """The fourth call prepares the exit of ``a``: the microstep is cancelled (``a`` stays
+    active) and the handler runs, as in python-statemachine."""
+    reference = _prepare_run(Preparing, 4, ["go"])
+    assert _prepare_run(compile_chart(Preparing).create, 4, ["go"]) == reference
+    steps, log = reference
+    assert steps == [["a"], ("sent", "go", ["a"])]
+    assert ("handle", "ValueError('prepare go #4')") in log
+
+
+def test_c7_a_prepare_event_raising_in_the_initial_entry_reaches_the_caller_of_create() -> None:
+    PREPARE_COUNT.update(calls=0, fails_at=1)
+    with pytest.raises(ValueError, match="prepare __initial__ #1"):
+        Preparing()
+    PREPARE_COUNT.update(calls=0, fails_at=1)
+    with pytest.raises(ValueError, match="prepare __initial__ #1"):
+        compile_chart(Preparing).create()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    fails_at=st.integers(1, 40),
+    events=st.lists(st.sampled_from(["back", "step", "leave", "nope"]), max_size=6),
+    strict=st.booleans(),
+)
+def test_c7_a_prepare_event_raising_at_any_call_of_a_nested_chart_runs_as_in_psm(
+    fails_at: int, events: list[str], strict: bool
+) -> None:
+    chart = PreparingNestedStrict if strict else PreparingNested
+    compiled = compile_chart(chart)
+    reference = _prepare_run(chart, fails_at, events)
+    assert _prepare_run(compiled.create, fails_at, events) == reference
+
+
+class PreparingAsync(Preparing):
+    """The chart on python-statemachine's async engine (an ``async def`` callback)."""
+
+    async def inner(self) -> None:  # type: ignore[override]
+        PREPARE_LOG.append("inner")
+        await self.raise_("more")
+
+
+@pytest.mark.parametrize("fails_at", range(1, 16))
+def test_c21_a_raising_prepare_event_of_an_async_chart_fails_as_in_python_statemachine(
+    fails_at: int,
+) -> None:
+    async def run(machine: Any) -> Any:
+        try:
+            await machine.activate_initial_state()
+        except Exception as error:  # noqa: BLE001 - compared with the reference's
+            return ("activation raised", repr(error), list(PREPARE_LOG))
+        steps: list[Any] = [ids(machine)]
+        for event in ["go", "more", "go"]:
+            try:
+                await machine.send(event)
+                steps.append(("sent", event, ids(machine)))
+            except Exception as error:  # noqa: BLE001 - compared with the reference's
+                steps.append(("raised", repr(error), ids(machine)))
+        return steps, list(PREPARE_LOG)
+
+    def outcome(make: Any) -> Any:
+        PREPARE_LOG.clear()
+        PREPARE_COUNT.update(calls=0, fails_at=fails_at)
+        try:
+            machine = make()  # outside the event loop, as python-statemachine's is made
+        except Exception as error:  # noqa: BLE001 - compared with the reference's
+            return ("create raised", repr(error), list(PREPARE_LOG))
+        return asyncio.run(run(machine))
+
+    reference = outcome(PreparingAsync)
+    assert outcome(compile_chart(PreparingAsync).create) == reference
