@@ -524,7 +524,7 @@ class Instance:
         ``error.execution`` events; otherwise they reach the caller, the instance is in the
         source state if a guard, ``before``, ``exit``, ``on`` or ``enter`` callback raised,
         and events queued meanwhile are dropped (kept, to run before the next event, when a
-        guard or validator raised). Sent from a callback, the event is queued and runs once
+        guard or validator raised, or after a ``BaseException``). Sent from a callback, the event is queued and runs once
         the current one is done (outcome ``"queued"``).
         """
         if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
@@ -880,14 +880,17 @@ class Instance:
     def _settle_failure(self) -> None:
         """After an exception: drop the queues (delayed events too, as python-statemachine
         clears its queues), unless a guard or validator of an event taken from the external
-        queue raised (python-statemachine then keeps them). The clock stays."""
+        queue raised (python-statemachine then keeps them). The clock stays. A
+        ``BaseException`` (``KeyboardInterrupt``, a cancelled task ...) clears nothing but
+        the async engine's internal queue: the events left run at the next ``send``."""
         pending = self._pending
         if pending is _BUSY or pending is None:
             self._pending = None
-        elif self._node.binding.is_async and not isinstance(sys.exc_info()[1], Exception):
-            # python-statemachine's async engine, interrupted (a cancelled task, a closed
-            # coroutine), clears its internal queue only: the external events run later
-            pending.internal.clear()
+        elif not isinstance(sys.exc_info()[1], Exception):
+            # python-statemachine's engines clear their queues on an ``Exception`` only; its
+            # async engine, interrupted, clears its internal queue too
+            if self._node.binding.is_async:
+                pending.internal.clear()
             pending.keep = False
             pending.in_internal = False
             self._settle(pending)

@@ -229,3 +229,252 @@ def test_c21_a_raising_prepare_event_of_an_async_chart_fails_as_in_python_statem
 
     reference = outcome(PreparingAsync)
     assert outcome(compile_chart(PreparingAsync).create) == reference
+
+
+# -- 2. a BaseException while events are queued ----------------------------------------------
+
+
+class Interruption(BaseException):
+    """A ``BaseException`` of the chart author's own."""
+
+
+#: The callbacks' calls so far, the call that raises and what it raises.
+INTERRUPT = {"calls": 0, "raises_at": 0}
+INTERRUPT_WITH: list[BaseException] = []
+INTERRUPT_LOG: list[Any] = []
+
+
+def _act(machine: Any, name: str) -> None:
+    """A callback: counts, raises on the chosen call, and queues events by the count."""
+    INTERRUPT["calls"] += 1
+    calls = INTERRUPT["calls"]
+    INTERRUPT_LOG.append((name, calls))
+    if calls == INTERRUPT["raises_at"]:
+        raise INTERRUPT_WITH[0]
+    if calls % 3 == 0:
+        machine.raise_("step")
+    if calls % 4 == 1:
+        machine.send("ping")
+
+
+class Interrupting(StateChart[Any]):
+    """A statechart whose callbacks raise internal events and send external ones."""
+
+    idle = State(initial=True)
+
+    class work(State.Compound):
+        first = State(initial=True)
+        second = State()
+        step = first.to(second, before="act") | second.to(first, before="act")
+
+    done = State(final=True)
+    start = idle.to(work, before="act")
+    stop = work.to(idle, before="act")
+    finish = work.to(done, cond="allowed")
+    ping = idle.to.itself(on="act") | work.to.itself(internal=True, on="act")
+
+    def act(self) -> None:
+        _act(self, "act")
+
+    def allowed(self) -> bool:
+        _act(self, "allowed")
+        return INTERRUPT["calls"] % 5 == 0
+
+    def on_enter_second(self) -> None:
+        _act(self, "enter second")
+
+
+class InterruptingStrict(Interrupting):
+    catch_errors_as_events = False
+
+
+class InterruptingFlat(StateChart[Any]):
+    """The flat chart: its instance runs the flat runtime's queues."""
+
+    idle = State(initial=True)
+    first = State()
+    second = State()
+    done = State(final=True)
+    start = idle.to(first, before="act")
+    step = first.to(second, before="act") | second.to(first, before="act")
+    stop = first.to(idle, before="act") | second.to(idle, before="act")
+    finish = first.to(done, cond="allowed") | second.to(done, cond="allowed")
+    ping = idle.to.itself(on="act") | first.to.itself(on="act") | second.to.itself(on="act")
+
+    def act(self) -> None:
+        _act(self, "act")
+
+    def allowed(self) -> bool:
+        _act(self, "allowed")
+        return INTERRUPT["calls"] % 5 == 0
+
+    def on_enter_second(self) -> None:
+        _act(self, "enter second")
+
+
+class InterruptingFlatStrict(InterruptingFlat):
+    catch_errors_as_events = False
+
+
+INTERRUPTING = [Interrupting, InterruptingStrict, InterruptingFlat, InterruptingFlatStrict]
+EVENTS = ["start", "step", "stop", "finish", "ping"]
+
+
+def _interrupt_run(make: Any, raises_at: int, error: BaseException, events: list[str]) -> Any:
+    INTERRUPT.update(calls=0, raises_at=raises_at)
+    INTERRUPT_WITH[:] = [error]
+    INTERRUPT_LOG.clear()
+    machine = make()
+    steps: list[Any] = []
+    for event in events:
+        try:
+            machine.send(event)
+            steps.append(("sent", event, ids(machine)))
+        except BaseException as raised:  # noqa: BLE001 - compared with the reference's
+            steps.append(("raised", type(raised).__name__, ids(machine)))
+    return steps, list(INTERRUPT_LOG)
+
+
+BASE_EXCEPTIONS = [KeyboardInterrupt, SystemExit, GeneratorExit, Interruption]
+
+
+class Hopping(StateChart[Any]):
+    """``go``'s action raises ``hop`` and ``other`` and sends ``ext``; ``hop``'s ``before``
+    raises what the test chooses, with ``other`` and ``ext`` still queued."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    d = State(final=True)
+    go = a.to(b, on="first")
+    hop = b.to(c, before="hopping")
+    finish = c.to(d)
+    other = b.to.itself(internal=True, on="log") | c.to.itself(internal=True, on="log")
+    ext = a.to.itself(on="log") | b.to.itself(on="log") | c.to.itself(on="log")
+    poke = a.to.itself(on="log") | b.to.itself(on="log") | c.to.itself(on="log")
+
+    def first(self) -> None:
+        INTERRUPT_LOG.append("first")
+        self.raise_("hop")
+        self.raise_("other")
+        self.send("ext")
+
+    def hopping(self) -> None:
+        INTERRUPT_LOG.append("hopping")
+        raise INTERRUPT_WITH[0]
+
+    def log(self, event: Any) -> None:
+        INTERRUPT_LOG.append(str(event))
+
+
+class HoppingStrict(Hopping):
+    catch_errors_as_events = False
+
+
+class HoppingNested(StateChart[Any]):
+    """The same inside a compound state (python-statemachine's processing loop)."""
+
+    class top(State.Compound):
+        a = State(initial=True)
+        b = State()
+        c = State()
+        go = a.to(b, on="first")
+        hop = b.to(c, before="hopping")
+        other = b.to.itself(internal=True, on="log") | c.to.itself(internal=True, on="log")
+        ext = a.to.itself(on="log") | b.to.itself(on="log") | c.to.itself(on="log")
+        poke = a.to.itself(on="log") | b.to.itself(on="log") | c.to.itself(on="log")
+
+    d = State(final=True)
+    finish = top.to(d)
+
+    first = Hopping.first
+    hopping = Hopping.hopping
+    log = Hopping.log
+
+
+HOPPING = [Hopping, HoppingStrict, HoppingNested]
+
+
+@pytest.mark.parametrize("chart", HOPPING, ids=lambda chart: chart.__name__)
+@pytest.mark.parametrize("error", BASE_EXCEPTIONS, ids=lambda error: error.__name__)
+def test_c11_events_queued_when_a_callback_raises_a_base_exception_run_at_the_next_send(
+    chart: type[StateChart[Any]], error: type[BaseException]
+) -> None:
+    """python-statemachine's synchronous engine clears its queues on an ``Exception`` only:
+    after a ``BaseException`` the internal ``other`` and the external ``ext`` left queued
+    run at the next ``send``, before its event, as there."""
+
+    def run(make: Any) -> Any:
+        INTERRUPT_WITH[:] = [error()]
+        INTERRUPT_LOG.clear()
+        machine = make()
+        with pytest.raises(error):
+            machine.send("go")
+        INTERRUPT_LOG.append(ids(machine))
+        machine.send("poke")
+        return [*INTERRUPT_LOG, ids(machine)]
+
+    reference = run(chart)
+    assert run(compile_chart(chart).create) == reference
+    assert reference[:3] == ["first", "hopping", reference[2]]
+    assert reference[3:6] == ["other", "ext", "poke"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    chart=st.sampled_from(INTERRUPTING),
+    raises_at=st.integers(1, 25),
+    error=st.sampled_from([*BASE_EXCEPTIONS, ValueError]),
+    events=st.lists(st.sampled_from(EVENTS), max_size=8),
+)
+def test_c11_a_callback_raising_at_any_call_leaves_the_queues_as_python_statemachine(
+    chart: type[StateChart[Any]],
+    raises_at: int,
+    error: type[BaseException],
+    events: list[str],
+) -> None:
+    reference = _interrupt_run(chart, raises_at, error(), events)
+    assert _interrupt_run(compile_chart(chart).create, raises_at, error(), events) == reference
+
+
+class HoppingAsync(Hopping):
+    """``Hopping`` on python-statemachine's async engine."""
+
+    async def first(self) -> None:  # type: ignore[override]
+        INTERRUPT_LOG.append("first")
+        await self.raise_("hop")
+        await self.raise_("other")
+        await self.send("ext")
+
+
+@pytest.mark.parametrize("error", BASE_EXCEPTIONS, ids=lambda error: error.__name__)
+def test_c21_an_async_chart_interrupted_by_a_base_exception_keeps_its_external_events_only(
+    error: type[BaseException],
+) -> None:
+    """python-statemachine's async engine, interrupted, clears its internal queue (``other``
+    is gone) and keeps the external one (``ext`` runs at the next ``send``). A
+    ``KeyboardInterrupt`` or ``SystemExit`` in a gathered callback's task stops the event
+    loop itself, as asyncio stops it."""
+
+    def run(machine: Any) -> Any:
+        INTERRUPT_WITH[:] = [error()]
+        INTERRUPT_LOG.clear()
+
+        async def go() -> None:
+            await machine.send("go")
+
+        async def poke() -> None:
+            await machine.send("poke")
+
+        try:
+            asyncio.run(go())
+        except BaseException as raised:  # noqa: BLE001 - compared with the reference's
+            INTERRUPT_LOG.append(type(raised).__name__)
+        INTERRUPT_LOG.append(ids(machine))
+        asyncio.run(poke())
+        return [*INTERRUPT_LOG, ids(machine)]
+
+    reference = run(HoppingAsync())
+    assert run(compile_chart(HoppingAsync).create()) == reference
+    assert reference[-3:-1] == ["ext", "poke"]
+    assert "other" not in reference
