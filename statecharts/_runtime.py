@@ -16,7 +16,7 @@ import threading
 import time
 import types
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -524,8 +524,8 @@ class Instance:
         ``error.execution`` events; otherwise they reach the caller, the instance is in the
         source state if a guard, ``before``, ``exit``, ``on`` or ``enter`` callback raised,
         and events queued meanwhile are dropped (kept, to run before the next event, when a
-        guard or validator raised, or after a ``BaseException``). Sent from a callback, the event is queued and runs once
-        the current one is done (outcome ``"queued"``).
+        guard or validator raised, or after a ``BaseException``). Sent from a callback, the
+        event is queued and runs once the current one is done (outcome ``"queued"``).
         """
         if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
             return self._send_with_options(event, args, kwargs)
@@ -607,6 +607,8 @@ class Instance:
         """Cancel the events sent with this ``send_id`` that have not run yet (delayed ones,
         typically); an unknown ``send_id`` is not an error, as in python-statemachine."""
         pending = self._pending
+        if isinstance(pending, _Unstarted):  # events sent before the initial entry
+            pending = pending.queues
         if isinstance(pending, _Queues):
             pending.cancel(send_id)
 
@@ -683,18 +685,7 @@ class Instance:
         """``send`` with python-statemachine's options: ``delay`` (milliseconds), ``send_id``
         (to cancel a delayed event) and ``internal``; none of them is payload. Left out, the
         delay and ``internal`` are the declared event's."""
-        kwargs = dict(kwargs)
-        delay = kwargs.pop("delay", None)
-        send_id = kwargs.pop("send_id", None)
-        internal = kwargs.pop("internal", None)
-        declared = self._node.binding.runtime.events.get(event)
-        if delay is None:
-            delay = declared.delay if declared is not None else 0
-        if internal is None:
-            internal = bool(declared is not None and declared.internal)
-        delay = _delay_ms(event, delay)
-        if delay and internal:
-            raise_delayed_internal(event)
+        kwargs, delay, send_id, internal = self._options(event, kwargs)
         pending = self._pending
         busy = pending is _BUSY or (isinstance(pending, _Queues) and pending.busy)
         if busy and internal:
@@ -722,6 +713,25 @@ class Instance:
         if result is None:  # not due yet
             result = Outcome(False, event, self._node.state, None, None, "queued")
         return result
+
+    def _options(
+        self, event: str, kwargs: dict[str, Any]
+    ) -> tuple[dict[str, Any], float, Any, bool]:
+        """The payload of a ``send`` with options, and its delay (milliseconds, checked),
+        ``send_id`` and ``internal``, the declared event's where left out."""
+        kwargs = dict(kwargs)
+        delay = kwargs.pop("delay", None)
+        send_id = kwargs.pop("send_id", None)
+        internal = kwargs.pop("internal", None)
+        declared = self._node.binding.runtime.events.get(event)
+        if delay is None:
+            delay = declared.delay if declared is not None else 0
+        if internal is None:
+            internal = bool(declared is not None and declared.internal)
+        delay = _delay_ms(event, delay)
+        if delay and internal:
+            raise_delayed_internal(event)
+        return kwargs, delay, send_id, internal
 
     def _queues(self) -> _Queues:
         pending = self._pending
@@ -2054,10 +2064,14 @@ class _Unstarted:
     by the first event, or ``activate_initial_state()``, as python-statemachine's async
     engine defers it (``kwargs`` go to the initial ``enter`` callbacks)."""
 
-    __slots__ = ("kwargs",)
+    __slots__ = ("created", "kwargs", "queues")
 
     def __init__(self, kwargs: dict[str, Any]) -> None:
         self.kwargs = kwargs
+        #: events sent before, queued when their ``send`` was called (run after the entry)
+        self.queues: _Queues | None = None
+        #: when python-statemachine would have queued its initial entry (``monotonic_ns``)
+        self.created = time.monotonic_ns()
 
 
 def _unstarted(instance: Instance, binding: Any, kwargs: dict[str, Any]) -> None:
@@ -2092,16 +2106,10 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
             # another task's run holds the instance: the event joins its queue now, as
             # python-statemachine puts it when ``send`` is called, awaited or not
             return _joining(self, _join(self, base_send, event, args, kwargs))
-        if _async.loop_running() and _queueable(self, kwargs):
-            # queued now, as python-statemachine puts it: a coroutine never awaited leaves
-            # it for the next run
-            pending = self._pending
-            if not isinstance(pending, _Queues):
-                pending = self._pending = _Queues()
-                pending.busy = False
-            mine = (event, args, kwargs)
-            pending.put(mine)
-            return _run_queued(self, pending, mine)
+        if _async.loop_running():
+            queued = _queue_now(self, event, args, kwargs)
+            if queued is not None:
+                return queued
         return _async.complete(_driven(self, base_send, base_send, event, args, kwargs))
 
     def raise_(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
@@ -2110,6 +2118,10 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
             return _async.Done(base_raise(self, event, *args, **kwargs))
         if _async.driven(self):
             return _joining(self, _join(self, base_send, event, args, kwargs))
+        if _async.loop_running():  # python-statemachine's raise_ is send(..., internal=True)
+            queued = _queue_now(self, event, args, {**kwargs, "internal": True})
+            if queued is not None:
+                return queued
         return _async.complete(_driven(self, base_raise, base_send, event, args, kwargs))
 
     def activate_initial_state(self: Instance) -> Any:
@@ -2148,12 +2160,22 @@ async def _driven(
                 await _async.finished(instance)
             return None
         return await _joined(instance, *_join(instance, queue, event, args, kwargs))
+    if (
+        isinstance(pending, _Unstarted)
+        and send is not None
+        and not _SEND_OPTIONS.isdisjoint(kwargs)
+    ):
+        # queued behind the initial entry with its options, as python-statemachine puts it
+        return await _run_unstarted(
+            instance, pending, *_queue_unstarted(instance, pending, event, args, kwargs)
+        )
     if isinstance(pending, _Unstarted):
         instance._pending = None
         binding: Any = instance._node.binding
         instance._node = binding.initial_node
-        if binding.initial is not None:
-            if send is not None and (not kwargs or _SEND_OPTIONS.isdisjoint(kwargs)):
+        queued = pending.queues  # events sent before, queued behind the initial entry
+        if binding.initial is not None or queued is not None:
+            if send is not None:
                 # one run: python-statemachine queues the event behind its initial entry, so
                 # events other tasks (or the initial state's callbacks) send meanwhile follow
                 return await _async.drive(
@@ -2163,31 +2185,54 @@ async def _driven(
                     binding,
                     pending.kwargs,
                     (event, args, kwargs),
+                    queued,
                 )
-            await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
+            if queued is not None:
+                await _async.drive(
+                    instance, _first_event, instance, binding, pending.kwargs, None, queued
+                )
+            else:
+                await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
     elif pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
         raise RuntimeError(
             f"{event!r} was sent to an async instance of {instance.chart.name} while it "
             "runs an event outside any event loop task"
         )
+    elif send is None and isinstance(pending, _Queues) and not pending.idle():
+        # python-statemachine's activate_initial_state runs its processing loop: the events
+        # waiting (sent, never awaited) run
+        await _async.drive(instance, _take_over, instance, pending, None)
     if send is None:
         return None
     return await _async.drive(instance, send, instance, event, *args, **kwargs)
 
 
-def _first_event(instance: Instance, binding: Any, initial: dict[str, Any], mine: Item) -> Any:
-    """Enter the initial state of an async instance, then run its first event ``mine``,
-    queued first (events sent while the initial state is entered run after it)."""
-    queues = instance._pending = _Queues()
-    queues.put(mine)
-    try:
-        binding.initial(instance, (), initial)
-    except BaseException:
-        instance._settle_failure()
-        raise
+def _first_event(
+    instance: Instance,
+    binding: Any,
+    initial: dict[str, Any],
+    mine: Item | None,
+    queued: _Queues | None = None,
+) -> Any:
+    """Enter the initial state of an async instance, then run the events ``queued`` when
+    sent before and its first event ``mine`` (events sent while the initial state is entered
+    run after it)."""
+    queues = instance._pending = queued if queued is not None else _Queues()
+    queues.busy = True
+    if mine is not None and not queues.holds(mine):
+        queues.put(mine)
+    if binding.initial is not None:
+        try:
+            binding.initial(instance, (), initial)
+        except BaseException:
+            instance._settle_failure()
+            raise
     outcome = instance._drain(queues, mine)
-    if outcome is None:  # the initial entry terminated the instance: the event was dropped
+    if outcome is None and mine is not None:
         node: Any = instance._node
+        if queues.holds(mine):  # a delayed event not due yet
+            return Outcome(False, mine[0], node.state, None, None, "queued")
+        # the initial entry terminated the instance: the event was dropped
         outcome = node.binding.terminated(node, mine[0])
     return outcome
 
@@ -2243,13 +2288,92 @@ async def _joined(instance: Instance, outcome: Outcome, mine: Item | None) -> An
     return outcome
 
 
-def _queueable(instance: Instance, kwargs: dict[str, Any]) -> bool:
-    """Whether an event sent to ``instance`` from outside any run can be queued at once: the
-    instance started and idle, no send option given."""
+def _queue_now(
+    instance: Instance, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Coroutine[Any, Any, Any] | None:
+    """An event sent from outside any run, in a running event loop, to an instance idle or
+    not started yet: queued now, with its options, as python-statemachine puts it when
+    ``send`` is called (a coroutine never awaited leaves it for the next run); the coroutine
+    running it. ``None`` while the instance runs outside any task."""
     pending = instance._pending
+    if isinstance(pending, _Unstarted):
+        return _run_unstarted(
+            instance, pending, *_queue_unstarted(instance, pending, event, args, kwargs)
+        )
+    if pending is None:
+        queues = instance._pending = _Queues()
+        queues.busy = False
+    elif isinstance(pending, _Queues) and not pending.busy:
+        queues = pending
+    else:
+        return None
+    delay: float = 0
+    send_id = None
     if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
-        return False
-    return pending is None or (isinstance(pending, _Queues) and not pending.busy)
+        # from outside a run, an internal event goes to the external queue, as there
+        kwargs, delay, send_id, _ = instance._options(event, kwargs)
+    mine = (event, args, kwargs)
+    queues.put(mine, delay, send_id)
+    return _run_queued(instance, queues, mine)
+
+
+def _queue_unstarted(
+    instance: Instance,
+    unstarted: _Unstarted,
+    event: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> tuple[Item | None, Outcome | None]:
+    """Queue an event sent to an instance not started yet behind its initial entry; the
+    item queued, or the outcome of one due before that entry (a negative ``delay``):
+    python-statemachine takes it first, in no state, and ignores it."""
+    queues = unstarted.queues
+    if queues is None:
+        queues = unstarted.queues = _Queues()
+        queues.busy = False
+    delay: float = 0
+    send_id = None
+    if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
+        kwargs, delay, send_id, _ = instance._options(event, kwargs)
+    if delay < 0 and time.monotonic_ns() + milliseconds_ns(delay) < unstarted.created:
+        node: Any = instance._node
+        binding = node.binding
+        if binding.strict:  # there it fails the run and drops the initial entry
+            raise UnsupportedChart(
+                binding.chart.name,
+                "an event due before the initial state is entered, on a chart without "
+                "events without transitions",
+                f"send({event!r}, delay={delay!r}) before activate_initial_state()",
+                "send it after the initial state is entered, or with a delay of 0 or more",
+            )
+        reason: OutcomeReason = (
+            "no_transition" if event in binding.runtime.event_ids else "unknown_event"
+        )
+        return None, Outcome(False, event, node.state, None, None, reason)
+    mine = (event, args, kwargs)
+    queues.put(mine, delay, send_id)
+    return mine, None
+
+
+async def _run_unstarted(
+    instance: Instance, unstarted: _Unstarted, mine: Item | None, ignored: Outcome | None
+) -> Any:
+    """Run the event ``send`` queued on an instance not started when it was called (or
+    answer ``ignored``, for one due before the initial entry): the initial state is entered
+    first, unless a run did meanwhile."""
+    queues = unstarted.queues
+    pending: Any = instance._pending
+    if pending is unstarted and not _async.driven(instance):
+        instance._pending = None
+        binding: Any = instance._node.binding
+        instance._node = binding.initial_node
+        outcome = await _async.drive(
+            instance, _first_event, instance, binding, unstarted.kwargs, mine, queues
+        )
+        return outcome if ignored is None else ignored
+    if mine is None or queues is None:
+        return ignored
+    return await _run_queued(instance, queues, mine)
 
 
 async def _run_queued(instance: Instance, queues: _Queues, mine: Item) -> Any:
@@ -2264,12 +2388,14 @@ async def _run_queued(instance: Instance, queues: _Queues, mine: Item) -> Any:
     return await _async.drive(instance, _take_over, instance, queues, mine)
 
 
-def _take_over(instance: Instance, queues: _Queues, mine: Item) -> Outcome:
+def _take_over(instance: Instance, queues: _Queues, mine: Item | None) -> Outcome | None:
     """Run the events a cancelled run left queued, ``mine`` among them; its outcome."""
     if instance._pending is not queues or queues.busy:  # pragma: no cover - checked before
         raise RuntimeError("the instance's queue changed while taking its run over")
     queues.busy = True
     outcome = instance._drain(queues, mine)
+    if mine is None:
+        return None
     if outcome is None:  # dropped (the instance terminated), or a delayed event not due
         node: Any = instance._node
         if not queues.holds(mine):

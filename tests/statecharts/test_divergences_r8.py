@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from statemachine import State, StateChart
+from statemachine.exceptions import InvalidDefinition
 
-from statecharts import compile_chart
+from statecharts import UnsupportedChart, compile_chart
 
 
 def ids(machine: Any) -> list[str]:
@@ -128,14 +129,14 @@ def _prepare_run(make: Any, fails_at: int, events: list[str]) -> Any:
     PREPARE_COUNT.update(calls=0, fails_at=fails_at)
     try:
         machine = make()
-    except Exception as error:  # noqa: BLE001 - compared with the reference's
+    except Exception as error:
         return ("create raised", repr(error), list(PREPARE_LOG))
     steps = [ids(machine)]
     for event in events:
         try:
             machine.send(event)
             steps.append(("sent", event, ids(machine)))
-        except Exception as error:  # noqa: BLE001 - compared with the reference's
+        except Exception as error:
             steps.append(("raised", repr(error), ids(machine)))
     return steps, list(PREPARE_LOG)
 
@@ -207,14 +208,14 @@ def test_c21_a_raising_prepare_event_of_an_async_chart_fails_as_in_python_statem
     async def run(machine: Any) -> Any:
         try:
             await machine.activate_initial_state()
-        except Exception as error:  # noqa: BLE001 - compared with the reference's
+        except Exception as error:
             return ("activation raised", repr(error), list(PREPARE_LOG))
         steps: list[Any] = [ids(machine)]
         for event in ["go", "more", "go"]:
             try:
                 await machine.send(event)
                 steps.append(("sent", event, ids(machine)))
-            except Exception as error:  # noqa: BLE001 - compared with the reference's
+            except Exception as error:
                 steps.append(("raised", repr(error), ids(machine)))
         return steps, list(PREPARE_LOG)
 
@@ -223,7 +224,7 @@ def test_c21_a_raising_prepare_event_of_an_async_chart_fails_as_in_python_statem
         PREPARE_COUNT.update(calls=0, fails_at=fails_at)
         try:
             machine = make()  # outside the event loop, as python-statemachine's is made
-        except Exception as error:  # noqa: BLE001 - compared with the reference's
+        except Exception as error:
             return ("create raised", repr(error), list(PREPARE_LOG))
         return asyncio.run(run(machine))
 
@@ -330,7 +331,7 @@ def _interrupt_run(make: Any, raises_at: int, error: BaseException, events: list
         try:
             machine.send(event)
             steps.append(("sent", event, ids(machine)))
-        except BaseException as raised:  # noqa: BLE001 - compared with the reference's
+        except BaseException as raised:
             steps.append(("raised", type(raised).__name__, ids(machine)))
     return steps, list(INTERRUPT_LOG)
 
@@ -468,7 +469,7 @@ def test_c21_an_async_chart_interrupted_by_a_base_exception_keeps_its_external_e
 
         try:
             asyncio.run(go())
-        except BaseException as raised:  # noqa: BLE001 - compared with the reference's
+        except BaseException as raised:
             INTERRUPT_LOG.append(type(raised).__name__)
         INTERRUPT_LOG.append(ids(machine))
         asyncio.run(poke())
@@ -478,3 +479,195 @@ def test_c21_an_async_chart_interrupted_by_a_base_exception_keeps_its_external_e
     assert run(compile_chart(HoppingAsync).create()) == reference
     assert reference[-3:-1] == ["ext", "poke"]
     assert "other" not in reference
+
+
+# -- 3. an async send with options, never awaited --------------------------------------------
+
+IDLE_LOG: list[Any] = []
+
+
+class Poked(StateChart[Any]):
+    """An async chart: ``poke`` goes to ``b``, ``go`` on to ``c``."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    poke = a.to(b, on="poked")
+    go = b.to(c) | a.to(a)
+    back = c.to(a)
+
+    def poked(self, *args: Any, x: int = 0) -> None:
+        IDLE_LOG.append(("poked", args, x))
+
+    async def on_go(self) -> None:
+        IDLE_LOG.append(("go from", ids(self)))
+
+
+SEND_OPTIONS = [
+    {"x": 1},
+    {"send_id": "s1"},
+    {"delay": 0},
+    {"delay": 0, "send_id": "s2", "x": 2},
+    {"internal": False},
+    {"internal": True},
+    {"delay": 1},
+]
+
+
+def _poked_run(machine: Any, scenario: Any) -> list[Any]:
+    IDLE_LOG.clear()
+    asyncio.run(scenario(machine))
+    return [*IDLE_LOG, ids(machine)]
+
+
+@pytest.mark.parametrize("started", [True, False], ids=["started", "not-started"])
+@pytest.mark.parametrize("options", SEND_OPTIONS, ids=repr)
+def test_c21_an_unawaited_send_with_options_to_an_idle_instance_queues_the_event(
+    options: dict[str, Any], started: bool
+) -> None:
+    """python-statemachine puts the event on its queue when ``send`` is called, options or
+    none, started or not: a coroutine closed unawaited leaves it for the next run, so
+    ``go`` finds the instance in ``b``."""
+
+    async def scenario(machine: Any) -> None:
+        if started:
+            await machine.activate_initial_state()
+        sent = machine.send("poke", 7, **options)
+        sent.close()
+        await asyncio.sleep(0.005)  # past the 1 ms delay
+        await machine.send("go")
+
+    reference = _poked_run(Poked(), scenario)
+    assert _poked_run(compile_chart(Poked).create(), scenario) == reference
+    assert reference == [("poked", (7,), options.get("x", 0)), ("go from", []), ["c"]]
+
+
+@pytest.mark.parametrize("options", SEND_OPTIONS, ids=repr)
+def test_c21_a_send_with_options_awaited_after_the_next_one_ran_first(
+    options: dict[str, Any],
+) -> None:
+    """Awaited only after ``go`` was sent and awaited, ``poke`` still ran first: it was
+    queued when its ``send`` was called, and the run ``go`` started took it."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        sent = machine.send("poke", 7, **options)
+        await asyncio.sleep(0.005)
+        await machine.send("go")
+        await sent
+        IDLE_LOG.append(("after", ids(machine)))
+
+    reference = _poked_run(Poked(), scenario)
+    assert _poked_run(compile_chart(Poked).create(), scenario) == reference
+    assert reference[:2] == [("poked", (7,), options.get("x", 0)), ("go from", [])]
+
+
+def test_c21_an_unawaited_raise_from_outside_queues_the_event_as_a_send() -> None:
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        machine.raise_("poke", 7).close()
+        await machine.send("go")
+
+    reference = _poked_run(Poked(), scenario)
+    assert _poked_run(compile_chart(Poked).create(), scenario) == reference
+
+
+def test_c21_a_delayed_internal_send_from_outside_is_refused_when_send_is_called() -> None:
+    """python-statemachine refuses the options as ``send`` builds the event, before any
+    coroutine exists."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        with pytest.raises(InvalidDefinition, match="delayed and internal"):
+            machine.send("poke", delay=5, internal=True)
+        await machine.send("go")
+
+    reference = _poked_run(Poked(), scenario)
+    assert _poked_run(compile_chart(Poked).create(), scenario) == reference
+
+
+SCRIPT_OPTIONS = st.sampled_from(
+    [{}, {"x": 3}, {"send_id": "s"}, {"delay": 0}, {"delay": -1}, {"internal": True}]
+)
+SCRIPT_STEP = st.tuples(
+    st.sampled_from(["closed", "awaited", "kept", "activate", "cancel"]),
+    st.sampled_from(["poke", "go", "back", "nope"]),
+    SCRIPT_OPTIONS,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(script=st.lists(SCRIPT_STEP, max_size=8))
+def test_c21_sends_queued_awaited_or_not_run_in_the_order_python_statemachine_runs_them(
+    script: list[tuple[str, str, dict[str, Any]]],
+) -> None:
+    """Each step sends an event (with options or none) and closes its coroutine, awaits it
+    or keeps it to await at the end; or activates the instance, or cancels ``send_id``
+    ``s``."""
+
+    async def scenario(machine: Any) -> None:
+        kept = []
+        for how, event, options in script:
+            if how == "activate":
+                await machine.activate_initial_state()
+            elif how == "cancel":
+                machine.cancel_event("s")
+            else:
+                sent = machine.send(event, 7, **options)
+                if how == "closed":
+                    sent.close()
+                elif how == "awaited":
+                    await sent
+                else:
+                    kept.append(sent)
+            IDLE_LOG.append((how, event, ids(machine)))
+        for sent in kept:
+            await sent
+        await machine.activate_initial_state()
+
+    reference = _poked_run(Poked(), scenario)
+    assert _poked_run(compile_chart(Poked).create(), scenario) == reference
+
+
+def test_c21_an_event_due_before_the_initial_entry_is_ignored_as_in_python_statemachine() -> None:
+    """Sent before activation with a negative delay, ``poke`` is due before the initial entry
+    python-statemachine queued when the instance was made: it is taken first, in no state,
+    and ignored; ``go`` then loops on ``a``."""
+
+    async def scenario(machine: Any) -> None:
+        await asyncio.sleep(0.002)
+        machine.send("poke", 7, delay=-1000).close()
+        await machine.send("go")
+
+    reference = _poked_run(Poked(), scenario)
+    assert _poked_run(compile_chart(Poked).create(), scenario) == reference
+    assert reference == [("go from", []), ["a"]]
+
+
+class PokedStrict(Poked):
+    allow_event_without_transition = False
+
+
+def test_c21_an_event_due_before_the_initial_entry_of_a_strict_chart_is_refused() -> None:
+    """python-statemachine fails the run on it and loses the initial entry queued behind it;
+    the compiled runtime refuses the ``send`` instead."""
+
+    async def scenario(machine: Any) -> None:
+        await asyncio.sleep(0.002)
+        with pytest.raises(UnsupportedChart, match="due before the initial state is entered"):
+            machine.send("poke", delay=-1000)
+
+    _poked_run(compile_chart(PokedStrict).create(), scenario)
+
+
+@pytest.mark.parametrize("options", SEND_OPTIONS, ids=repr)
+def test_c21_a_first_send_with_options_outside_any_event_loop_runs_after_the_initial_entry(
+    options: dict[str, Any],
+) -> None:
+    def run(machine: Any) -> list[Any]:
+        IDLE_LOG.clear()
+        machine.send("poke", 7, **options)
+        machine.send("go")
+        return [*IDLE_LOG, ids(machine)]
+
+    assert run(compile_chart(Poked).create()) == run(Poked())
