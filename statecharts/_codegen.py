@@ -15,6 +15,7 @@ own ``SignatureAdapter`` so the rare positional form behaves exactly as in the r
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import inspect
 import keyword
@@ -195,8 +196,7 @@ def _vet_dynamic(machine: Any, owner: Any, name: str, value: Any) -> None:
     ``__init__``, say) is read as the bound model type's callbacks are: one misusing the
     machine raises ``UnsupportedChart`` naming it, never a swallowed ``error.execution``.
     The verdict is kept on the chart's resolver, by the callback's code."""
-    function = inspect.unwrap(value)
-    code = getattr(function, "__code__", None)
+    code = _code_of(value)
     if code is None:
         return
     resolver = machine._node.binding.resolver
@@ -204,11 +204,27 @@ def _vet_dynamic(machine: Any, owner: Any, name: str, value: Any) -> None:
     if code in vetted:
         problem = vetted[code]
     else:
-        problem = None if resolver.vet is None else resolver.vet(function)
+        problem = None if resolver.vet is None else resolver.vet(value)
         if len(vetted) < _VETTED_KEPT:
             vetted[code] = problem
     if problem is not None:
         resolver._refusal(f"{type(owner).__name__}.{name}", problem)()
+
+
+def _code_of(value: Any) -> Any:
+    """The code a callable runs, which the scan's verdict on it depends on: a function's
+    (under its ``functools.wraps`` wrappers, a bound method's), a ``functools.partial``'s
+    function's, a callable object's ``__call__``'s; ``None`` for a builtin."""
+    for _ in range(8):  # partials of partials ...
+        if not isinstance(value, functools.partial):
+            break
+        value = value.func
+    function = inspect.unwrap(value)
+    code = getattr(function, "__code__", None)
+    if code is None and not isinstance(function, type):
+        call = inspect.getattr_static(type(function), "__call__", None)
+        code = getattr(call, "__code__", None)
+    return code
 
 
 def _missing(function: str, name: str, kind: str = "positional") -> Any:

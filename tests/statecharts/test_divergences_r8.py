@@ -9,6 +9,7 @@ Rules checked here (docs/spec.md): C6, C7, C9, C11, C21.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import pytest
@@ -18,6 +19,8 @@ from statemachine import State, StateChart
 from statemachine.exceptions import InvalidDefinition
 
 from statecharts import UnsupportedChart, compile_chart
+
+from . import foreign_callables
 
 
 def ids(machine: Any) -> list[str]:
@@ -671,3 +674,63 @@ def test_c21_a_first_send_with_options_outside_any_event_loop_runs_after_the_ini
         return [*IDLE_LOG, ids(machine)]
 
     assert run(compile_chart(Poked).create()) == run(Poked())
+
+
+# -- 4. a model property handing out a callable defined elsewhere -----------------------------
+
+HOLDER = foreign_callables.Holder()
+CHECKER = foreign_callables.Checker()
+#: Callables a model's property hands out (or a model instance holds), by how they are made;
+#: each given ``machine`` asks something of python-statemachine's machine.
+FOREIGN = {
+    "module_function": foreign_callables.is_machine,
+    "reads_the_class": foreign_callables.has_bases,
+    "lambda_of_another_object": HOLDER.check,
+    "bound_method": CHECKER.method,
+    "wrapped": foreign_callables.wrapped,
+    "partial": functools.partial(foreign_callables.matches, True),
+    "partial_of_partial": functools.partial(functools.partial(foreign_callables.matches), True),
+}
+
+
+def _handing_out(value: Any) -> property:
+    return property(lambda self: value)
+
+
+#: A model class whose properties hand out the callables of ``FOREIGN``.
+Handing = type("Handing", (), {name: _handing_out(value) for name, value in FOREIGN.items()})
+
+
+class Holding:
+    """A model instance holding the callables of ``FOREIGN`` (its class has none)."""
+
+    def __init__(self) -> None:
+        for name, value in FOREIGN.items():
+            setattr(self, name, value)
+
+
+def _guarded_by(name: str) -> type[StateChart[Any]]:
+    class Guarded(StateChart[Any]):
+        a = State(initial=True)
+        yes = State(final=True)
+        no = State(final=True)
+        go = a.to(yes, cond=name) | a.to(no)
+
+    return Guarded
+
+
+@pytest.mark.parametrize("model", [Handing, Holding], ids=lambda model: model.__name__)
+@pytest.mark.parametrize("name", sorted(FOREIGN))
+def test_c6_a_callable_a_model_hands_out_using_the_machine_is_refused_when_it_runs(
+    name: str, model: type
+) -> None:
+    """python-statemachine's machine answers the guard ``True``; the compiled instance would
+    answer otherwise, so the run raises ``UnsupportedChart`` naming the callback, whatever
+    form the callable takes (a ``functools.partial`` and a callable object too)."""
+    chart = _guarded_by(name)
+    reference = chart(model())
+    reference.send("go")
+    assert ids(reference) == ["yes"]
+    instance = compile_chart(chart).create(model())
+    with pytest.raises(UnsupportedChart, match=f"{model.__name__}.{name} "):
+        instance.send("go")
