@@ -233,6 +233,8 @@ class HBinding:
         self.initial_node = self.node((), {})
         self.initial: Callable[..., Any] | None = self._initial_plan()
         self.instance_names = tuple(resolver.instance_names.items())
+        self.held_names = tuple(resolver.held)
+        self.checks_model = bool(self.instance_names or self.held_names)
 
     def enter_initial(self, instance: Any, kwargs: dict[str, Any]) -> None:
         """Enter the initial configuration, then run the macrostep that follows."""
@@ -266,12 +268,17 @@ class HBinding:
         with self._lock:
             return self._plan_microstep(self.initial_node, [entry], True).new_node
 
-    def check_instance(self, model: Any) -> None:
+    def check_instance(self, model: Any) -> dict[str, Any] | None:
         """Raise python-statemachine's error if the model lacks a name the chart needs of it
-        (as ``dir(model)`` lists them; see ``check_model``)."""
-        from ._resolve import check_model
+        (as ``dir(model)`` lists them; see ``check_model``); what the instance keeps of the
+        model's names (``hold``), if any."""
+        from ._codegen import verdict
+        from ._resolve import check_model, hold
 
-        check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
+        read = check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
+        if not self.held_names:
+            return None
+        return hold(model, self.held_names, read, lambda value: verdict(self.resolver, value))
 
     def resolve_all(self) -> None:
         """Resolve every callback of the chart now (generation resolves them lazily)."""
@@ -282,8 +289,11 @@ class HBinding:
             for group in (Group.VALIDATORS, Group.COND, Group.BEFORE, Group.ON, Group.AFTER):
                 self._transition_group(transition, group)
         # the names each model must carry, now that every callback is resolved (an instance
-        # lacking one is refused when created, as python-statemachine refuses it)
+        # lacking one is refused when created, as python-statemachine refuses it), and those
+        # it reads when created
         self.instance_names = tuple(self.resolver.instance_names.items())
+        self.held_names = tuple(self.resolver.held)
+        self.checks_model = bool(self.instance_names or self.held_names)
 
     # -- nodes -------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from statemachine.transition import Transition as DeclaredTransition
 
 from . import _async, _snapshot
 from ._clock import NS, Clock, Due, VirtualClock, clock_ns, milliseconds_ns
-from ._codegen import FunctionWriter, Module, Step, _dyn, _kwall, write_function
+from ._codegen import FunctionWriter, Module, Step, _dyn, _kwall, verdict, write_function
 from ._compiler import (
     RUNTIME_NAMES,
     chart_attributes,
@@ -47,7 +47,7 @@ from ._compiler import declared_transitions as all_declared_transitions
 from ._errors import InstanceSnapshotError, UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
-from ._resolve import Resolved, Resolver, check_model, parse_guard
+from ._resolve import Resolved, Resolver, check_model, hold, parse_guard
 
 OutcomeReason = Literal[
     "unknown_event", "no_transition", "guards_rejected", "terminated", "queued", "failed"
@@ -444,11 +444,14 @@ class Instance:
     Not thread-safe: send events to one instance from one thread at a time.
     """
 
-    __slots__ = ("_node", "_pending", "model")
+    __slots__ = ("_held", "_node", "_pending", "model")
 
     _node: StateNode
     _pending: _Queues | None
     model: Any
+    #: The model's names as the instance read them when created (set only for charts
+    #: reading some: ``Binding.held_names``).
+    _held: dict[str, Any]
     #: ``send`` of the instance's base class (a chart's declared event options aside)
     _send_plain: Callable[..., Outcome]
 
@@ -1443,7 +1446,9 @@ class Binding:
         "_module",
         "chained",
         "chart",
+        "checks_model",
         "cls",
+        "held_names",
         "initial",
         "initial_node",
         "instance_names",
@@ -1485,6 +1490,9 @@ class Binding:
         self.source = self._module.source
         #: The names each model instance is checked for when created (``check_model``).
         self.instance_names = tuple(resolver.instance_names.items())
+        #: The model's names each instance reads when created and keeps (``hold``).
+        self.held_names = tuple(resolver.held)
+        self.checks_model = bool(self.instance_names or self.held_names)
         self.is_async = False
 
     def gap(self, source: StateDef) -> StateNode:
@@ -1820,10 +1828,18 @@ class Binding:
             raise _not_allowed(self.runtime.event_object(event), node)
         return Outcome(False, event, node.state, None, None, "terminated")
 
-    def check_instance(self, model: Any) -> None:
+    def check_instance(self, model: Any) -> dict[str, Any] | None:
         """Raise python-statemachine's error if the model lacks a name the chart needs of it
-        (as ``dir(model)`` lists them; see ``check_model``)."""
-        check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
+        (as ``dir(model)`` lists them; see ``check_model``); what the instance keeps of the
+        model's names (``hold``), if any."""
+        read = check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
+        if not self.held_names:
+            return None
+        return hold(model, self.held_names, read, self.verdict)
+
+    def verdict(self, value: Any) -> str | None:
+        """What the machine scan says of a callable the model hands out."""
+        return verdict(self.resolver, value)
 
     def enter_initial(self, instance: Instance, kwargs: dict[str, Any]) -> None:
         """Run the initial state's ``enter`` callbacks, and any events they send."""
@@ -2433,10 +2449,11 @@ class _Constructed(Instance):
             model = Model()  # type: ignore[no-untyped-call]
         runtime: Runtime = getattr(type(self), "__chart_runtime__")  # noqa: B009
         binding = runtime.binding(model)
-        if binding.instance_names:
-            binding.check_instance(model)
+        held = binding.check_instance(model) if binding.checks_model else None
         queues = getattr(self, "_pending", None)  # holding the clock create() was given
         super().__init__(binding.initial_node, model)  # a _MachineInstance sets _prepared too
+        if held is not None:
+            self._held = held
         if binding.cls is not type(self):  # the model's callbacks are async
             self.__class__ = binding.cls  # type: ignore[assignment]
         self._pending = queues
@@ -2487,10 +2504,15 @@ def _construct(
     return instance
 
 
-def _new_instance(cls: type[Instance], node: Any, model: Any) -> Instance:
-    """An instance of ``cls`` in ``node`` without running a chart's custom ``__init__``."""
+def _new_instance(
+    cls: type[Instance], node: Any, model: Any, held: dict[str, Any] | None
+) -> Instance:
+    """An instance of ``cls`` in ``node`` without running a chart's custom ``__init__``
+    (``held``: what it keeps of the model's names)."""
     instance = Instance.__new__(cls)
     Instance.__init__(instance, node, model)
+    if held is not None:
+        instance._held = held
     return instance
 
 
@@ -2630,9 +2652,10 @@ class Chart(ChartDef):
         binding = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
-        if binding.instance_names:
-            binding.check_instance(model)
+        held = binding.check_instance(model) if binding.checks_model else None
         instance = binding.cls(binding.initial_node, model)
+        if held is not None:
+            instance._held = held
         queues = None
         if clock is not None:
             queues = instance._pending = _Queues(_check_clock(clock))
@@ -2694,10 +2717,9 @@ class Chart(ChartDef):
         runtime = self._runtime
         assert runtime is not None
         binding = runtime.binding(model)
-        if binding.instance_names:
-            binding.check_instance(model)
+        held = binding.check_instance(model) if binding.checks_model else None
         if isinstance(binding, HBinding):
-            return _new_instance(binding.cls, binding.resume_node(state), model)
+            return _new_instance(binding.cls, binding.resume_node(state), model, held)
         node = binding.nodes.get(state)
         if node is None:
             raise InvalidStateValue(  # type: ignore[no-untyped-call]
@@ -2706,7 +2728,7 @@ class Chart(ChartDef):
                 + ", ".join(s.id for s in self.states)
                 + ")",
             )
-        return _new_instance(binding.cls, node, model)
+        return _new_instance(binding.cls, node, model, held)
 
     def restore(self, snapshot: Any, model: Any = None, *, clock: Clock | None = None) -> Instance:
         """An instance where ``snapshot`` (from ``Instance.snapshot``, perhaps through JSON)
@@ -2733,8 +2755,7 @@ class Chart(ChartDef):
         if model is None:
             model = Model()  # type: ignore[no-untyped-call]
         binding: Any = runtime.binding(model)
-        if binding.instance_names:
-            binding.check_instance(model)
+        held = binding.check_instance(model) if binding.checks_model else None
         declared = runtime.declared_states
         if isinstance(binding, HBinding):
             history = {
@@ -2744,7 +2765,7 @@ class Chart(ChartDef):
             node = binding.node(tuple(declared[i] for i in checked.configuration), history)
         else:
             node = binding.nodes[checked.configuration[0]]
-        instance = _new_instance(binding.cls, node, model)
+        instance = _new_instance(binding.cls, node, model, held)
         for name, value in checked.fields.items():
             object.__setattr__(instance, name, value)
         if checked.internal or checked.external or checked.timers or clock is not None:

@@ -734,3 +734,97 @@ def test_c6_a_callable_a_model_hands_out_using_the_machine_is_refused_when_it_ru
     instance = compile_chart(chart).create(model())
     with pytest.raises(UnsupportedChart, match=f"{model.__name__}.{name} "):
         instance.send("go")
+
+
+class Toggling(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    flip = a.to(b, cond="allowed") | b.to(a, cond="allowed")
+
+
+def _flips(machine: Any, changes: list[Any]) -> list[Any]:
+    """Flip once per entry of ``changes``, first setting ``allowed`` on the model to it
+    (``None``: leave it)."""
+    seen = [ids(machine)]
+    for change in changes:
+        if change is not None:
+            machine.model.allowed = change
+        machine.send("flip")
+        seen.append(ids(machine))
+    return seen
+
+
+class HoldsAllowed:
+    def __init__(self, allowed: Any) -> None:
+        self.allowed = allowed
+
+
+@pytest.mark.parametrize(
+    ("initial", "changes"),
+    [
+        (lambda: True, [None, lambda: False, 0]),  # a callable then is kept
+        (1, [None, lambda: False, 0]),  # a value then is read on each call, never called
+    ],
+    ids=["callable", "value"],
+)
+def test_c9_a_name_a_model_instance_holds_is_resolved_when_the_instance_is_created(
+    initial: Any, changes: list[Any]
+) -> None:
+    """python-statemachine resolves the model's names when the machine is built: a callable
+    found then is the callback for good (setting another later changes nothing); a value is
+    read again on each call, and returned as it is, a callable too."""
+    reference = _flips(Toggling(HoldsAllowed(initial)), changes)
+    assert _flips(compile_chart(Toggling).create(HoldsAllowed(initial)), changes) == reference
+
+
+GETTER_READS: list[int] = []
+
+
+class HandsOutOnce:
+    """A property handing out a new guard on each read, counting the reads."""
+
+    @property
+    def allowed(self) -> Any:
+        GETTER_READS.append(1)
+        reads = len(GETTER_READS)
+        return lambda: reads % 2 == 1
+
+
+class Stepping(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    step = a.to(b, cond="allowed") | b.to(a)
+
+
+def test_c9_a_model_property_handing_out_a_callable_is_read_when_the_instance_is_created() -> None:
+    """The getter runs when the instance is created and its callable is the guard from then
+    on, as python-statemachine binds it (read again on each call, it would flip)."""
+
+    def run(make: Any) -> Any:
+        GETTER_READS.clear()
+        machine = make(HandsOutOnce())
+        created = len(GETTER_READS)
+        seen = []
+        for _ in range(4):
+            machine.send("step")
+            seen.append(ids(machine))
+        return created, len(GETTER_READS), seen
+
+    reference = run(Stepping)
+    assert run(compile_chart(Stepping).create) == reference
+    assert reference == (1, 1, [["b"], ["a"], ["b"], ["a"]])
+
+
+class HoldsACallableObject:
+    def __init__(self) -> None:
+        self.allowed = foreign_callables.Checker()
+
+
+def test_c9_a_callable_object_a_model_holds_fails_when_created_as_in_python_statemachine() -> None:
+    """python-statemachine reads the callable's ``__qualname__`` when it binds it, which an
+    instance of a class has not: creating the machine raises ``AttributeError``."""
+    with pytest.raises(AttributeError, match="__qualname__") as reference:
+        Toggling(HoldsACallableObject())
+    with pytest.raises(AttributeError, match="__qualname__") as compiled:
+        compile_chart(Toggling).create(HoldsACallableObject())
+    assert str(compiled.value) == str(reference.value)
