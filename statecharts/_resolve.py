@@ -268,8 +268,12 @@ class Resolver:
         fields: frozenset[str] = frozenset(),
         awaited: bool = False,
         vet: Callable[[Any], str | None] | None = None,
+        instance_conventions: frozenset[str] = frozenset(),
     ) -> None:
         self.chart_name = chart_name
+        #: Naming-convention callbacks the model instances bound hold while their class
+        #: lacks them: python-statemachine finds them by ``dir(model)`` and runs them.
+        self.instance_conventions = instance_conventions
         #: Says what a model's method does with the machine the compiled instance would
         #: answer otherwise (``None``: nothing); such a callback raises ``UnsupportedChart``
         #: when it runs, naming itself, rather than answering silently.
@@ -413,6 +417,12 @@ class Resolver:
         """Who provides ``name``: the chart, the model's class, or else (for a declared name
         and a model) the model instance, read when the instance is created (``hold``)."""
         chart, model = self.chart_leaf(name), self.model_leaf(name)
+        if model is None and convention and name in self.instance_conventions:
+            assert self.model_type is not None
+            label = f"{self.model_type.__name__}.{name}"
+            self.instance_names.setdefault(name, (label, READ))
+            self.held[name] = None
+            model = Leaf(f"model:{name}", "model", Mode.DYNAMIC, name, label)
         owners = [leaf for leaf in (chart, model) if leaf]
         if model is not None and self.own_dir:
             if convention or chart is not None:

@@ -8,6 +8,7 @@ an event is one dict lookup and one call. All instances of a chart share its nod
 from __future__ import annotations
 
 import functools
+import gc
 import heapq
 import itertools
 import math
@@ -47,7 +48,15 @@ from ._compiler import declared_transitions as all_declared_transitions
 from ._errors import InstanceSnapshotError, UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
-from ._resolve import Resolved, Resolver, check_model, hold, parse_guard
+from ._resolve import (
+    _MISSING,
+    Resolved,
+    Resolver,
+    _static_lookup,
+    check_model,
+    hold,
+    parse_guard,
+)
 
 OutcomeReason = Literal[
     "unknown_event", "no_transition", "guards_rejected", "terminated", "queued", "failed"
@@ -1444,6 +1453,7 @@ class Binding:
         "_label",
         "_lock",
         "_module",
+        "by_values",
         "chained",
         "chart",
         "checks_model",
@@ -1451,6 +1461,7 @@ class Binding:
         "held_names",
         "initial",
         "initial_node",
+        "instance_conventions",
         "instance_names",
         "is_async",
         "nodes",
@@ -1986,6 +1997,28 @@ class Runtime:
             chart.name, declared, self.attributes, self.event_ids, None, self.resolvable_fields
         )
         self.by_type: dict[type, Binding] = {}
+        #: The naming-convention callbacks the chart's states and transitions look up
+        #: (``on_enter_b``, ``before_go``, ``on_transition`` ...), and those a model instance
+        #: may not hold alone (the runtime has no place for them there).
+        self.conventions = frozenset(
+            callback.ref
+            for groups in (
+                *((state.enter, state.exit) for state in chart.states),
+                *((t.before, t.on, t.after) for t in chart.transitions),
+            )
+            for group in groups
+            for callback in group
+            if callback.convention
+        )
+        self.refused_conventions = frozenset(
+            ("prepare_event", "on_invoke_state", *(f"on_invoke_{s.id}" for s in chart.states))
+        )
+        #: Whether an ``enter`` callback's value can matter (the done data of a final state
+        #: in a compound one): then a model instance's non-callable values are looked at too.
+        self.done_data = any(state.final and state.parent is not None for state in chart.states)
+        #: The bindings for model instances holding naming-convention callbacks their class
+        #: lacks, by (model type, the names held).
+        self.variants: dict[tuple[type, frozenset[str]], Binding] = {}
         self._lock = threading.RLock()
         self._awaited: type[Instance] | None = None
 
@@ -2020,7 +2053,39 @@ class Runtime:
                 self._awaited = _awaited_class(self.instance_class)
             return self._awaited
 
-    def _bind(self, model_type: type) -> Binding:
+    def for_instance(self, binding: Any, model: Any) -> Any:
+        """``binding``, or for a model instance holding naming-convention callbacks its class
+        lacks (listed by ``dir(model)``, so python-statemachine runs them) the binding
+        running them too, generated once for each set of names."""
+        if binding.resolver.plain_dir:
+            listed = getattr(model, "__dict__", None)
+            if not isinstance(listed, dict):
+                return binding
+        else:
+            listed = set(dir(model))
+        gaps: frozenset[str] = binding.instance_conventions
+        if gaps.isdisjoint(listed):
+            return binding
+        held = gaps.intersection(listed)
+        model_type = type(model)
+        refused = sorted(held & self.refused_conventions)
+        if refused:
+            raise UnsupportedChart(
+                self.chart.name,
+                "a callback only the model instance holds",
+                f"{model_type.__name__}.{refused[0]}, set on the instance, when it is created",
+                "define it on the model's class",
+            )
+        key = (model_type, held)
+        variant = self.variants.get(key)
+        if variant is None:
+            with self._lock:
+                variant = self.variants.get(key)
+                if variant is None:
+                    variant = self.variants[key] = self._bind(model_type, held)
+        return variant
+
+    def _bind(self, model_type: type, held: frozenset[str] = frozenset()) -> Binding:
         if hasattr(model_type, "prepare_event") and self.prepare is None:
             raise UnsupportedChart(
                 self.chart.name,
@@ -2041,6 +2106,7 @@ class Runtime:
             None if model_type is type(None) else model_type,
             self.resolvable_fields,
             vet=vet,
+            instance_conventions=held,
         )
         binding = self._binding_of(resolver)
         prepares_async = self.prepare is not None and (
@@ -2057,10 +2123,22 @@ class Runtime:
                 self.resolvable_fields,
                 awaited=True,
                 vet=vet,
+                instance_conventions=held,
             )
             binding = self._binding_of(resolver)
             binding.is_async = True
             binding.cls = self.awaited_class()
+        # what a model instance may hold that its class lacks (a variant holds its own), and
+        # whether its values tell (its names are its ``__dict__``'s; a non-callable value
+        # held there can matter only as a final state's done data)
+        binding.by_values = resolver.plain_dir and not self.done_data
+        binding.instance_conventions = frozenset()
+        if model_type is not type(None) and not held:
+            binding.instance_conventions = frozenset(
+                name
+                for name in self.conventions | self.refused_conventions
+                if _static_lookup(model_type, name) is _MISSING
+            )
         return binding  # type: ignore[no-any-return]
 
     def _binding_of(self, resolver: Resolver) -> Any:
@@ -2449,13 +2527,13 @@ class _Constructed(Instance):
             model = Model()  # type: ignore[no-untyped-call]
         runtime: Runtime = getattr(type(self), "__chart_runtime__")  # noqa: B009
         binding = runtime.binding(model)
-        held = binding.check_instance(model) if binding.checks_model else None
+        binding, held = _bound(binding, model)
         queues = getattr(self, "_pending", None)  # holding the clock create() was given
         super().__init__(binding.initial_node, model)  # a _MachineInstance sets _prepared too
         if held is not None:
             self._held = held
         if binding.cls is not type(self):  # the model's callbacks are async
-            self.__class__ = binding.cls  # type: ignore[assignment]
+            self.__class__ = binding.cls
         self._pending = queues
         if binding.is_async:
             if queues is not None:
@@ -2502,6 +2580,25 @@ def _construct(
             "super().__init__(...), so no state was entered"
         ) from None
     return instance
+
+
+def _bound(binding: Any, model: Any) -> tuple[Any, dict[str, Any] | None]:
+    """The binding an instance with ``model`` runs (a variant if the model instance holds
+    naming-convention callbacks its class lacks), and what the instance keeps of the model's
+    names, checked as python-statemachine checks them when it builds the machine."""
+    if binding.instance_conventions:
+        if binding.by_values:
+            # the garbage collector's view of the instance: none of its values callable (nor
+            # a dict, maybe its ``__dict__``), it holds no callback; reading ``__dict__``
+            # would make CPython build the dict it keeps inline, 64 bytes for good
+            cls = type(model)
+            for value in gc.get_referents(model):
+                if value is not cls and (callable(value) or type(value) is dict):
+                    binding = binding.runtime.for_instance(binding, model)
+                    break
+        else:
+            binding = binding.runtime.for_instance(binding, model)
+    return binding, binding.check_instance(model) if binding.checks_model else None
 
 
 def _new_instance(
@@ -2652,8 +2749,8 @@ class Chart(ChartDef):
         binding = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
-        held = binding.check_instance(model) if binding.checks_model else None
-        instance = binding.cls(binding.initial_node, model)
+        binding, held = _bound(binding, model)
+        instance: Instance = binding.cls(binding.initial_node, model)
         if held is not None:
             instance._held = held
         queues = None
@@ -2717,7 +2814,7 @@ class Chart(ChartDef):
         runtime = self._runtime
         assert runtime is not None
         binding = runtime.binding(model)
-        held = binding.check_instance(model) if binding.checks_model else None
+        binding, held = _bound(binding, model)
         if isinstance(binding, HBinding):
             return _new_instance(binding.cls, binding.resume_node(state), model, held)
         node = binding.nodes.get(state)
@@ -2755,7 +2852,7 @@ class Chart(ChartDef):
         if model is None:
             model = Model()  # type: ignore[no-untyped-call]
         binding: Any = runtime.binding(model)
-        held = binding.check_instance(model) if binding.checks_model else None
+        binding, held = _bound(binding, model)
         declared = runtime.declared_states
         if isinstance(binding, HBinding):
             history = {

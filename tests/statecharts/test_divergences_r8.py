@@ -828,3 +828,257 @@ def test_c9_a_callable_object_a_model_holds_fails_when_created_as_in_python_stat
     with pytest.raises(AttributeError, match="__qualname__") as compiled:
         compile_chart(Toggling).create(HoldsACallableObject())
     assert str(compiled.value) == str(reference.value)
+
+
+# -- 5. naming-convention callbacks a model instance holds ------------------------------------
+
+CONVENTION_LOG: list[Any] = []
+
+
+class Plain:
+    """A model whose class defines no callback."""
+
+
+class Conventional(StateChart[Any]):
+    """A chart with no callbacks of its own but ``on_exit_a``."""
+
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b)
+    back = b.to(a)
+    finish = b.to(c)
+
+    def on_exit_a(self) -> None:
+        CONVENTION_LOG.append("chart exit a")
+
+
+def _recording(name: str) -> Any:
+    def record(*args: Any, **kwargs: Any) -> None:
+        CONVENTION_LOG.append(name)
+
+    return record
+
+
+CONVENTIONS = [
+    "on_enter_b",
+    "on_exit_a",
+    "before_go",
+    "on_go",
+    "after_go",
+    "on_enter_state",
+    "on_exit_state",
+    "before_transition",
+    "on_transition",
+    "after_transition",
+]
+
+
+def _conventions_run(make: Any, names: list[str], late: list[str]) -> list[Any]:
+    CONVENTION_LOG.clear()
+    model = Plain()
+    for name in names:
+        setattr(model, name, _recording(name))
+    machine = make(model)
+    for name in late:  # set after the instance was made: python-statemachine never runs it
+        setattr(model, name, _recording(f"late {name}"))
+    for event in ["go", "back", "go", "finish"]:
+        machine.send(event)
+        CONVENTION_LOG.append((event, ids(machine)))
+    return list(CONVENTION_LOG)
+
+
+@pytest.mark.parametrize("name", CONVENTIONS)
+def test_c9_a_naming_convention_callback_only_the_model_instance_holds_runs(name: str) -> None:
+    """python-statemachine finds the model's names by ``dir(model)`` when it builds the
+    machine, so a callback set on the instance alone runs (after the chart's own)."""
+    reference = _conventions_run(Conventional, [name], [])
+    assert _conventions_run(compile_chart(Conventional).create, [name], []) == reference
+    assert name in reference
+
+
+def test_c9_naming_convention_callbacks_the_instance_holds_run_in_the_reference_order() -> None:
+    reference = _conventions_run(Conventional, CONVENTIONS, [])
+    assert _conventions_run(compile_chart(Conventional).create, CONVENTIONS, []) == reference
+
+
+def test_c9_a_naming_convention_callback_set_after_the_instance_was_made_never_runs() -> None:
+    reference = _conventions_run(Conventional, ["on_go"], ["on_enter_b", "on_go"])
+    compiled = _conventions_run(
+        compile_chart(Conventional).create, ["on_go"], ["on_enter_b", "on_go"]
+    )
+    assert compiled == reference
+    assert "late on_go" not in reference
+    assert "on_go" in reference
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    names=st.lists(st.sampled_from(CONVENTIONS), unique=True, max_size=4),
+    late=st.lists(st.sampled_from(CONVENTIONS), unique=True, max_size=2),
+)
+def test_c9_instances_holding_any_naming_convention_callbacks_run_as_in_psm(
+    names: list[str], late: list[str]
+) -> None:
+    """Instances of one model class holding different callbacks, made in turn: each runs
+    its own, none another's."""
+    reference = _conventions_run(Conventional, names, late)
+    assert _conventions_run(compile_chart(Conventional).create, names, late) == reference
+    # the chart's binding for a model holding none is not the one made for these
+    assert _conventions_run(compile_chart(Conventional).create, [], []) == _conventions_run(
+        Conventional, [], []
+    )
+
+
+class NestedConventional(StateChart[Any]):
+    """A compound state: the naming-convention names of its children and of itself."""
+
+    idle = State(initial=True)
+
+    class work(State.Compound):
+        first = State(initial=True)
+        second = State()
+        step = first.to(second)
+
+    done = State(final=True)
+    go = idle.to(work)
+    finish = work.to(done)
+
+
+def test_c9_a_statechart_runs_the_naming_convention_callbacks_the_instance_holds() -> None:
+    names = ["on_enter_work", "on_enter_first", "on_exit_first", "on_step", "on_enter_done"]
+
+    def run(make: Any) -> list[Any]:
+        CONVENTION_LOG.clear()
+        model = Plain()
+        for name in names:
+            setattr(model, name, _recording(name))
+        machine = make(model)
+        for event in ["go", "step", "finish"]:
+            machine.send(event)
+        return [*CONVENTION_LOG, ids(machine)]
+
+    reference = run(NestedConventional)
+    assert run(compile_chart(NestedConventional).create) == reference
+    assert reference[:2] == ["on_enter_work", "on_enter_first"]
+
+
+class Listing:
+    """A model whose ``__dir__`` lists a callback its ``__getattr__`` answers."""
+
+    def __dir__(self) -> list[str]:
+        return [*object.__dir__(self), "on_enter_b"]
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "on_enter_b":
+            return _recording("listed on_enter_b")
+        raise AttributeError(name)
+
+
+def test_c9_a_naming_convention_callback_a_models_dir_lists_runs() -> None:
+    def run(make: Any) -> list[Any]:
+        CONVENTION_LOG.clear()
+        machine = make(Listing())
+        machine.send("go")
+        return [*CONVENTION_LOG, ids(machine)]
+
+    reference = run(Conventional)
+    assert run(compile_chart(Conventional).create) == reference
+    assert "listed on_enter_b" in reference
+
+
+class PreparingAlone(StateChart[Any]):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b)
+
+
+def test_c9_a_prepare_event_only_the_model_instance_holds_is_refused_when_created() -> None:
+    """python-statemachine would run it before every callback; the compiled runtime takes a
+    model's ``prepare_event`` from its class only."""
+    model = Plain()
+    model.prepare_event = lambda: {}  # type: ignore[attr-defined]
+    with pytest.raises(UnsupportedChart, match=r"Plain\.prepare_event, set on the instance"):
+        compile_chart(PreparingAlone).create(model)
+
+
+class ConventionalAsync(Conventional):
+    async def on_exit_a(self) -> None:
+        CONVENTION_LOG.append("chart exit a")
+
+
+def test_c21_an_async_chart_runs_the_naming_convention_callbacks_the_instance_holds() -> None:
+    def run(make: Any) -> list[Any]:
+        CONVENTION_LOG.clear()
+        model = Plain()
+        for name in ["on_go", "on_enter_b"]:
+            setattr(model, name, _recording(name))
+        machine = make(model)
+
+        async def go() -> None:
+            await machine.send("go")
+
+        asyncio.run(go())
+        return [*CONVENTION_LOG, ids(machine)]
+
+    reference = run(ConventionalAsync)
+    assert run(compile_chart(ConventionalAsync).create) == reference
+    assert reference == ["chart exit a", "on_go", "on_enter_b", ["b"]]
+
+
+class HoldsOtherCallables:
+    """A model holding a callable and a dict that are no callbacks."""
+
+    def __init__(self) -> None:
+        self.notify = _recording("notify")
+        self.options: dict[str, Any] = {"on_enter_b": "not a callback"}
+
+
+def test_c9_a_model_instance_holding_other_callables_runs_no_callback_of_theirs() -> None:
+    def run(make: Any) -> list[Any]:
+        CONVENTION_LOG.clear()
+        machine = make(HoldsOtherCallables())
+        machine.send("go")
+        return [*CONVENTION_LOG, ids(machine)]
+
+    reference = run(Conventional)
+    assert run(compile_chart(Conventional).create) == reference == ["chart exit a", ["b"]]
+
+
+DONE_LOG: list[Any] = []
+
+
+class Finishing(StateChart[Any]):
+    """A final state inside a compound one: what its ``enter`` callbacks give is the done
+    data of ``done.state.work``."""
+
+    class work(State.Compound):
+        busy = State(initial=True)
+        finished = State(final=True)
+        complete = busy.to(finished)
+
+    after = State(final=True)
+    done_state_work = work.to(after, on="record")
+
+    def record(self, *args: Any, total: int = 0) -> None:
+        DONE_LOG.append((args, total))
+
+
+@pytest.mark.parametrize("value", ["a value", {"total": 3}], ids=["value", "mapping"])
+def test_c9_a_non_callable_naming_convention_value_the_instance_holds_is_done_data(
+    value: Any,
+) -> None:
+    """python-statemachine reads ``on_enter_finished`` from the instance as a value and hands
+    it on as the done data of the compound state's ``done.state`` event."""
+
+    def run(make: Any) -> list[Any]:
+        DONE_LOG.clear()
+        model = Plain()
+        model.on_enter_finished = value  # type: ignore[attr-defined]
+        machine = make(model)
+        machine.send("complete")
+        return [*DONE_LOG, ids(machine)]
+
+    reference = run(Finishing)
+    assert run(compile_chart(Finishing).create) == reference
+    assert reference[0] == ((("a value",), 0) if value == "a value" else ((), 3))
