@@ -1082,3 +1082,32 @@ def test_c9_a_non_callable_naming_convention_value_the_instance_holds_is_done_da
     reference = run(Finishing)
     assert run(compile_chart(Finishing).create) == reference
     assert reference[0] == ((("a value",), 0) if value == "a value" else ((), 3))
+
+
+ALLOWED_VALUES = st.sampled_from(["yes", "no", "one", "zero", "keep"])
+
+
+def _allowed(label: str) -> Any:
+    return {
+        "yes": lambda: True,
+        "no": lambda: False,
+        "one": 1,
+        "zero": 0,
+        "keep": None,
+    }[label]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    initial=ALLOWED_VALUES.filter(lambda label: label != "keep"),
+    changes=st.lists(ALLOWED_VALUES, max_size=6),
+)
+def test_c9_a_model_name_reassigned_between_events_answers_as_in_psm(
+    initial: str, changes: list[str]
+) -> None:
+    """Whatever ``allowed`` holds when the instance is made and whatever it is set to
+    between events, the guard answers as python-statemachine's bound callback does."""
+    values = [_allowed(label) for label in changes]
+    reference = _flips(Toggling(HoldsAllowed(_allowed(initial))), values)
+    compiled = _flips(compile_chart(Toggling).create(HoldsAllowed(_allowed(initial))), values)
+    assert compiled == reference
