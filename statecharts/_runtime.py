@@ -7,6 +7,7 @@ an event is one dict lookup and one call. All instances of a chart share its nod
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import gc
 import heapq
@@ -187,6 +188,9 @@ Item = tuple[str, tuple[Any, ...], dict[str, Any]]
 #: nanoseconds of the clock: no float sum puts a later-sent event due at the same time
 #: first), then by the order the events were sent.
 Timed = tuple[int, int, Any, Item]
+#: How long an async instance's run awaits at a time for a delayed event to fall due (as
+#: python-statemachine's async engine polls its queue).
+_POLL_SECONDS = 0.001
 #: ``_Queues.trigger`` of an event taken from the internal queue.
 _INTERNAL_TRIGGER = (True, None)
 
@@ -269,23 +273,30 @@ class _Queues:
             entry[3] is item for entry in self.timed
         )
 
-    def take(self) -> Item | None:
+    def take(self, awaited: bool = False) -> Item | None:
         """The next external event that is due (``None``: none is). Without a clock this
-        waits for the next delayed event, as python-statemachine's synchronous engine does."""
-        if self.external:
-            self.trigger = None
-            return self.external.popleft()
-        timed = self.timed
-        if not timed:
-            return None
-        due = timed[0][0]
-        clock = self.clock
-        if clock is None:
-            wait = due - time.monotonic_ns()
-            if wait > 0:
-                time.sleep(wait / NS)
-        elif due > clock_ns(clock):
-            return None
+        waits for the next delayed event, as python-statemachine's synchronous engine does;
+        ``awaited`` (an async instance's run), it awaits in steps of a millisecond, as its
+        async engine polls, so other tasks run meanwhile and events they send join in."""
+        while True:
+            if self.external:
+                self.trigger = None
+                return self.external.popleft()
+            timed = self.timed
+            if not timed:
+                return None
+            due = timed[0][0]
+            clock = self.clock
+            if clock is None:
+                wait = due - time.monotonic_ns()
+                if wait > 0:
+                    if awaited and _async.inside_a_run():
+                        _async.wait(asyncio.sleep(min(wait / NS, _POLL_SECONDS)))
+                        continue
+                    time.sleep(wait / NS)
+            elif due > clock_ns(clock):
+                return None
+            break
         budget = self.budget
         if budget is not None:
             if budget <= 0:
@@ -783,7 +794,8 @@ class Instance:
         result: Outcome | None = None
         try:
             self._run_internal(queues, [])
-            while not self._node.terminated and (item := queues.take()) is not None:
+            awaited = self._node.binding.is_async
+            while not self._node.terminated and (item := queues.take(awaited)) is not None:
                 outcome = self._run_external(queues, *item)
                 if item is mine:
                     result = outcome
@@ -815,7 +827,8 @@ class Instance:
                 )
             # python-statemachine stops taking events once the instance terminated, and
             # drops those left (nobody inside the run waits for them)
-            while not self._node.terminated and (item := queues.take()) is not None:
+            awaited = self._node.binding.is_async
+            while not self._node.terminated and (item := queues.take(awaited)) is not None:
                 self._run_external(queues, *item)
             if self._node.terminated:
                 queues.drop_external()
@@ -1114,7 +1127,8 @@ class StatechartInstance(Instance):
                 pending.trigger = None
             return mine
         if isinstance(pending, _Queues) and pending.pending_external():
-            return pending.take()  # None: the next delayed event is not due yet
+            # None: the next delayed event is not due yet
+            return pending.take(self._node.binding.is_async)
         return None
 
     def _run_queues(self, outcome: Outcome) -> Outcome:

@@ -1111,3 +1111,42 @@ def test_c9_a_model_name_reassigned_between_events_answers_as_in_psm(
     reference = _flips(Toggling(HoldsAllowed(_allowed(initial))), values)
     compiled = _flips(compile_chart(Toggling).create(HoldsAllowed(_allowed(initial))), values)
     assert compiled == reference
+
+
+def test_c21_a_run_waiting_for_a_delayed_event_lets_other_tasks_send_meanwhile() -> None:
+    """python-statemachine's async engine awaits a delayed event polling its queue: ``go``,
+    sent by another task while ``poke`` waits, is due first and runs first (a run blocking
+    the event loop until ``poke`` is due would run it first, ending in ``c``)."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+
+        async def poke() -> None:
+            await machine.send("poke", 7, delay=30)
+
+        async def go() -> None:
+            await asyncio.sleep(0.01)
+            await machine.send("go")
+
+        await asyncio.gather(poke(), go())
+
+    reference = _poked_run(Poked(), scenario)
+    assert _poked_run(compile_chart(Poked).create(), scenario) == reference
+    assert reference == [("go from", []), ("poked", (7,), 0), ["b"]]
+
+
+def test_c21_a_run_cancelled_while_a_delayed_event_waits_keeps_it_for_the_next_send() -> None:
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        waiting = asyncio.ensure_future(machine.send("poke", 7, delay=20))
+        await asyncio.sleep(0.005)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        IDLE_LOG.append(("cancelled", ids(machine)))
+        await asyncio.sleep(0.03)
+        await machine.send("go")
+
+    reference = _poked_run(Poked(), scenario)
+    assert _poked_run(compile_chart(Poked).create(), scenario) == reference
+    assert reference == [("cancelled", ["a"]), ("poked", (7,), 0), ("go from", []), ["c"]]
