@@ -256,9 +256,11 @@ class _Queues:
             now = self.now_ns()
             if delay_ms < 0 and self.external:
                 # due in the past, it runs ahead of the events sent before it (due when
-                # sent, no later than now), as in python-statemachine: they join the heap
+                # sent, no later than now), as in python-statemachine: they join the heap,
+                # still ahead of every timed event (each was sent after them)
+                sent = min(now, self.timed[0][0] - 1) if self.timed else now
                 for waiting in self.external:
-                    heapq.heappush(self.timed, (now, next(_sequence), None, waiting))
+                    heapq.heappush(self.timed, (sent, next(_sequence), None, waiting))
                 self.external.clear()
             due = now + milliseconds_ns(delay_ms)
             heapq.heappush(self.timed, (due, next(_sequence), send_id, item))

@@ -589,8 +589,11 @@ def test_c21_a_delayed_internal_send_from_outside_is_refused_when_send_is_called
     assert _poked_run(compile_chart(Poked).create(), scenario) == reference
 
 
+#: Options a script's ``send`` takes; the negative delay is a second, so an event sent with it
+#: before the initial entry is due before the instance was made on both engines, however
+#: long the run took to get there.
 SCRIPT_OPTIONS = st.sampled_from(
-    [{}, {"x": 3}, {"send_id": "s"}, {"delay": 0}, {"delay": -1}, {"internal": True}]
+    [{}, {"x": 3}, {"send_id": "s"}, {"delay": 0}, {"delay": -1000}, {"internal": True}]
 )
 SCRIPT_STEP = st.tuples(
     st.sampled_from(["closed", "awaited", "kept", "activate", "cancel"]),
@@ -1150,3 +1153,41 @@ def test_c21_a_run_cancelled_while_a_delayed_event_waits_keeps_it_for_the_next_s
     reference = _poked_run(Poked(), scenario)
     assert _poked_run(compile_chart(Poked).create(), scenario) == reference
     assert reference == [("cancelled", ["a"]), ("poked", (7,), 0), ("go from", []), ["c"]]
+
+
+class Sending(StateChart[Any]):
+    """``start``'s action sends ``poke``, then ``go`` with a ``send_id``, then ``go`` due a
+    second in the past."""
+
+    idle = State(initial=True)
+    a = State()
+    b = State()
+    c = State(final=True)
+    start = idle.to(a, on="send_all")
+    poke = a.to(b, on="poked")
+    go = b.to(c) | a.to(a, on="looped")
+
+    def send_all(self) -> None:
+        self.send("poke")
+        self.send("go", send_id="s")
+        self.send("go", delay=-1000)
+
+    def poked(self) -> None:
+        IDLE_LOG.append("poked")
+
+    def looped(self) -> None:
+        IDLE_LOG.append("looped")
+
+
+def test_c17_events_queued_before_a_timed_one_run_before_it_when_one_is_due_in_the_past() -> None:
+    """The event due in the past runs first; ``poke``, sent before ``go`` with its
+    ``send_id``, still runs before that one, as python-statemachine orders them by the time
+    each was sent."""
+
+    def run(machine: Any) -> list[Any]:
+        IDLE_LOG.clear()
+        machine.send("start")
+        return [*IDLE_LOG, ids(machine)]
+
+    reference = run(Sending())
+    assert run(compile_chart(Sending).create()) == reference == ["looped", "poked", ["c"]]
