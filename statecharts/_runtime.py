@@ -2323,13 +2323,14 @@ def _first_event(
     initial: dict[str, Any],
     mine: Item | None,
     queued: _Queues | None = None,
+    put: bool = True,
 ) -> Any:
     """Enter the initial state of an async instance, then run the events ``queued`` when
     sent before and its first event ``mine`` (events sent while the initial state is entered
-    run after it)."""
+    run after it; ``put``: ``mine`` is not queued yet)."""
     queues = instance._pending = queued if queued is not None else _Queues()
     queues.busy = True
-    if mine is not None and not queues.holds(mine):
+    if mine is not None and put:
         queues.put(mine)
     if binding.initial is not None:
         try:
@@ -2339,12 +2340,18 @@ def _first_event(
             raise
     outcome = instance._drain(queues, mine)
     if outcome is None and mine is not None:
-        node: Any = instance._node
-        if queues.holds(mine):  # a delayed event not due yet
-            return Outcome(False, mine[0], node.state, None, None, "queued")
-        # the initial entry terminated the instance: the event was dropped
-        outcome = node.binding.terminated(node, mine[0])
+        return _not_run(instance, queues, mine)
     return outcome
+
+
+def _not_run(instance: Instance, queues: _Queues, mine: Item) -> Outcome:
+    """The outcome of an event its run did not take: dropped when the instance terminated
+    (answered as python-statemachine answers it), else a delayed one not due yet, or one
+    cancelled (``cancel_event``)."""
+    node: Any = instance._node
+    if node.terminated and not queues.holds(mine):
+        return node.binding.terminated(node, mine[0])  # type: ignore[no-any-return]
+    return Outcome(False, mine[0], node.state, None, None, "queued")
 
 
 def _join(
@@ -2478,7 +2485,7 @@ async def _run_unstarted(
         binding: Any = instance._node.binding
         instance._node = binding.initial_node
         outcome = await _async.drive(
-            instance, _first_event, instance, binding, unstarted.kwargs, mine, queues
+            instance, _first_event, instance, binding, unstarted.kwargs, mine, queues, False
         )
         return outcome if ignored is None else ignored
     if mine is None or queues is None:
@@ -2506,11 +2513,8 @@ def _take_over(instance: Instance, queues: _Queues, mine: Item | None) -> Outcom
     outcome = instance._drain(queues, mine)
     if mine is None:
         return None
-    if outcome is None:  # dropped (the instance terminated), or a delayed event not due
-        node: Any = instance._node
-        if not queues.holds(mine):
-            return node.binding.terminated(node, mine[0])  # type: ignore[no-any-return]
-        outcome = Outcome(False, mine[0], node.state, None, None, "queued")
+    if outcome is None:
+        return _not_run(instance, queues, mine)
     return outcome
 
 

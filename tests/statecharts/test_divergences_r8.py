@@ -1191,3 +1191,23 @@ def test_c17_events_queued_before_a_timed_one_run_before_it_when_one_is_due_in_t
 
     reference = run(Sending())
     assert run(compile_chart(Sending).create()) == reference == ["looped", "poked", ["c"]]
+
+
+@pytest.mark.parametrize("started", [True, False], ids=["started", "not-started"])
+def test_c21_an_event_queued_unawaited_with_a_send_id_is_cancelled_by_cancel_event(
+    started: bool,
+) -> None:
+    """Queued when ``send`` was called, it is in the queue ``cancel_event`` cancels from:
+    awaited afterwards, it runs nothing."""
+
+    async def scenario(machine: Any) -> None:
+        if started:
+            await machine.activate_initial_state()
+        sent = machine.send("poke", 7, send_id="s")
+        machine.cancel_event("s")
+        await sent
+        await machine.send("go")
+
+    reference = _poked_run(Poked(), scenario)
+    assert _poked_run(compile_chart(Poked).create(), scenario) == reference
+    assert reference == [("go from", []), ["a"]]
