@@ -15,6 +15,7 @@ own ``SignatureAdapter`` so the rare positional form behaves exactly as in the r
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import inspect
 import keyword
@@ -191,24 +192,68 @@ _VETTED_KEPT = 256
 
 
 def _vet_dynamic(machine: Any, owner: Any, name: str, value: Any) -> None:
-    """A model's callback found on the instance only when called (a lambda set in its
-    ``__init__``, say) is read as the bound model type's callbacks are: one misusing the
-    machine raises ``UnsupportedChart`` naming it, never a swallowed ``error.execution``.
-    The verdict is kept on the chart's resolver, by the callback's code."""
-    function = inspect.unwrap(value)
-    code = getattr(function, "__code__", None)
-    if code is None:
-        return
+    """A model's callback found on the instance only when called (its ``prepare_event``) is
+    read as the bound model type's callbacks are: one misusing the machine raises
+    ``UnsupportedChart`` naming it, never a swallowed ``error.execution``."""
     resolver = machine._node.binding.resolver
-    vetted = resolver.vetted
-    if code in vetted:
-        problem = vetted[code]
-    else:
-        problem = None if resolver.vet is None else resolver.vet(function)
-        if len(vetted) < _VETTED_KEPT:
-            vetted[code] = problem
+    problem = verdict(resolver, value)
     if problem is not None:
         resolver._refusal(f"{type(owner).__name__}.{name}", problem)()
+
+
+def verdict(resolver: Any, value: Any) -> str | None:
+    """What the machine scan says of a callable a model holds or hands out (``None``:
+    faithful), kept on the chart's resolver by the code it runs."""
+    code = _code_of(value)
+    if code is None:
+        return None
+    vetted = resolver.vetted
+    if code in vetted:
+        return vetted[code]  # type: ignore[no-any-return]
+    problem = None if resolver.vet is None else resolver.vet(value)
+    if len(vetted) < _VETTED_KEPT:
+        vetted[code] = problem
+    return problem
+
+
+def _held(inst: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) -> Any:
+    """A name of the model as python-statemachine bound it when the instance was created
+    (``_resolve.hold``): the callable found then, called; a value, read now."""
+    found = inst._held[name]
+    model = inst.model
+    if found is None:
+        return getattr(model, name)
+    value, signature, problem = found
+    if problem is not None:
+        inst._node.binding.resolver._refusal(f"{type(model).__name__}.{name}", problem)()
+    bound = signature.bind_expected(*args, **kwall)
+    if _async.is_async(value):
+        if not _async.inside_a_run():
+            raise TypeError(
+                f"{name} is an async callback read from the model instance, and the chart was "
+                "compiled for a synchronous run: define it on the model's class"
+            )
+        return _async.wait(value(*bound.args, **bound.kwargs))
+    result = value(*bound.args, **bound.kwargs)
+    if inspect.isawaitable(result) and _async.inside_a_run():
+        return _async.wait(result)  # an async chart awaits what a callback returns
+    return result
+
+
+def _code_of(value: Any) -> Any:
+    """The code a callable runs, which the scan's verdict on it depends on: a function's
+    (under its ``functools.wraps`` wrappers, a bound method's), a ``functools.partial``'s
+    function's, a callable object's ``__call__``'s; ``None`` for a builtin."""
+    for _ in range(8):  # partials of partials ...
+        if not isinstance(value, functools.partial):
+            break
+        value = value.func
+    function = inspect.unwrap(value)
+    code = getattr(function, "__code__", None)
+    if code is None and not isinstance(function, type):
+        call = inspect.getattr_static(type(function), "__call__", None)
+        code = getattr(call, "__code__", None)
+    return code
 
 
 def _missing(function: str, name: str, kind: str = "positional") -> Any:
@@ -234,6 +279,7 @@ _HELPERS: dict[str, Any] = {
     "_NOSELF": _NOSELF,
     "_bind": _bind,
     "_dyn": _dyn,
+    "_held": _held,
     "_filtered": _user_kwargs,
     "_in_states": _in_states,
     "_kwall": _kwall,
@@ -520,6 +566,8 @@ class FunctionWriter:
         if leaf.mode is Mode.ATTR:
             name = str(leaf.target)
             return f"{owner}.{name}" if name.isidentifier() else f"getattr({owner}, {name!r})"
+        if leaf.mode is Mode.DYNAMIC and leaf.owner == "model":
+            return f"_held(inst, {leaf.target!r}, {args}, {kwall})"
         if leaf.mode is Mode.DYNAMIC:
             return f"_dyn({owner}, {leaf.target!r}, {args}, {kwall})"
         function = self.module.const(leaf.target, leaf.name.rsplit(".", 1)[-1])

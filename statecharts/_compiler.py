@@ -44,6 +44,8 @@ RUNTIME_NAMES = frozenset(
         "raise_",
         "cancel_event",
         "_send_with_options",
+        "_held",
+        "_options",
         "_queues",
         "_send_busy",
         "_send_after_leftovers",

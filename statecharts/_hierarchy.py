@@ -233,6 +233,8 @@ class HBinding:
         self.initial_node = self.node((), {})
         self.initial: Callable[..., Any] | None = self._initial_plan()
         self.instance_names = tuple(resolver.instance_names.items())
+        self.held_names = tuple(resolver.held)
+        self.checks_model = bool(self.instance_names or self.held_names)
 
     def enter_initial(self, instance: Any, kwargs: dict[str, Any]) -> None:
         """Enter the initial configuration, then run the macrostep that follows."""
@@ -266,12 +268,17 @@ class HBinding:
         with self._lock:
             return self._plan_microstep(self.initial_node, [entry], True).new_node
 
-    def check_instance(self, model: Any) -> None:
+    def check_instance(self, model: Any) -> dict[str, Any] | None:
         """Raise python-statemachine's error if the model lacks a name the chart needs of it
-        (as ``dir(model)`` lists them; see ``check_model``)."""
-        from ._resolve import check_model
+        (as ``dir(model)`` lists them; see ``check_model``); what the instance keeps of the
+        model's names (``hold``), if any."""
+        from ._codegen import verdict
+        from ._resolve import check_model, hold
 
-        check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
+        read = check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
+        if not self.held_names:
+            return None
+        return hold(model, self.held_names, read, lambda value: verdict(self.resolver, value))
 
     def resolve_all(self) -> None:
         """Resolve every callback of the chart now (generation resolves them lazily)."""
@@ -282,8 +289,11 @@ class HBinding:
             for group in (Group.VALIDATORS, Group.COND, Group.BEFORE, Group.ON, Group.AFTER):
                 self._transition_group(transition, group)
         # the names each model must carry, now that every callback is resolved (an instance
-        # lacking one is refused when created, as python-statemachine refuses it)
+        # lacking one is refused when created, as python-statemachine refuses it), and those
+        # it reads when created
         self.instance_names = tuple(self.resolver.instance_names.items())
+        self.held_names = tuple(self.resolver.held)
+        self.checks_model = bool(self.instance_names or self.held_names)
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -838,7 +848,9 @@ class HBinding:
             before += writer.gathered(
                 writer.call_lines(self._transition_group(transition, Group.BEFORE), phase)
             )
-        writer.block(0, before, fail[::2] if self.catch else None)
+        # entering the initial configuration is no microstep: python-statemachine lets a
+        # failing ``prepare_event`` reach the caller of create()
+        writer.block(0, before, fail[::2] if self.catch and not names.initial else None)
         risky: list[tuple[str, list[str]]] = []
         # a StateChart updates its configuration state by state (each state leaves after its
         # exit callbacks and arrives before its enter callbacks), so callbacks reading it see
@@ -859,7 +871,7 @@ class HBinding:
             state = info.state
             phase = self._phase(writer, module, info.transition, state, source=state)
             lines = writer.handled(writer.call_lines(self._state_group(state, Group.EXIT), phase))
-            risky += [("plain", self._prepared(writer, phase))]
+            risky += [("prepared", self._prepared(writer, phase))]
             if lines:
                 risky += show(current)
                 risky += [("plain", [f"# exit {state.id}"]), ("isolated", lines)]
@@ -955,7 +967,7 @@ class HBinding:
         )
         lines = writer.call_lines(self._state_group(state, Group.ENTER), phase)
         events = plan.done_events.get(position)
-        risky: list[tuple[str, list[str]]] = [("plain", self._prepared(writer, phase))]
+        risky: list[tuple[str, list[str]]] = [("prepared", self._prepared(writer, phase))]
         if lines or events:
             risky.append(("plain", [f"# enter {state.id}"]))
         if events:
@@ -1024,13 +1036,14 @@ class HBinding:
             elif kind == "results":
                 writer.emit(indent, "results = []")
                 writer.isolated(indent, [f"results.append({line})" for line in lines])
-            elif kind == "step" and initial:
+            elif kind in ("step", "prepared") and initial:
                 # entering the initial configuration, python-statemachine runs this content
                 # outside any microstep: a failure reaches the caller of create()
                 writer.block(indent, lines, None)
-            elif kind == "step" or (kind == "on" and handling_error):
-                # a compound's initial transition content and default history content run
-                # without per-callback isolation: a failure cancels the microstep
+            elif kind in ("step", "prepared") or (kind == "on" and handling_error):
+                # a compound's initial transition content, default history content and the
+                # arguments ``prepare_event`` makes for an exit or an entry are no callback
+                # python-statemachine isolates: a failure cancels the microstep
                 writer.block(indent, lines, fail if self.catch else None)
             else:
                 writer.isolated(indent, lines)

@@ -36,6 +36,7 @@ from typing import Any
 
 from statemachine import StateChart
 from statemachine.exceptions import AttrNotFound, InvalidDefinition
+from statemachine.signature import SignatureAdapter
 from statemachine.spec_parser import replace_operators
 
 from . import _async
@@ -267,14 +268,18 @@ class Resolver:
         fields: frozenset[str] = frozenset(),
         awaited: bool = False,
         vet: Callable[[Any], str | None] | None = None,
+        instance_conventions: frozenset[str] = frozenset(),
     ) -> None:
         self.chart_name = chart_name
+        #: Naming-convention callbacks the model instances bound hold while their class
+        #: lacks them: python-statemachine finds them by ``dir(model)`` and runs them.
+        self.instance_conventions = instance_conventions
         #: Says what a model's method does with the machine the compiled instance would
         #: answer otherwise (``None``: nothing); such a callback raises ``UnsupportedChart``
         #: when it runs, naming itself, rather than answering silently.
         self.vet = vet
-        #: What ``vet`` found in the callbacks a model instance holds, by their code objects
-        #: (read when first called, ``_codegen._vet_dynamic``): ``None`` when faithful.
+        #: What ``vet`` found in the callbacks a model instance holds or a property hands
+        #: out, by their code objects (``_codegen.verdict``): ``None`` when faithful.
         self.vetted: dict[Any, str | None] = {}
         #: Fields a custom ``__init__`` sets on the instance before python-statemachine's
         #: ``__init__`` runs: names resolve to them, read when the callback runs.
@@ -298,6 +303,9 @@ class Resolver:
         self.plain_dir = not self.own_dir and (
             model_type is None or _static_lookup(model_type, "__class__") is _OBJECT_CLASS
         )
+        #: The model's names read when an instance is created and kept on it (``hold``):
+        #: descriptors of its class and names only the instance provides.
+        self.held: dict[str, None] = {}
         #: Whether a callback resolved so far is async (the chart then runs awaited).
         self.is_async = awaited
         #: Resolving for an awaited run: a plain callback's awaitable result is awaited too.
@@ -370,6 +378,7 @@ class Resolver:
             signature = signature_of(value, bound=True, where=where, chart=self.chart_name)
             return Leaf(key, "model", Mode.METHOD, self._awaited(value), where, signature)
         if hasattr(type(value), "__get__"):
+            self.held[name] = None
             return Leaf(key, "model", Mode.DYNAMIC, name, where)
         if callable(value):
             return self._callable_leaf(key, "model", value, where)
@@ -406,8 +415,14 @@ class Resolver:
 
     def _owners(self, name: str, where: str, convention: bool = False) -> list[Leaf]:
         """Who provides ``name``: the chart, the model's class, or else (for a declared name
-        and a model) the model instance, read when the callback runs."""
+        and a model) the model instance, read when the instance is created (``hold``)."""
         chart, model = self.chart_leaf(name), self.model_leaf(name)
+        if model is None and convention and name in self.instance_conventions:
+            assert self.model_type is not None
+            label = f"{self.model_type.__name__}.{name}"
+            self.instance_names.setdefault(name, (label, READ))
+            self.held[name] = None
+            model = Leaf(f"model:{name}", "model", Mode.DYNAMIC, name, label)
         owners = [leaf for leaf in (chart, model) if leaf]
         if model is not None and self.own_dir:
             if convention or chart is not None:
@@ -417,6 +432,7 @@ class Resolver:
         if owners or convention or self.model_type is None or name == "state":
             return owners
         self.instance_names.setdefault(name, (where, READ))
+        self.held[name] = None
         label = f"{self.model_type.__name__}.{name}"
         return [Leaf(f"model:{name}", "model", Mode.DYNAMIC, name, label)]
 
@@ -507,12 +523,14 @@ class Resolver:
 
 def check_model(
     chart: str, model: Any, checks: Iterable[tuple[str, tuple[str, str]]], plain_dir: bool
-) -> None:
+) -> dict[str, Any]:
     """Check a new instance's model for the names its callbacks need (``Resolver.
     instance_names``), as python-statemachine finds them when the machine is built: listed by
-    ``dir(model)``, and read (so what reading one raises is raised now, as there).
-    ``plain_dir`` (``Resolver.plain_dir``): ``dir(model)`` is ``object.__dir__``'s, so the
-    names the class lacks it lists are the instance ``__dict__``'s, as it reads them."""
+    ``dir(model)``, and read (so what reading one raises is raised now, as there); the values
+    read, by name. ``plain_dir`` (``Resolver.plain_dir``): ``dir(model)`` is
+    ``object.__dir__``'s, so the names the class lacks it lists are the instance
+    ``__dict__``'s, as it reads them."""
+    read: dict[str, Any] = {}
     listed: Any
     if plain_dir:
         try:
@@ -526,7 +544,7 @@ def check_model(
     for name, (where, kind) in checks:
         if name in listed:
             if kind is READ:
-                getattr(model, name)
+                read[name] = getattr(model, name)
             continue
         if kind is not REFUSED:
             raise not_found(where, [name])
@@ -538,6 +556,26 @@ def check_model(
             "and would run the chart's callback of that name only (or, for a naming-convention "
             "callback, none); the compiled run resolves the model's class once",
         )
+    return read
+
+
+def hold(model: Any, names: Iterable[str], read: dict[str, Any], vet: Any) -> dict[str, Any]:
+    """The model's ``names`` as python-statemachine binds them when it builds the machine,
+    each read once (``read``: those ``check_model`` read already): a callable is kept, with
+    its signature and what ``vet`` says of it (``None``: faithful), and called from then on;
+    anything else is ``None``, read again on each call and taken as it is."""
+    held: dict[str, Any] = {}
+    for name in names:
+        value = read[name] if name in read else getattr(model, name)
+        if callable(value):
+            # python-statemachine adapts the signature and copies the name now, which raises
+            # for a callable object (no ``__qualname__``, no ``__name__``)
+            signature = SignatureAdapter.from_callable(value)
+            _ = (value.func if isinstance(value, partial) else value).__name__
+            held[name] = (value, signature, vet(value))
+        else:
+            held[name] = None
+    return held
 
 
 def not_found(where: str, names: list[str]) -> InvalidDefinition:

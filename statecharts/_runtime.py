@@ -7,7 +7,9 @@ an event is one dict lookup and one call. All instances of a chart share its nod
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import gc
 import heapq
 import itertools
 import math
@@ -16,7 +18,7 @@ import threading
 import time
 import types
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -32,7 +34,7 @@ from statemachine.transition import Transition as DeclaredTransition
 
 from . import _async, _snapshot
 from ._clock import NS, Clock, Due, VirtualClock, clock_ns, milliseconds_ns
-from ._codegen import FunctionWriter, Module, Step, _dyn, _kwall, write_function
+from ._codegen import FunctionWriter, Module, Step, _dyn, _kwall, verdict, write_function
 from ._compiler import (
     RUNTIME_NAMES,
     chart_attributes,
@@ -47,7 +49,15 @@ from ._compiler import declared_transitions as all_declared_transitions
 from ._errors import InstanceSnapshotError, UnsupportedChart
 from ._hierarchy import HBinding, Support, describe_transition
 from ._ir import CallbackDef, ChartDef, Group, RefKind, StateDef, TransitionDef
-from ._resolve import Resolved, Resolver, check_model, parse_guard
+from ._resolve import (
+    _MISSING,
+    Resolved,
+    Resolver,
+    _static_lookup,
+    check_model,
+    hold,
+    parse_guard,
+)
 
 OutcomeReason = Literal[
     "unknown_event", "no_transition", "guards_rejected", "terminated", "queued", "failed"
@@ -178,6 +188,9 @@ Item = tuple[str, tuple[Any, ...], dict[str, Any]]
 #: nanoseconds of the clock: no float sum puts a later-sent event due at the same time
 #: first), then by the order the events were sent.
 Timed = tuple[int, int, Any, Item]
+#: How long an async instance's run awaits at a time for a delayed event to fall due (as
+#: python-statemachine's async engine polls its queue).
+_POLL_SECONDS = 0.001
 #: ``_Queues.trigger`` of an event taken from the internal queue.
 _INTERNAL_TRIGGER = (True, None)
 
@@ -243,9 +256,11 @@ class _Queues:
             now = self.now_ns()
             if delay_ms < 0 and self.external:
                 # due in the past, it runs ahead of the events sent before it (due when
-                # sent, no later than now), as in python-statemachine: they join the heap
+                # sent, no later than now), as in python-statemachine: they join the heap,
+                # still ahead of every timed event (each was sent after them)
+                sent = min(now, self.timed[0][0] - 1) if self.timed else now
                 for waiting in self.external:
-                    heapq.heappush(self.timed, (now, next(_sequence), None, waiting))
+                    heapq.heappush(self.timed, (sent, next(_sequence), None, waiting))
                 self.external.clear()
             due = now + milliseconds_ns(delay_ms)
             heapq.heappush(self.timed, (due, next(_sequence), send_id, item))
@@ -260,23 +275,30 @@ class _Queues:
             entry[3] is item for entry in self.timed
         )
 
-    def take(self) -> Item | None:
+    def take(self, awaited: bool = False) -> Item | None:
         """The next external event that is due (``None``: none is). Without a clock this
-        waits for the next delayed event, as python-statemachine's synchronous engine does."""
-        if self.external:
-            self.trigger = None
-            return self.external.popleft()
-        timed = self.timed
-        if not timed:
-            return None
-        due = timed[0][0]
-        clock = self.clock
-        if clock is None:
-            wait = due - time.monotonic_ns()
-            if wait > 0:
-                time.sleep(wait / NS)
-        elif due > clock_ns(clock):
-            return None
+        waits for the next delayed event, as python-statemachine's synchronous engine does;
+        ``awaited`` (an async instance's run), it awaits in steps of a millisecond, as its
+        async engine polls, so other tasks run meanwhile and events they send join in."""
+        while True:
+            if self.external:
+                self.trigger = None
+                return self.external.popleft()
+            timed = self.timed
+            if not timed:
+                return None
+            due = timed[0][0]
+            clock = self.clock
+            if clock is None:
+                wait = due - time.monotonic_ns()
+                if wait > 0:
+                    if awaited and _async.inside_a_run():
+                        _async.wait(asyncio.sleep(min(wait / NS, _POLL_SECONDS)))
+                        continue
+                    time.sleep(wait / NS)
+            elif due > clock_ns(clock):
+                return None
+            break
         budget = self.budget
         if budget is not None:
             if budget <= 0:
@@ -444,7 +466,7 @@ class Instance:
     Not thread-safe: send events to one instance from one thread at a time.
     """
 
-    __slots__ = ("_node", "_pending", "model")
+    __slots__ = ("_held", "_node", "_pending", "model")
     #: Whether the event sent is refused (a strict chart) when the macrostep before it ends
     #: the instance: python-statemachine's async engine answers its caller so, its
     #: synchronous engine drops the event quietly.
@@ -453,6 +475,9 @@ class Instance:
     _node: StateNode
     _pending: _Queues | None
     model: Any
+    #: The model's names as the instance read them when created (set only for charts
+    #: reading some: ``Binding.held_names``).
+    _held: dict[str, Any]
     #: ``send`` of the instance's base class (a chart's declared event options aside)
     _send_plain: Callable[..., Outcome]
 
@@ -528,8 +553,8 @@ class Instance:
         ``error.execution`` events; otherwise they reach the caller, the instance is in the
         source state if a guard, ``before``, ``exit``, ``on`` or ``enter`` callback raised,
         and events queued meanwhile are dropped (kept, to run before the next event, when a
-        guard or validator raised). Sent from a callback, the event is queued and runs once
-        the current one is done (outcome ``"queued"``).
+        guard or validator raised, or after a ``BaseException``). Sent from a callback, the
+        event is queued and runs once the current one is done (outcome ``"queued"``).
         """
         if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
             return self._send_with_options(event, args, kwargs)
@@ -611,6 +636,8 @@ class Instance:
         """Cancel the events sent with this ``send_id`` that have not run yet (delayed ones,
         typically); an unknown ``send_id`` is not an error, as in python-statemachine."""
         pending = self._pending
+        if isinstance(pending, _Unstarted):  # events sent before the initial entry
+            pending = pending.queues
         if isinstance(pending, _Queues):
             pending.cancel(send_id)
 
@@ -687,18 +714,7 @@ class Instance:
         """``send`` with python-statemachine's options: ``delay`` (milliseconds), ``send_id``
         (to cancel a delayed event) and ``internal``; none of them is payload. Left out, the
         delay and ``internal`` are the declared event's."""
-        kwargs = dict(kwargs)
-        delay = kwargs.pop("delay", None)
-        send_id = kwargs.pop("send_id", None)
-        internal = kwargs.pop("internal", None)
-        declared = self._node.binding.runtime.events.get(event)
-        if delay is None:
-            delay = declared.delay if declared is not None else 0
-        if internal is None:
-            internal = bool(declared is not None and declared.internal)
-        delay = _delay_ms(event, delay)
-        if delay and internal:
-            raise_delayed_internal(event)
+        kwargs, delay, send_id, internal = self._options(event, kwargs)
         pending = self._pending
         busy = pending is _BUSY or (isinstance(pending, _Queues) and pending.busy)
         if busy and internal:
@@ -726,6 +742,25 @@ class Instance:
         if result is None:  # not due yet
             result = Outcome(False, event, self._node.state, None, None, "queued")
         return result
+
+    def _options(
+        self, event: str, kwargs: dict[str, Any]
+    ) -> tuple[dict[str, Any], float, Any, bool]:
+        """The payload of a ``send`` with options, and its delay (milliseconds, checked),
+        ``send_id`` and ``internal``, the declared event's where left out."""
+        kwargs = dict(kwargs)
+        delay = kwargs.pop("delay", None)
+        send_id = kwargs.pop("send_id", None)
+        internal = kwargs.pop("internal", None)
+        declared = self._node.binding.runtime.events.get(event)
+        if delay is None:
+            delay = declared.delay if declared is not None else 0
+        if internal is None:
+            internal = bool(declared is not None and declared.internal)
+        delay = _delay_ms(event, delay)
+        if delay and internal:
+            raise_delayed_internal(event)
+        return kwargs, delay, send_id, internal
 
     def _queues(self) -> _Queues:
         pending = self._pending
@@ -765,7 +800,8 @@ class Instance:
         result: Outcome | None = None
         try:
             self._run_internal(queues, [])
-            while not self._node.terminated and (item := queues.take()) is not None:
+            awaited = self._node.binding.is_async
+            while not self._node.terminated and (item := queues.take(awaited)) is not None:
                 outcome = self._run_external(queues, *item)
                 if item is mine:
                     result = outcome
@@ -797,7 +833,8 @@ class Instance:
                 )
             # python-statemachine stops taking events once the instance terminated, and
             # drops those left (nobody inside the run waits for them)
-            while not self._node.terminated and (item := queues.take()) is not None:
+            awaited = self._node.binding.is_async
+            while not self._node.terminated and (item := queues.take(awaited)) is not None:
                 self._run_external(queues, *item)
             if self._node.terminated:
                 queues.drop_external()
@@ -884,14 +921,17 @@ class Instance:
     def _settle_failure(self) -> None:
         """After an exception: drop the queues (delayed events too, as python-statemachine
         clears its queues), unless a guard or validator of an event taken from the external
-        queue raised (python-statemachine then keeps them). The clock stays."""
+        queue raised (python-statemachine then keeps them). The clock stays. A
+        ``BaseException`` (``KeyboardInterrupt``, a cancelled task ...) clears nothing but
+        the async engine's internal queue: the events left run at the next ``send``."""
         pending = self._pending
         if pending is _BUSY or pending is None:
             self._pending = None
-        elif self._node.binding.is_async and not isinstance(sys.exc_info()[1], Exception):
-            # python-statemachine's async engine, interrupted (a cancelled task, a closed
-            # coroutine), clears its internal queue only: the external events run later
-            pending.internal.clear()
+        elif not isinstance(sys.exc_info()[1], Exception):
+            # python-statemachine's engines clear their queues on an ``Exception`` only; its
+            # async engine, interrupted, clears its internal queue too
+            if self._node.binding.is_async:
+                pending.internal.clear()
             pending.keep = False
             pending.in_internal = False
             self._settle(pending)
@@ -1106,7 +1146,8 @@ class StatechartInstance(Instance):
                 pending.trigger = None
             return mine
         if isinstance(pending, _Queues) and pending.pending_external():
-            return pending.take()  # None: the next delayed event is not due yet
+            # None: the next delayed event is not due yet
+            return pending.take(self._node.binding.is_async)
         return None
 
     def _run_queues(self, outcome: Outcome) -> Outcome:
@@ -1445,11 +1486,15 @@ class Binding:
         "_label",
         "_lock",
         "_module",
+        "by_values",
         "chained",
         "chart",
+        "checks_model",
         "cls",
+        "held_names",
         "initial",
         "initial_node",
+        "instance_conventions",
         "instance_names",
         "is_async",
         "nodes",
@@ -1489,6 +1534,9 @@ class Binding:
         self.source = self._module.source
         #: The names each model instance is checked for when created (``check_model``).
         self.instance_names = tuple(resolver.instance_names.items())
+        #: The model's names each instance reads when created and keeps (``hold``).
+        self.held_names = tuple(resolver.held)
+        self.checks_model = bool(self.instance_names or self.held_names)
         self.is_async = False
 
     def gap(self, source: StateDef) -> StateNode:
@@ -1824,10 +1872,18 @@ class Binding:
             raise _not_allowed(self.runtime.event_object(event), node)
         return Outcome(False, event, node.state, None, None, "terminated")
 
-    def check_instance(self, model: Any) -> None:
+    def check_instance(self, model: Any) -> dict[str, Any] | None:
         """Raise python-statemachine's error if the model lacks a name the chart needs of it
-        (as ``dir(model)`` lists them; see ``check_model``)."""
-        check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
+        (as ``dir(model)`` lists them; see ``check_model``); what the instance keeps of the
+        model's names (``hold``), if any."""
+        read = check_model(self.chart.name, model, self.instance_names, self.resolver.plain_dir)
+        if not self.held_names:
+            return None
+        return hold(model, self.held_names, read, self.verdict)
+
+    def verdict(self, value: Any) -> str | None:
+        """What the machine scan says of a callable the model hands out."""
+        return verdict(self.resolver, value)
 
     def enter_initial(self, instance: Instance, kwargs: dict[str, Any]) -> None:
         """Run the initial state's ``enter`` callbacks, and any events they send."""
@@ -1974,6 +2030,28 @@ class Runtime:
             chart.name, declared, self.attributes, self.event_ids, None, self.resolvable_fields
         )
         self.by_type: dict[type, Binding] = {}
+        #: The naming-convention callbacks the chart's states and transitions look up
+        #: (``on_enter_b``, ``before_go``, ``on_transition`` ...), and those a model instance
+        #: may not hold alone (the runtime has no place for them there).
+        self.conventions = frozenset(
+            callback.ref
+            for groups in (
+                *((state.enter, state.exit) for state in chart.states),
+                *((t.before, t.on, t.after) for t in chart.transitions),
+            )
+            for group in groups
+            for callback in group
+            if callback.convention
+        )
+        self.refused_conventions = frozenset(
+            ("prepare_event", "on_invoke_state", *(f"on_invoke_{s.id}" for s in chart.states))
+        )
+        #: Whether an ``enter`` callback's value can matter (the done data of a final state
+        #: in a compound one): then a model instance's non-callable values are looked at too.
+        self.done_data = any(state.final and state.parent is not None for state in chart.states)
+        #: The bindings for model instances holding naming-convention callbacks their class
+        #: lacks, by (model type, the names held).
+        self.variants: dict[tuple[type, frozenset[str]], Binding] = {}
         self._lock = threading.RLock()
         self._awaited: type[Instance] | None = None
 
@@ -2008,7 +2086,39 @@ class Runtime:
                 self._awaited = _awaited_class(self.instance_class)
             return self._awaited
 
-    def _bind(self, model_type: type) -> Binding:
+    def for_instance(self, binding: Any, model: Any) -> Any:
+        """``binding``, or for a model instance holding naming-convention callbacks its class
+        lacks (listed by ``dir(model)``, so python-statemachine runs them) the binding
+        running them too, generated once for each set of names."""
+        if binding.resolver.plain_dir:
+            listed = getattr(model, "__dict__", None)
+            if not isinstance(listed, dict):
+                return binding
+        else:
+            listed = set(dir(model))
+        gaps: frozenset[str] = binding.instance_conventions
+        if gaps.isdisjoint(listed):
+            return binding
+        held = gaps.intersection(listed)
+        model_type = type(model)
+        refused = sorted(held & self.refused_conventions)
+        if refused:
+            raise UnsupportedChart(
+                self.chart.name,
+                "a callback only the model instance holds",
+                f"{model_type.__name__}.{refused[0]}, set on the instance, when it is created",
+                "define it on the model's class",
+            )
+        key = (model_type, held)
+        variant = self.variants.get(key)
+        if variant is None:
+            with self._lock:
+                variant = self.variants.get(key)
+                if variant is None:
+                    variant = self.variants[key] = self._bind(model_type, held)
+        return variant
+
+    def _bind(self, model_type: type, held: frozenset[str] = frozenset()) -> Binding:
         if hasattr(model_type, "prepare_event") and self.prepare is None:
             raise UnsupportedChart(
                 self.chart.name,
@@ -2029,6 +2139,7 @@ class Runtime:
             None if model_type is type(None) else model_type,
             self.resolvable_fields,
             vet=vet,
+            instance_conventions=held,
         )
         binding = self._binding_of(resolver)
         prepares_async = self.prepare is not None and (
@@ -2045,10 +2156,22 @@ class Runtime:
                 self.resolvable_fields,
                 awaited=True,
                 vet=vet,
+                instance_conventions=held,
             )
             binding = self._binding_of(resolver)
             binding.is_async = True
             binding.cls = self.awaited_class()
+        # what a model instance may hold that its class lacks (a variant holds its own), and
+        # whether its values tell (its names are its ``__dict__``'s; a non-callable value
+        # held there can matter only as a final state's done data)
+        binding.by_values = resolver.plain_dir and not self.done_data
+        binding.instance_conventions = frozenset()
+        if model_type is not type(None) and not held:
+            binding.instance_conventions = frozenset(
+                name
+                for name in self.conventions | self.refused_conventions
+                if _static_lookup(model_type, name) is _MISSING
+            )
         return binding  # type: ignore[no-any-return]
 
     def _binding_of(self, resolver: Resolver) -> Any:
@@ -2068,10 +2191,14 @@ class _Unstarted:
     by the first event, or ``activate_initial_state()``, as python-statemachine's async
     engine defers it (``kwargs`` go to the initial ``enter`` callbacks)."""
 
-    __slots__ = ("kwargs",)
+    __slots__ = ("created", "kwargs", "queues")
 
     def __init__(self, kwargs: dict[str, Any]) -> None:
         self.kwargs = kwargs
+        #: events sent before, queued when their ``send`` was called (run after the entry)
+        self.queues: _Queues | None = None
+        #: when python-statemachine would have queued its initial entry (``monotonic_ns``)
+        self.created = time.monotonic_ns()
 
 
 def _unstarted(instance: Instance, binding: Any, kwargs: dict[str, Any]) -> None:
@@ -2106,25 +2233,22 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
             # another task's run holds the instance: the event joins its queue now, as
             # python-statemachine puts it when ``send`` is called, awaited or not
             return _joining(self, _join(self, base_send, event, args, kwargs))
-        if _async.loop_running() and _queueable(self, event, kwargs):
-            # queued now, as python-statemachine puts it: a coroutine never awaited leaves
-            # it for the next run
-            pending = self._pending
-            if not isinstance(pending, _Queues):
-                pending = self._pending = _Queues()
-                pending.busy = False
-            mine = (event, args, kwargs)
-            pending.put(mine)
-            return _run_queued(self, pending, mine)
+        if _async.loop_running():
+            queued = _queue_now(self, event, args, kwargs)
+            if queued is not None:
+                return queued
         return _async.complete(_driven(self, base_send, base_send, event, args, kwargs))
 
     def raise_(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
         """Raise an internal event (from a callback), else send it: awaitable, as ``send``."""
         if _async.running(self):
             return _async.Done(base_raise(self, event, *args, **kwargs))
-        if _async.driven(self) or (_async.loop_running() and _queueable(self, event, kwargs)):
-            # from outside a run python-statemachine puts it as ``send`` does, when called
-            return send(self, event, *args, **kwargs)
+        if _async.driven(self):
+            return _joining(self, _join(self, base_send, event, args, kwargs))
+        if _async.loop_running():  # python-statemachine's raise_ is send(..., internal=True)
+            queued = _queue_now(self, event, args, {**kwargs, "internal": True})
+            if queued is not None:
+                return queued
         return _async.complete(_driven(self, base_raise, base_send, event, args, kwargs))
 
     def activate_initial_state(self: Instance) -> Any:
@@ -2164,12 +2288,22 @@ async def _driven(
                 await _async.finished(instance)
             return None
         return await _joined(instance, *_join(instance, queue, event, args, kwargs))
+    if (
+        isinstance(pending, _Unstarted)
+        and send is not None
+        and not _SEND_OPTIONS.isdisjoint(kwargs)
+    ):
+        # queued behind the initial entry with its options, as python-statemachine puts it
+        return await _run_unstarted(
+            instance, pending, *_queue_unstarted(instance, pending, event, args, kwargs)
+        )
     if isinstance(pending, _Unstarted):
         instance._pending = None
         binding: Any = instance._node.binding
         instance._node = binding.initial_node
-        if binding.initial is not None:
-            if send is not None and (not kwargs or _SEND_OPTIONS.isdisjoint(kwargs)):
+        queued = pending.queues  # events sent before, queued behind the initial entry
+        if binding.initial is not None or queued is not None:
+            if send is not None:
                 # one run: python-statemachine queues the event behind its initial entry, so
                 # events other tasks (or the initial state's callbacks) send meanwhile follow
                 return await _async.drive(
@@ -2179,33 +2313,63 @@ async def _driven(
                     binding,
                     pending.kwargs,
                     (event, args, kwargs),
+                    queued,
                 )
-            await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
+            if queued is not None:
+                await _async.drive(
+                    instance, _first_event, instance, binding, pending.kwargs, None, queued
+                )
+            else:
+                await _async.drive(instance, binding.enter_initial, instance, pending.kwargs)
     elif pending is _BUSY or (isinstance(pending, _Queues) and pending.busy):
         raise RuntimeError(
             f"{event!r} was sent to an async instance of {instance.chart.name} while it "
             "runs an event outside any event loop task"
         )
+    elif send is None and isinstance(pending, _Queues) and not pending.idle():
+        # python-statemachine's activate_initial_state runs its processing loop: the events
+        # waiting (sent, never awaited) run
+        await _async.drive(instance, _take_over, instance, pending, None)
     if send is None:
         return None
     return await _async.drive(instance, send, instance, event, *args, **kwargs)
 
 
-def _first_event(instance: Instance, binding: Any, initial: dict[str, Any], mine: Item) -> Any:
-    """Enter the initial state of an async instance, then run its first event ``mine``,
-    queued first (events sent while the initial state is entered run after it)."""
-    queues = instance._pending = _Queues()
-    queues.put(mine)
-    try:
-        binding.initial(instance, (), initial)
-    except BaseException:
-        instance._settle_failure()
-        raise
+def _first_event(
+    instance: Instance,
+    binding: Any,
+    initial: dict[str, Any],
+    mine: Item | None,
+    queued: _Queues | None = None,
+    put: bool = True,
+) -> Any:
+    """Enter the initial state of an async instance, then run the events ``queued`` when
+    sent before and its first event ``mine`` (events sent while the initial state is entered
+    run after it; ``put``: ``mine`` is not queued yet)."""
+    queues = instance._pending = queued if queued is not None else _Queues()
+    queues.busy = True
+    if mine is not None and put:
+        queues.put(mine)
+    if binding.initial is not None:
+        try:
+            binding.initial(instance, (), initial)
+        except BaseException:
+            instance._settle_failure()
+            raise
     outcome = instance._drain(queues, mine)
-    if outcome is None:  # the initial entry terminated the instance: the event was dropped
-        node: Any = instance._node
-        outcome = node.binding.terminated(node, mine[0])
+    if outcome is None and mine is not None:
+        return _not_run(instance, queues, mine)
     return outcome
+
+
+def _not_run(instance: Instance, queues: _Queues, mine: Item) -> Outcome:
+    """The outcome of an event its run did not take: dropped when the instance terminated
+    (answered as python-statemachine answers it), else a delayed one not due yet, or one
+    cancelled (``cancel_event``)."""
+    node: Any = instance._node
+    if node.terminated and not queues.holds(mine):
+        return node.binding.terminated(node, mine[0])  # type: ignore[no-any-return]
+    return Outcome(False, mine[0], node.state, None, None, "queued")
 
 
 def _join(
@@ -2259,15 +2423,95 @@ async def _joined(instance: Instance, outcome: Outcome, mine: Item | None) -> An
     return outcome
 
 
-def _queueable(instance: Instance, event: str, kwargs: dict[str, Any]) -> bool:
-    """Whether an event sent to ``instance`` from outside any run can be queued at once: the
-    instance started and idle, no send option given nor declared on the event (a delay)."""
+def _queue_now(
+    instance: Instance, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Coroutine[Any, Any, Any] | None:
+    """An event sent from outside any run, in a running event loop, to an instance idle or
+    not started yet: queued now, with its options, as python-statemachine puts it when
+    ``send`` is called (a coroutine never awaited leaves it for the next run); the coroutine
+    running it. ``None`` while the instance runs outside any task."""
     pending = instance._pending
-    if kwargs and not _SEND_OPTIONS.isdisjoint(kwargs):
-        return False
-    if event in instance._node.binding.runtime.optioned:
-        return False
-    return pending is None or (isinstance(pending, _Queues) and not pending.busy)
+    if isinstance(pending, _Unstarted):
+        return _run_unstarted(
+            instance, pending, *_queue_unstarted(instance, pending, event, args, kwargs)
+        )
+    if pending is None:
+        queues = instance._pending = _Queues()
+        queues.busy = False
+    elif isinstance(pending, _Queues) and not pending.busy:
+        queues = pending
+    else:
+        return None
+    delay: float = 0
+    send_id = None
+    optioned = instance._node.binding.runtime.optioned
+    if (kwargs and not _SEND_OPTIONS.isdisjoint(kwargs)) or event in optioned:
+        # from outside a run, an internal event goes to the external queue, as there; an
+        # event declared with a delay waits for it
+        kwargs, delay, send_id, _ = instance._options(event, kwargs)
+    mine = (event, args, kwargs)
+    queues.put(mine, delay, send_id)
+    return _run_queued(instance, queues, mine)
+
+
+def _queue_unstarted(
+    instance: Instance,
+    unstarted: _Unstarted,
+    event: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> tuple[Item | None, Outcome | None]:
+    """Queue an event sent to an instance not started yet behind its initial entry; the
+    item queued, or the outcome of one due before that entry (a negative ``delay``):
+    python-statemachine takes it first, in no state, and ignores it."""
+    queues = unstarted.queues
+    if queues is None:
+        queues = unstarted.queues = _Queues()
+        queues.busy = False
+    delay: float = 0
+    send_id = None
+    optioned = instance._node.binding.runtime.optioned
+    if (kwargs and not _SEND_OPTIONS.isdisjoint(kwargs)) or event in optioned:
+        kwargs, delay, send_id, _ = instance._options(event, kwargs)
+    if delay < 0 and time.monotonic_ns() + milliseconds_ns(delay) < unstarted.created:
+        node: Any = instance._node
+        binding = node.binding
+        if binding.strict:  # there it fails the run and drops the initial entry
+            raise UnsupportedChart(
+                binding.chart.name,
+                "an event due before the initial state is entered, on a chart without "
+                "events without transitions",
+                f"send({event!r}, delay={delay!r}) before activate_initial_state()",
+                "send it after the initial state is entered, or with a delay of 0 or more",
+            )
+        reason: OutcomeReason = (
+            "no_transition" if event in binding.runtime.event_ids else "unknown_event"
+        )
+        return None, Outcome(False, event, node.state, None, None, reason)
+    mine = (event, args, kwargs)
+    queues.put(mine, delay, send_id)
+    return mine, None
+
+
+async def _run_unstarted(
+    instance: Instance, unstarted: _Unstarted, mine: Item | None, ignored: Outcome | None
+) -> Any:
+    """Run the event ``send`` queued on an instance not started when it was called (or
+    answer ``ignored``, for one due before the initial entry): the initial state is entered
+    first, unless a run did meanwhile."""
+    queues = unstarted.queues
+    pending: Any = instance._pending
+    if pending is unstarted and not _async.driven(instance):
+        instance._pending = None
+        binding: Any = instance._node.binding
+        instance._node = binding.initial_node
+        outcome = await _async.drive(
+            instance, _first_event, instance, binding, unstarted.kwargs, mine, queues, False
+        )
+        return outcome if ignored is None else ignored
+    if mine is None or queues is None:
+        return ignored
+    return await _run_queued(instance, queues, mine)
 
 
 async def _run_queued(instance: Instance, queues: _Queues, mine: Item) -> Any:
@@ -2282,17 +2526,16 @@ async def _run_queued(instance: Instance, queues: _Queues, mine: Item) -> Any:
     return await _async.drive(instance, _take_over, instance, queues, mine)
 
 
-def _take_over(instance: Instance, queues: _Queues, mine: Item) -> Outcome:
+def _take_over(instance: Instance, queues: _Queues, mine: Item | None) -> Outcome | None:
     """Run the events a cancelled run left queued, ``mine`` among them; its outcome."""
     if instance._pending is not queues or queues.busy:  # pragma: no cover - checked before
         raise RuntimeError("the instance's queue changed while taking its run over")
     queues.busy = True
     outcome = instance._drain(queues, mine)
-    if outcome is None:  # dropped (the instance terminated), or a delayed event not due
-        node: Any = instance._node
-        if not queues.holds(mine):
-            return node.binding.terminated(node, mine[0])  # type: ignore[no-any-return]
-        outcome = Outcome(False, mine[0], node.state, None, None, "queued")
+    if mine is None:
+        return None
+    if outcome is None:
+        return _not_run(instance, queues, mine)
     return outcome
 
 
@@ -2325,12 +2568,13 @@ class _Constructed(Instance):
             model = Model()  # type: ignore[no-untyped-call]
         runtime: Runtime = getattr(type(self), "__chart_runtime__")  # noqa: B009
         binding = runtime.binding(model)
-        if binding.instance_names:
-            binding.check_instance(model)
+        binding, held = _bound(binding, model)
         queues = getattr(self, "_pending", None)  # holding the clock create() was given
         super().__init__(binding.initial_node, model)  # a _MachineInstance sets _prepared too
+        if held is not None:
+            self._held = held
         if binding.cls is not type(self):  # the model's callbacks are async
-            self.__class__ = binding.cls  # type: ignore[assignment]
+            self.__class__ = binding.cls
         self._pending = queues
         if binding.is_async:
             if queues is not None:
@@ -2379,10 +2623,34 @@ def _construct(
     return instance
 
 
-def _new_instance(cls: type[Instance], node: Any, model: Any) -> Instance:
-    """An instance of ``cls`` in ``node`` without running a chart's custom ``__init__``."""
+def _bound(binding: Any, model: Any) -> tuple[Any, dict[str, Any] | None]:
+    """The binding an instance with ``model`` runs (a variant if the model instance holds
+    naming-convention callbacks its class lacks), and what the instance keeps of the model's
+    names, checked as python-statemachine checks them when it builds the machine."""
+    if binding.instance_conventions:
+        if binding.by_values:
+            # the garbage collector's view of the instance: none of its values callable (nor
+            # a dict, maybe its ``__dict__``), it holds no callback; reading ``__dict__``
+            # would make CPython build the dict it keeps inline, 64 bytes for good
+            cls = type(model)
+            for value in gc.get_referents(model):
+                if value is not cls and (callable(value) or type(value) is dict):
+                    binding = binding.runtime.for_instance(binding, model)
+                    break
+        else:
+            binding = binding.runtime.for_instance(binding, model)
+    return binding, binding.check_instance(model) if binding.checks_model else None
+
+
+def _new_instance(
+    cls: type[Instance], node: Any, model: Any, held: dict[str, Any] | None
+) -> Instance:
+    """An instance of ``cls`` in ``node`` without running a chart's custom ``__init__``
+    (``held``: what it keeps of the model's names)."""
     instance = Instance.__new__(cls)
     Instance.__init__(instance, node, model)
+    if held is not None:
+        instance._held = held
     return instance
 
 
@@ -2522,9 +2790,10 @@ class Chart(ChartDef):
         binding = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
-        if binding.instance_names:
-            binding.check_instance(model)
-        instance = binding.cls(binding.initial_node, model)
+        binding, held = _bound(binding, model)
+        instance: Instance = binding.cls(binding.initial_node, model)
+        if held is not None:
+            instance._held = held
         queues = None
         if clock is not None:
             queues = instance._pending = _Queues(_check_clock(clock))
@@ -2586,10 +2855,9 @@ class Chart(ChartDef):
         runtime = self._runtime
         assert runtime is not None
         binding = runtime.binding(model)
-        if binding.instance_names:
-            binding.check_instance(model)
+        binding, held = _bound(binding, model)
         if isinstance(binding, HBinding):
-            return _new_instance(binding.cls, binding.resume_node(state), model)
+            return _new_instance(binding.cls, binding.resume_node(state), model, held)
         node = binding.nodes.get(state)
         if node is None:
             raise InvalidStateValue(  # type: ignore[no-untyped-call]
@@ -2598,7 +2866,7 @@ class Chart(ChartDef):
                 + ", ".join(s.id for s in self.states)
                 + ")",
             )
-        return _new_instance(binding.cls, node, model)
+        return _new_instance(binding.cls, node, model, held)
 
     def restore(self, snapshot: Any, model: Any = None, *, clock: Clock | None = None) -> Instance:
         """An instance where ``snapshot`` (from ``Instance.snapshot``, perhaps through JSON)
@@ -2625,8 +2893,7 @@ class Chart(ChartDef):
         if model is None:
             model = Model()  # type: ignore[no-untyped-call]
         binding: Any = runtime.binding(model)
-        if binding.instance_names:
-            binding.check_instance(model)
+        binding, held = _bound(binding, model)
         declared = runtime.declared_states
         if isinstance(binding, HBinding):
             history = {
@@ -2636,7 +2903,7 @@ class Chart(ChartDef):
             node = binding.node(tuple(declared[i] for i in checked.configuration), history)
         else:
             node = binding.nodes[checked.configuration[0]]
-        instance = _new_instance(binding.cls, node, model)
+        instance = _new_instance(binding.cls, node, model, held)
         for name, value in checked.fields.items():
             object.__setattr__(instance, name, value)
         if checked.internal or checked.external or checked.timers or clock is not None:
