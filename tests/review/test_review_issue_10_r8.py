@@ -193,3 +193,34 @@ def test_c17_a_delayed_internal_send_is_refused_when_called(event: str, options:
     reference = _delayed(False, scenario)
     assert reference[0].split(",")[0] == "refused when called"
     assert _delayed(True, scenario) == reference
+
+
+def test_c5_an_applied_outcome_names_as_target_a_state_the_instance_is_in() -> None:
+    """Oracle gap (``check_outcome`` asserts only ``target is not None`` for an applied
+    outcome). ``resume`` goes from ``paused`` to a shallow history state with no default
+    and nothing recorded: python-statemachine's engine ends with an empty configuration, and
+    so does the compiled instance. The compiled outcome is applied with ``target`` ``paused``,
+    the state the instance just left, where ``Outcome`` promises "``target`` the state the
+    instance is in now" (``instance.state`` says ``paused`` too)."""
+    from statemachine import HistoryState
+
+    class Doc(StateChart):  # type: ignore[type-arg]
+        class form(State.Compound):
+            shallow = HistoryState()
+            step1 = State(initial=True)
+            step2 = State()
+            nxt = step1.to(step2)
+
+        paused = State(initial=True)
+        resume = paused.to(form.shallow)
+        pause = form.to(paused)
+
+    reference, instance = Doc(), compile_chart(Doc).create()
+    reference.send("resume")
+    outcome = instance.send("resume")
+    assert [state.id for state in reference.configuration] == []
+    assert [state.id for state in instance.configuration] == []
+    assert outcome.applied
+    assert outcome.target is None or outcome.target.id in {
+        state.id for state in instance.configuration
+    }, outcome.target.id
