@@ -734,7 +734,10 @@ class HBinding:
         taken = chosen_taken + tuple(d for d in entered_by if d is not None)
         outcome_event = "__initial__" if initial else (event or "")
         first = chosen_taken[0] if chosen_taken else None
-        outcome = self.Outcome(True, outcome_event, node.state, new_node.state, first, None, taken)
+        # no state at all after a history state with no default and nothing recorded, as
+        # python-statemachine leaves it: the outcome names no target
+        target = new_node.state if new_node.configuration else None
+        outcome = self.Outcome(True, outcome_event, node.state, target, first, None, taken)
         failed = self.Outcome(False, outcome_event, node.state, None, None, "failed")
         names = _MicroNames(
             configurations=(
@@ -750,9 +753,10 @@ class HBinding:
         )
         if dynamic:  # the outcomes name the event sent
             source = module.const(node.state, "DEF_source")
-            target = module.const(new_node.state, "DEF_target")
+            target_name = module.const(target, "DEF_target")
             first_name = module.const(first, "DEF_first") if first is not None else "None"
-            took = f"{source}, {target}, {first_name}, None, {module.const(taken, 'DEF_taken')}"
+            taken_name = module.const(taken, "DEF_taken")
+            took = f"{source}, {target_name}, {first_name}, None, {taken_name}"
             names = replace(
                 names,
                 outcome=f"_Outcome(True, ev, {took})",

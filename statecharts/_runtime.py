@@ -68,11 +68,13 @@ class Outcome:
     """What sending one event did.
 
     ``applied`` is true when a transition ran; then ``transition`` is the one taken and
-    ``target`` the state the instance is in now. Otherwise ``reason`` says why the event was
-    ignored: ``"unknown_event"`` (the chart declares no such event), ``"no_transition"`` (none
-    from this state), ``"guards_rejected"`` (transitions exist but no guard allowed one),
-    ``"terminated"`` (the instance is in a final state), ``"queued"`` (sent from inside a
-    callback: it runs once the current event is done, as python-statemachine runs it) or
+    ``target`` the state the instance is in now (``None`` when it is in none: a history state
+    with no default and nothing recorded, as python-statemachine leaves it). Otherwise
+    ``reason`` says why the event was ignored: ``"unknown_event"`` (the chart declares no
+    such event), ``"no_transition"`` (none from this state), ``"guards_rejected"``
+    (transitions exist but no guard allowed one), ``"terminated"`` (the instance is in a
+    final state), ``"queued"`` (sent from inside a callback: it runs once the current event
+    is done, as python-statemachine runs it) or
     ``"failed"`` (a ``before`` callback raised in a chart that catches errors as events: the
     transition was cancelled and ``error.execution`` raised).
     ``transitions`` lists every transition the event's macrostep took, in order (for a flat
@@ -1130,7 +1132,7 @@ class StatechartInstance(Instance):
         """The outcome of the event sent when the instance ended before taking it: refused
         by a strict chart if it had ``stopped`` before the send (or the async engine answers
         so), else dropped quietly, as python-statemachine's synchronous engine drops it."""
-        if stopped or self._refuses_dropped:
+        if stopped or (self._refuses_dropped and not getattr(_unawaited, "sending", False)):
             return self._terminated(self._node, event)
         outcome = Outcome(False, event, self._node.state, None, None, "terminated")
         if _observers:
@@ -1347,7 +1349,7 @@ def _with_transitions(
         outcome.applied,
         outcome.event,
         outcome.source,
-        state if outcome.applied else None,
+        state if outcome.applied and outcome.target is not None else None,
         outcome.transition,
         outcome.reason,
         tuple(transitions),
@@ -2209,6 +2211,24 @@ def _unstarted(instance: Instance, binding: Any, kwargs: dict[str, Any]) -> None
         instance._node = binding.gap(binding.chart.initial)  # the empty configuration
 
 
+#: Set while an async instance's ``send`` runs to completion outside any event loop.
+_unawaited = threading.local()
+
+
+def _completed(coroutine: Any) -> Any:
+    """``_async.complete`` for a ``send``: outside any event loop python-statemachine's async
+    engine gives the event no future, so one dropped because the instance ended is answered
+    quietly there (``_dropped``)."""
+    if _async.loop_running():
+        return coroutine
+    sending = getattr(_unawaited, "sending", False)
+    _unawaited.sending = True
+    try:
+        return _async.complete(coroutine)
+    finally:
+        _unawaited.sending = sending
+
+
 def _awaited_class(base: type[Instance]) -> type[Instance]:
     """The instance class of a chart with async callbacks: python-statemachine's awaitable
     send path, over ``base`` (a subclass with no new slots, so a custom ``__init__``'s
@@ -2237,7 +2257,7 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
             queued = _queue_now(self, event, args, kwargs)
             if queued is not None:
                 return queued
-        return _async.complete(_driven(self, base_send, base_send, event, args, kwargs))
+        return _completed(_driven(self, base_send, base_send, event, args, kwargs))
 
     def raise_(self: Instance, event: str, /, *args: Any, **kwargs: Any) -> Any:
         """Raise an internal event (from a callback), else send it: awaitable, as ``send``."""

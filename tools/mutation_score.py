@@ -150,6 +150,8 @@ STATECHARTS_REAL_ONLY = (
     "tests/statecharts/test_runtime_mutants_r7_async.py",
     "tests/statecharts/test_differential_async.py",
     "tests/statecharts/test_runtime_r8.py",
+    "tests/statecharts/test_divergences_r8.py",
+    "tests/review/test_review_issue_10_r8.py",
     "tests/review/test_review_issue_10.py",
     "tests/review/test_review_issue_10_more.py",
     "tests/review/test_review_issue_10_r3.py",

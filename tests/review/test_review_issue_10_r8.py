@@ -65,7 +65,7 @@ def _outcome(machine: Any) -> str:
 
 
 @pytest.mark.parametrize("hierarchical", [False, True])
-def test_c15_an_async_chart_sent_to_without_an_event_loop_drops_the_event_its_eventless_transitions_ended_it_before(
+def test_c15_an_async_chart_sent_to_without_a_loop_drops_the_event_an_eventless_end_came_before(
     hierarchical: bool,
 ) -> None:
     """An async chart's ``send`` without a running event loop runs to completion (C21).
@@ -120,7 +120,9 @@ def _delayed(compiled: bool, scenario: Any) -> Any:
 
 
 @pytest.mark.parametrize("declared", [True, False])
-def test_c17_cancel_event_from_another_task_reaches_an_awaited_delayed_send(declared: bool) -> None:
+def test_c17_cancel_event_from_another_task_reaches_an_awaited_delayed_send(
+    declared: bool,
+) -> None:
     """A task awaits ``send`` of a delayed event with a ``send_id`` (declared delay, or
     ``delay=50``); 10 ms later another task calls ``cancel_event(send_id)``.
     python-statemachine put the event on its queue when ``send`` was called, so the cancel
@@ -152,7 +154,7 @@ def test_c17_a_delayed_send_not_yet_awaited_is_queued_when_called(declared: bool
     async def scenario(machine: Any) -> None:
         event = "tick" if declared else "plain"
         options = {} if declared else {"delay": 50}
-        later = machine.send(event, 1, **options)  # noqa: F841 - never awaited
+        later = machine.send(event, 1, **options)  # never awaited
         await machine.send("poke", 2)
         later.close()
 
@@ -165,7 +167,9 @@ def test_c17_a_delayed_send_not_yet_awaited_is_queued_when_called(declared: bool
     ("event", "options"),
     [("tick", {"internal": True}), ("poke", {"delay": 10})],
 )
-def test_c17_a_delayed_internal_send_is_refused_when_called(event: str, options: dict[str, Any]) -> None:
+def test_c17_a_delayed_internal_send_is_refused_when_called(
+    event: str, options: dict[str, Any]
+) -> None:
     """From a task, ``raise_("tick")`` (declared delay), ``send("tick", internal=True)`` and
     ``send("poke", delay=10)`` (declared internal) ask for a delayed internal event:
     python-statemachine's ``send`` raises ``InvalidDefinition`` when called, before any
