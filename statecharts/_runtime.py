@@ -2795,36 +2795,28 @@ class Chart(ChartDef):
         if self._custom_init is not None:
             given = args if model is _NO_MODEL else (model, *args)
             return _construct(self._custom_init, given, kwargs, clock)
-        if args:
-            raise TypeError(
-                f"create() takes one positional argument (a model), got {1 + len(args)}"
-            )
-        if kwargs and not _CONSTRUCTOR_OPTIONS.isdisjoint(kwargs):
-            option = sorted(_CONSTRUCTOR_OPTIONS.intersection(kwargs))[0]
-            raise TypeError(
-                f"create() does not take python-statemachine's {option!r} option "
-                "(use resume() to start in a given state; observe_outcomes() to watch events)"
-            )
+        if args or kwargs:
+            _check_create_arguments(args, kwargs)
         if model is _NO_MODEL or model is None:
             model = Model()  # type: ignore[no-untyped-call]
-        binding = self._by_type.get(type(model))
+        binding: Any = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
-        binding, held = _bound(binding, model)
+        if binding.instance_conventions:  # _bound's test, inline: most models hold none
+            if binding.by_values:
+                cls = type(model)
+                for value in gc.get_referents(model):
+                    if value is not cls and (callable(value) or type(value) is dict):
+                        binding = binding.runtime.for_instance(binding, model)
+                        break
+            else:
+                binding = binding.runtime.for_instance(binding, model)
+        held = binding.check_instance(model) if binding.checks_model else None
         instance: Instance = binding.cls(binding.initial_node, model)
         if held is not None:
             instance._held = held
-        queues = None
-        if clock is not None:
-            queues = instance._pending = _Queues(_check_clock(clock))
-        if binding.is_async:
-            if queues is not None:
-                raise TypeError("a chart with async callbacks takes no clock")
-            _unstarted(instance, binding, kwargs)
-        elif binding.initial is not None:
-            binding.enter_initial(instance, kwargs)
-        elif queues is not None:
-            instance._settle(queues)
+        if clock is not None or binding.is_async or binding.initial is not None:
+            _start(instance, binding, kwargs, clock)
         return instance
 
     def source(self, model_type: type | None = None) -> str:
@@ -2935,6 +2927,35 @@ class Chart(ChartDef):
             instance._pending = queues
             instance._settle(queues)  # idle: queued events run before the next event
         return instance
+
+
+def _start(instance: Instance, binding: Any, kwargs: dict[str, Any], clock: Any) -> None:
+    """Enter a new instance's initial state (an async one's on its first event) with the
+    keyword arguments ``create`` was given, on ``clock`` if given."""
+    queues = None
+    if clock is not None:
+        queues = instance._pending = _Queues(_check_clock(clock))
+    if binding.is_async:
+        if queues is not None:
+            raise TypeError("a chart with async callbacks takes no clock")
+        _unstarted(instance, binding, kwargs)
+    elif binding.initial is not None:
+        binding.enter_initial(instance, kwargs)
+    elif queues is not None:
+        instance._settle(queues)
+
+
+def _check_create_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Refuse what ``create`` does not take: more positional arguments than a model, and
+    python-statemachine's constructor options."""
+    if args:
+        raise TypeError(f"create() takes one positional argument (a model), got {1 + len(args)}")
+    if not _CONSTRUCTOR_OPTIONS.isdisjoint(kwargs):
+        option = sorted(_CONSTRUCTOR_OPTIONS.intersection(kwargs))[0]
+        raise TypeError(
+            f"create() does not take python-statemachine's {option!r} option "
+            "(use resume() to start in a given state; observe_outcomes() to watch events)"
+        )
 
 
 def _check_clock(clock: Any) -> Clock:
