@@ -2648,18 +2648,23 @@ def _bound(binding: Any, model: Any) -> tuple[Any, dict[str, Any] | None]:
     naming-convention callbacks its class lacks), and what the instance keeps of the model's
     names, checked as python-statemachine checks them when it builds the machine."""
     if binding.instance_conventions:
-        if binding.by_values:
-            # the garbage collector's view of the instance: none of its values callable (nor
-            # a dict, maybe its ``__dict__``), it holds no callback; reading ``__dict__``
-            # would make CPython build the dict it keeps inline, 64 bytes for good
-            cls = type(model)
-            for value in gc.get_referents(model):
-                if value is not cls and (callable(value) or type(value) is dict):
-                    binding = binding.runtime.for_instance(binding, model)
-                    break
-        else:
-            binding = binding.runtime.for_instance(binding, model)
+        binding = _variant(binding, model)
     return binding, binding.check_instance(model) if binding.checks_model else None
+
+
+def _variant(binding: Any, model: Any) -> Any:
+    """The binding for a model instance that may hold naming-convention callbacks its class
+    lacks: a variant generated for those it holds, else ``binding``."""
+    if not binding.by_values:
+        return binding.runtime.for_instance(binding, model)
+    # the garbage collector's view of the instance: none of its values callable (nor a dict,
+    # maybe its ``__dict__``), it holds no callback; reading ``__dict__`` would make CPython
+    # build the dict it keeps inline, 64 bytes for good
+    cls = type(model)
+    for value in gc.get_referents(model):
+        if value is not cls and (callable(value) or type(value) is dict):
+            return binding.runtime.for_instance(binding, model)
+    return binding
 
 
 def _new_instance(
@@ -2802,15 +2807,8 @@ class Chart(ChartDef):
         binding: Any = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
-        if binding.instance_conventions:  # _bound's test, inline: most models hold none
-            if binding.by_values:
-                cls = type(model)
-                for value in gc.get_referents(model):
-                    if value is not cls and (callable(value) or type(value) is dict):
-                        binding = binding.runtime.for_instance(binding, model)
-                        break
-            else:
-                binding = binding.runtime.for_instance(binding, model)
+        if binding.instance_conventions:
+            binding = _variant(binding, model)
         held = binding.check_instance(model) if binding.checks_model else None
         instance: Instance = binding.cls(binding.initial_node, model)
         if held is not None:
