@@ -174,6 +174,12 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     if machine is not None and owner is not machine:
         _vet_dynamic(machine, owner, name, value)
     bound = SignatureAdapter.from_callable(value).bind_expected(*args, **kwall)
+    return _call_read(name, value, bound)
+
+
+def _call_read(name: str, value: Any, bound: Any) -> Any:
+    """Call a callback read from the model instance with its bound arguments: awaited inside
+    an async chart's run, refused (an async one) in a synchronous chart."""
     if _async.is_async(value):
         if not _async.inside_a_run():
             raise TypeError(
@@ -227,17 +233,7 @@ def _held(inst: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     if problem is not None:
         inst._node.binding.resolver._refusal(f"{type(model).__name__}.{name}", problem)()
     bound = signature.bind_expected(*args, **kwall)
-    if _async.is_async(value):
-        if not _async.inside_a_run():
-            raise TypeError(
-                f"{name} is an async callback read from the model instance, and the chart was "
-                "compiled for a synchronous run: define it on the model's class"
-            )
-        return _async.wait(value(*bound.args, **bound.kwargs))
-    result = value(*bound.args, **bound.kwargs)
-    if inspect.isawaitable(result) and _async.inside_a_run():
-        return _async.wait(result)  # an async chart awaits what a callback returns
-    return result
+    return _call_read(name, value, bound)
 
 
 def _code_of(value: Any) -> Any:
