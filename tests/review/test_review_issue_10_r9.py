@@ -1,0 +1,584 @@
+"""Review round 9 of issue 10: the divergences-r8 merge (6c45e41) attacked against
+python-statemachine 3.2's own engines: a raising ``prepare_event``, ``BaseException`` queues,
+async sends with options, callables a model hands out or holds, and naming-convention
+callbacks a model instance holds (the create path: ``Chart.create``, ``_variant``,
+``Runtime.for_instance``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from statemachine import State, StateChart
+
+from statecharts import UnsupportedChart, VirtualClock, compile_chart
+
+LOG: list[Any] = []
+
+
+def ids(machine: Any) -> list[str]:
+    return sorted(state.id for state in machine.configuration)
+
+
+def _recording(name: str) -> Any:
+    def record(*args: Any, **kwargs: Any) -> None:
+        LOG.append(name)
+
+    return record
+
+
+class Plain:
+    """A model whose class defines no callback."""
+
+
+class Stepping(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b)
+    back = b.to(a)
+    finish = b.to(c)
+
+
+def _steps(make: Any, model: Any, events: tuple[str, ...] = ("go", "back", "go")) -> Any:
+    """What a run shows: whether creating raised, else per event the configuration after
+    it (or what ``send`` raised); the callbacks' log last."""
+    LOG.clear()
+    try:
+        machine = make(model)
+    except Exception as error:
+        return ("create raised", type(error).__name__, str(error))
+    steps: list[Any] = []
+    for event in events:
+        try:
+            machine.send(event)
+            steps.append((event, ids(machine)))
+        except Exception as error:
+            steps.append((event, repr(error), ids(machine)))
+    return steps, list(LOG)
+
+
+def _refused_or_same(chart: type[StateChart[Any]], make_model: Any, **kw: Any) -> None:
+    """The compiled instance runs as python-statemachine's machine, or is refused with
+    ``UnsupportedChart`` (when compiled, created or sent to)."""
+    reference = _steps(chart, make_model(), **kw)
+    try:
+        compiled = _steps(compile_chart(chart).create, make_model(), **kw)
+    except UnsupportedChart:
+        return
+    if compiled[0] == "create raised" and compiled[1] == "UnsupportedChart":
+        return
+    if any(len(step) == 3 and "UnsupportedChart" in step[1] for step in compiled[0]):
+        return
+    assert compiled == reference
+
+
+# -- 1. a class given as a callback -------------------------------------------------------
+
+
+class Record:
+    """A class named as a callback (its instances record the call)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        LOG.append(("record", sorted(kwargs)))
+
+
+class ChartNamingAClass(Stepping):
+    on_enter_b = Record
+
+
+class ModelNamingAClass:
+    on_enter_b = Record
+
+
+class GuardedByTheModel(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, cond="ok") | b.to(a, cond="ok")
+
+
+class ModelGuardIsAClass:
+    ok = Record
+
+
+# break 1: a class given as a callback (a chart's or a model class's attribute) makes
+# python-statemachine's machine fail when it is built (AttributeError: the class has no
+# __code__, read for its signature cache); the compiled instance calls the class instead
+@pytest.mark.xfail(
+    strict=True, reason="break 1: a class as a callback runs where python-statemachine fails"
+)
+@pytest.mark.parametrize(
+    ("chart", "model"),
+    [
+        (ChartNamingAClass, Plain),
+        (Stepping, ModelNamingAClass),
+        (GuardedByTheModel, ModelGuardIsAClass),
+    ],
+    ids=["chart-convention", "model-convention", "model-guard"],
+)
+def test_c6_a_class_given_as_a_callback_fails_or_is_refused_as_in_python_statemachine(
+    chart: type[StateChart[Any]], model: type
+) -> None:
+    with pytest.raises(AttributeError, match="__code__"):
+        chart(model())
+    _refused_or_same(chart, model)
+
+
+# -- 2. a model instance holding its own class as a naming-convention callback -------------
+
+
+def _holding_its_class() -> Any:
+    model = Plain()
+    model.on_enter_b = Plain  # type: ignore[attr-defined]
+    return model
+
+
+def _holding_another_class() -> Any:
+    model = Plain()
+    model.on_enter_b = Record  # type: ignore[attr-defined]
+    return model
+
+
+def test_c9_a_model_instance_holding_another_class_as_a_convention_callback_fails_as_in_psm() -> (
+    None
+):
+    """The instance's values are looked at (a variant is generated for ``on_enter_b``) and
+    binding the class fails, as python-statemachine's machine fails to build."""
+    reference = _steps(Stepping, _holding_another_class())
+    assert reference[0] == "create raised"
+    assert _steps(compile_chart(Stepping).create, _holding_another_class()) == reference
+
+
+# break 2: _variant looks at the garbage collector's view of the model instance and skips
+# the model's own class there (every instance refers to it), so a convention callback the
+# instance holds that is its own class is never seen: python-statemachine's machine fails
+# to build (AttributeError, no __code__), the compiled instance silently runs no callback
+@pytest.mark.xfail(
+    strict=True,
+    reason="break 2: a convention callback that is the model's own class is not seen",
+)
+def test_c9_a_model_instance_holding_its_own_class_as_a_convention_callback_is_seen() -> None:
+    reference = _steps(Stepping, _holding_its_class())
+    assert reference[0] == "create raised"
+    _refused_or_same(Stepping, _holding_its_class)
+
+
+# -- 3. an async callback the model instance holds, the chart otherwise synchronous --------
+
+
+async def _async_enter_b(*args: Any, **kwargs: Any) -> None:
+    LOG.append("async enter b")
+
+
+async def _async_act(*args: Any, **kwargs: Any) -> None:
+    LOG.append("async act")
+
+
+async def _async_yes() -> bool:
+    return True
+
+
+class Acting(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="act") | b.to(a, on="act")
+
+
+class AsyncGuarded(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, cond="allowed") | b.to(a, cond="allowed")
+
+
+class HoldsAsyncAct:
+    def __init__(self) -> None:
+        self.act = _async_act
+
+
+class HandsOutAsyncAct:
+    @property
+    def act(self) -> Any:
+        return _async_act
+
+
+class HoldsAsyncGuard:
+    def __init__(self) -> None:
+        self.allowed = _async_yes
+
+
+def _holding_async_convention() -> Any:
+    model = Plain()
+    model.on_enter_b = _async_enter_b  # type: ignore[attr-defined]
+    return model
+
+
+# break 3: python-statemachine builds its machine on the async engine when any callback it
+# binds is a coroutine function, the model instance's too, and awaits it; the compiled chart
+# decides asyncness on the classes only, so an async callback held by the model instance
+# (a convention callback, a named one, one a property hands out) raises a TypeError inside
+# the run that catch_errors_as_events swallows as error.execution: the callback silently
+# never runs (an async guard counts false)
+@pytest.mark.xfail(
+    strict=True,
+    reason="break 3: an async callback a model instance holds silently never runs",
+)
+@pytest.mark.parametrize(
+    ("chart", "model", "events"),
+    [
+        (Stepping, _holding_async_convention, ("go", "back", "go")),
+        (Acting, HoldsAsyncAct, ("go", "go")),
+        (Acting, HandsOutAsyncAct, ("go", "go")),
+        (AsyncGuarded, HoldsAsyncGuard, ("go", "go")),
+    ],
+    ids=["convention", "held", "property", "guard"],
+)
+def test_c21_an_async_callback_the_model_instance_holds_is_awaited_as_in_psm(
+    chart: type[StateChart[Any]], model: Any, events: tuple[str, ...]
+) -> None:
+    """Sent outside any event loop, python-statemachine's async engine runs each ``send``
+    to completion, awaiting the callback."""
+    reference = _steps(chart, model(), events)
+    assert reference[1] or chart is AsyncGuarded  # the callback ran
+    _refused_or_same(chart, model, events=events)
+
+
+# -- 4. a prepare_event raising a BaseException while a microstep runs ---------------------
+
+
+class Interruption(BaseException):
+    """A ``BaseException`` of the chart author's own."""
+
+
+PREPARE = {"calls": 0, "fails_at": 0}
+
+
+class PreparingToEnter(StateChart[Any]):
+    """``prepare_event`` raises an ``Interruption`` on a chosen call: the fifth prepares the
+    entry of ``b`` (after ``a`` was exited and ``act`` ran), the eighth that of ``c``."""
+
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b, on="act")
+    more = b.to(c)
+
+    def prepare_event(self) -> dict[str, Any]:
+        PREPARE["calls"] += 1
+        LOG.append(("prepare", PREPARE["calls"]))
+        if PREPARE["calls"] == PREPARE["fails_at"]:
+            raise Interruption(PREPARE["calls"])
+        return {}
+
+    def on_exit_a(self) -> None:
+        LOG.append("exit a")
+
+    def act(self) -> None:
+        LOG.append("act")
+
+    def on_enter_b(self) -> None:
+        LOG.append("enter b")
+
+
+class PreparingToEnterStrict(PreparingToEnter):
+    catch_errors_as_events = False
+
+
+class PreparingToEnterAsync(PreparingToEnter):
+    async def act(self) -> None:  # type: ignore[override]
+        LOG.append("act")
+
+
+def _interrupted_prepare(make: Any, fails_at: int) -> list[Any]:
+    LOG.clear()
+    PREPARE.update(calls=0, fails_at=fails_at)
+    try:
+        machine = make()
+    except Interruption as raised:  # while the initial state is entered
+        return [*LOG, ("create interrupted", raised.args)]
+    for event in ("go", "more"):
+        try:
+            machine.send(event)
+        except Interruption as raised:
+            LOG.append(("interrupted", raised.args, ids(machine)))
+    LOG.append(ids(machine))
+    return list(LOG)
+
+
+def _interrupted_prepare_async(make: Any, fails_at: int) -> list[Any]:
+    LOG.clear()
+    PREPARE.update(calls=0, fails_at=fails_at)
+
+    async def main() -> None:
+        machine = make()
+        await machine.activate_initial_state()
+        for event in ("go", "more"):
+            try:
+                await machine.send(event)
+            except Interruption as raised:
+                LOG.append(("interrupted", raised.args, ids(machine)))
+        LOG.append(ids(machine))
+
+    asyncio.run(main())
+    return list(LOG)
+
+
+@pytest.mark.parametrize("fails_at", [1, 2, 3, 4, 6, 7, 9])
+@pytest.mark.parametrize("chart", [PreparingToEnter, PreparingToEnterStrict])
+def test_c11_a_prepare_event_raising_a_base_exception_outside_an_entry_runs_as_in_psm(
+    chart: type[StateChart[Any]], fails_at: int
+) -> None:
+    """Raised while selecting, or preparing an exit, ``on`` or ``after``: same as there."""
+    reference = _interrupted_prepare(chart, fails_at)
+    assert _interrupted_prepare(compile_chart(chart).create, fails_at) == reference
+
+
+# break 4: a prepare_event raising a BaseException (no Exception) while the arguments of an
+# entry are prepared leaves python-statemachine's machine in no state at all (the source was
+# exited, the target not entered yet), so the next event finds no transition; the compiled
+# instance reports the target active (its enter callbacks never ran) and takes the next
+# event from there
+@pytest.mark.xfail(
+    strict=True,
+    reason="break 4: a BaseException preparing an entry leaves the target active",
+)
+@pytest.mark.parametrize("fails_at", [5, 8])
+@pytest.mark.parametrize("chart", [PreparingToEnter, PreparingToEnterStrict])
+def test_c11_a_prepare_event_raising_a_base_exception_preparing_an_entry_enters_nothing(
+    chart: type[StateChart[Any]], fails_at: int
+) -> None:
+    reference = _interrupted_prepare(chart, fails_at)
+    assert reference[-1] == []
+    assert _interrupted_prepare(compile_chart(chart).create, fails_at) == reference
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="break 4: a BaseException preparing an entry leaves the target active (async)",
+)
+@pytest.mark.parametrize("fails_at", [5, 8])
+def test_c21_a_prepare_event_raising_a_base_exception_preparing_an_entry_enters_nothing(
+    fails_at: int,
+) -> None:
+    reference = _interrupted_prepare_async(PreparingToEnterAsync, fails_at)
+    assert reference[-1] == []
+    compiled = _interrupted_prepare_async(compile_chart(PreparingToEnterAsync).create, fails_at)
+    assert compiled == reference
+
+
+# -- 5. a class-level value shadowed by a callable the model instance holds -----------------
+
+
+class Defaults:
+    """A model class with a non-callable default for a guard and a convention hook."""
+
+    allowed: Any = None
+    on_enter_b: Any = None
+
+    def __init__(self, allowed: Any = None, on_enter_b: Any = None) -> None:
+        if allowed is not None:
+            self.allowed = allowed
+        if on_enter_b is not None:
+            self.on_enter_b = on_enter_b
+
+
+class DefaultsFalse:
+    allowed: Any = False
+
+    def __init__(self, allowed: Any) -> None:
+        self.allowed = allowed
+
+
+@pytest.mark.parametrize("held", [True, 1, 0, ""], ids=repr)
+def test_c9_a_value_the_instance_holds_over_a_class_default_is_read_as_in_psm(held: Any) -> None:
+    for model in (Defaults, DefaultsFalse):
+        reference = _steps(AsyncGuarded, model(held), ("go", "go", "go"))
+        assert _steps(compile_chart(AsyncGuarded).create, model(held), ("go", "go", "go")) == (
+            reference
+        )
+
+
+# break 5: a model class giving a guard a non-callable default (allowed = None or False)
+# and an instance holding a callable under that name: python-statemachine binds the
+# instance's callable and calls it; the compiled instance reads the callable as a value and
+# takes its truthiness (a guard answering False passes)
+@pytest.mark.xfail(
+    strict=True,
+    reason="break 5: a callable held over a class's non-callable default is not called",
+)
+@pytest.mark.parametrize("model", [Defaults, DefaultsFalse])
+def test_c9_a_callable_the_instance_holds_over_a_class_default_value_is_called(
+    model: type,
+) -> None:
+    def make() -> Any:
+        return model(lambda: False)
+
+    reference = _steps(AsyncGuarded, make(), ("go", "go", "go"))
+    assert reference == ([("go", ["a"]), ("go", ["a"]), ("go", ["a"])], [])
+    _refused_or_same(AsyncGuarded, make, events=("go", "go", "go"))
+
+
+# break 5: the same for a naming-convention hook whose class default is None (a common
+# optional-hook pattern): python-statemachine runs the instance's callable on entering b,
+# the compiled instance runs nothing
+@pytest.mark.xfail(
+    strict=True,
+    reason="break 5: a convention hook held over a class's None default never runs",
+)
+def test_c9_a_convention_hook_the_instance_holds_over_a_class_default_none_runs() -> None:
+    def make() -> Any:
+        return Defaults(on_enter_b=_recording("hook b"))
+
+    reference = _steps(Stepping, make())
+    assert reference[1] == ["hook b", "hook b"]
+    _refused_or_same(Stepping, make)
+
+
+# -- held under attack ----------------------------------------------------------------------
+
+
+class Recalled(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b)
+    back = b.to(a)
+    finish = b.to(c)
+
+    def on_exit_a(self) -> None:
+        LOG.append("chart exit a")
+
+
+def _holding_conventions() -> Any:
+    model = Plain()
+    model.on_enter_b = _recording("held enter b")  # type: ignore[attr-defined]
+    model.after_back = _recording("held after back")  # type: ignore[attr-defined]
+    return model
+
+
+def test_c9_convention_callbacks_a_model_instance_holds_run_after_restore_and_resume() -> None:
+    """A snapshot restored (through JSON), or an instance resumed (with a clock or none),
+    with a model instance holding naming-convention callbacks runs them, as the machine
+    python-statemachine builds with that model runs them."""
+    LOG.clear()
+    reference = Recalled(_holding_conventions())
+    reference.send("go")
+    reference.send("back")
+    expected = list(LOG)
+    assert expected == ["chart exit a", "held enter b", "held after back"]
+    chart = compile_chart(Recalled)
+    stored = json.dumps(chart.create().snapshot())
+    for make in (
+        lambda model: chart.restore(json.loads(stored), model),
+        lambda model: chart.restore(json.loads(stored), model, clock=VirtualClock()),
+        lambda model: chart.resume("a", model),
+        lambda model: chart.resume("a", model, clock=VirtualClock()),
+        lambda model: chart.create(model, clock=VirtualClock()),
+    ):
+        LOG.clear()
+        instance = make(_holding_conventions())
+        instance.send("go")
+        instance.send("back")
+        assert expected == LOG
+
+
+class SlottedGuard:
+    __slots__ = ("allowed", "state")
+
+
+@pytest.mark.parametrize(
+    ("initial", "changes"),
+    [
+        (lambda: True, [None, lambda: False, 0, "del", None]),
+        (1, [None, lambda: False, 0, "del"]),
+        (None, [lambda: True, None]),
+    ],
+    ids=["callable", "value", "unset"],
+)
+def test_c9_a_name_a_slotted_model_holds_is_bound_when_the_instance_is_created(
+    initial: Any, changes: list[Any]
+) -> None:
+    """A slot is a descriptor of the model's class: its callable, read when the machine is
+    built, stays the guard; a value is read on each call; a slot unset then is no guard."""
+
+    def flips(make: Any) -> Any:
+        model = SlottedGuard()
+        if initial is not None:
+            model.allowed = initial
+        try:
+            machine = make(model)
+        except Exception as error:
+            return ("create raised", repr(error))
+        seen = []
+        for change in changes:
+            if change == "del":
+                del model.allowed
+            elif change is not None:
+                model.allowed = change
+            try:
+                machine.send("go")
+                seen.append(ids(machine))
+            except Exception as error:
+                seen.append(repr(error))
+        return seen
+
+    assert flips(compile_chart(AsyncGuarded).create) == flips(AsyncGuarded)
+
+
+class Ticking(StateChart[Any]):
+    """``start`` schedules ``tick`` (5 ms) and ``tock`` (10 ms); ``tick``'s ``after`` raises
+    an ``Interruption``."""
+
+    idle = State(initial=True)
+    a = State()
+    b = State()
+    c = State(final=True)
+    start = idle.to(a, on="arm")
+    tick = a.to(b, after="ticked")
+    tock = b.to(c, on="tocked") | a.to(c, on="tocked")
+
+    def arm(self) -> None:
+        LOG.append("arm")
+        self.send("tick", delay=5)
+        self.send("tock", delay=10)
+
+    def ticked(self) -> None:
+        LOG.append("ticked")
+        raise Interruption("tick")
+
+    def tocked(self) -> None:
+        LOG.append("tocked")
+
+
+@pytest.mark.parametrize("how", ["instance", "clock", "advance"])
+def test_c11_a_delayed_event_interrupted_on_a_virtual_clock_leaves_the_later_timer(
+    how: str,
+) -> None:
+    """python-statemachine's synchronous engine, interrupted by a ``BaseException`` in the
+    delayed ``tick``, keeps ``tock`` and runs it when due; on a ``VirtualClock`` the next
+    advance runs it."""
+    LOG.clear()
+    reference = Ticking()
+    with pytest.raises(Interruption):
+        reference.send("start")
+    LOG.append(ids(reference))
+    expected = [*LOG, "tocked", ["c"]]
+    LOG.clear()
+    clock = VirtualClock()
+    instance = compile_chart(Ticking).create(clock=clock)
+    instance.send("start")
+
+    def advance() -> None:
+        if how == "instance":
+            instance.run_until_idle()
+        elif how == "clock":
+            clock.run_until_idle()
+        else:
+            clock.advance(0.02)
+
+    with pytest.raises(Interruption):
+        advance()
+    LOG.append(ids(instance))
+    advance()
+    assert [*LOG, ids(instance)] == expected
