@@ -469,13 +469,14 @@ def test_c9_convention_callbacks_a_model_instance_holds_run_after_restore_and_re
     assert expected == ["chart exit a", "held enter b", "held after back"]
     chart = compile_chart(Recalled)
     stored = json.dumps(chart.create().snapshot())
-    for make in (
+    makers: list[Any] = [
         lambda model: chart.restore(json.loads(stored), model),
         lambda model: chart.restore(json.loads(stored), model, clock=VirtualClock()),
         lambda model: chart.resume("a", model),
         lambda model: chart.resume("a", model, clock=VirtualClock()),
         lambda model: chart.create(model, clock=VirtualClock()),
-    ):
+    ]
+    for make in makers:
         LOG.clear()
         instance = make(_holding_conventions())
         instance.send("go")
@@ -485,6 +486,7 @@ def test_c9_convention_callbacks_a_model_instance_holds_run_after_restore_and_re
 
 class SlottedGuard:
     __slots__ = ("allowed", "state")
+    allowed: Any
 
 
 @pytest.mark.parametrize(
@@ -510,7 +512,7 @@ def test_c9_a_name_a_slotted_model_holds_is_bound_when_the_instance_is_created(
             machine = make(model)
         except Exception as error:
             return ("create raised", repr(error))
-        seen = []
+        seen: list[Any] = []
         for change in changes:
             if change == "del":
                 del model.allowed
