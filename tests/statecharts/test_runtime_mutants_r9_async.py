@@ -1,0 +1,280 @@
+"""Async charts: rules of the statechart runtime a mutation sample of
+``statecharts/_runtime.py`` (seed 2501) found untested, compared with python-statemachine's
+async engine where it has the same API. (Apart from test_runtime_mutants_r9.py: async charts
+cannot run under mutmut's trampolines, so the mutation script runs this file only when it
+re-runs a survivor for real.)
+
+Rules checked here (docs/spec.md): C5, C8, C21.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from statemachine import State, StateChart
+from statemachine.exceptions import TransitionNotAllowed
+
+from statecharts import UnsupportedChart, compile_chart
+
+
+def ids(machine: Any) -> list[str]:
+    return sorted(state.id for state in machine.configuration)
+
+
+#: What the gated charts' callbacks saw, in order (module-level: a chart method handing
+#: ``self`` to code it cannot read is refused, so the log is not on the machine).
+LOG: list[Any] = []
+GATES: list[asyncio.Event] = []
+#: What a callback's ``send`` returned, kept for the test to await.
+KEPT: list[Any] = []
+
+
+class Gated(StateChart[Any]):
+    """Entering ``busy`` waits on a gate the test opens, so a run stays in progress while
+    other tasks send; ``note`` records its payload from either state; ``finish`` ends the
+    chart; ``poke``'s action sends ``note`` and keeps what that ``send`` returned."""
+
+    idle = State(initial=True)
+    busy = State()
+    done = State(final=True)
+    go = idle.to(busy)
+    back = busy.to(idle)
+    finish = busy.to(done)
+    poke = idle.to(idle, internal=True, on="poked")
+    note = idle.to(idle, internal=True, on="record") | busy.to(busy, internal=True, on="record")
+
+    async def on_enter_busy(self) -> None:
+        LOG.append(("enter busy",))
+        await GATES[-1].wait()
+        LOG.append(("entered busy",))
+
+    def record(self, *args: Any, x: Any = None) -> None:
+        LOG.append(("record", args, x))
+
+    def poked(self) -> None:
+        KEPT.append(self.send("note", 1, x=2))
+
+
+class StrictGated(Gated):
+    allow_event_without_transition = False
+
+
+async def gated(machine: Any, scenario: Any) -> list[Any]:
+    """Run ``scenario(machine, gate)`` with a fresh log and gate; the log."""
+    LOG.clear()
+    KEPT.clear()
+    GATES.append(asyncio.Event())
+    await machine.activate_initial_state()
+    await scenario(machine, GATES[-1])
+    return list(LOG)
+
+
+def test_c21_a_raise_from_another_task_during_a_run_joins_it_with_its_payload() -> None:
+    """``raise_`` from a task other than the one whose run holds the instance (outside any
+    callback: python-statemachine's ``raise_`` is then a ``send``) joins that run, keeps its
+    payload and returns once the run took it."""
+    answers: list[Any] = []
+
+    async def scenario(machine: Any, gate: asyncio.Event) -> None:
+        run = asyncio.create_task(machine.send("go"))
+        await asyncio.sleep(0)  # the run waits in busy's enter
+        joined = asyncio.create_task(machine.raise_("note", 1, x=2))
+        await asyncio.sleep(0)
+        answers.append(joined.done())  # waiting for the run, not answered at once
+        gate.set()
+        await run
+        answers.append(await joined)
+        LOG.append(("joined answered", ids(machine)))
+
+    reference = asyncio.run(gated(Gated(), scenario))
+    assert answers == [False, None]  # python-statemachine's answer
+    answers.clear()
+    assert asyncio.run(gated(compile_chart(Gated).create(), scenario)) == reference
+    assert ("record", (1,), 2) in reference
+    assert reference[-1] == ("joined answered", ["busy"])
+    waited, outcome = answers
+    assert not waited
+    assert (outcome.applied, outcome.event, outcome.reason) == (False, "note", "queued")
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
+def test_c5_an_event_joining_a_run_that_ends_the_instance_is_answered_as_dropped(
+    strict: bool,
+) -> None:
+    """Another task's event waiting on a run that ends in a final state is dropped; its
+    caller is answered as python-statemachine answers it: quietly (``terminated``), or
+    ``TransitionNotAllowed`` on a strict chart."""
+    declared = StrictGated if strict else Gated
+    answers: list[Any] = []
+
+    async def scenario(machine: Any, gate: asyncio.Event) -> None:
+        run = asyncio.create_task(machine.send("go"))
+        await asyncio.sleep(0)
+        finish = asyncio.create_task(machine.send("finish"))
+        note = asyncio.create_task(machine.send("note", 5))
+        await asyncio.sleep(0)
+        gate.set()
+        await run
+        await finish
+        try:
+            answers.append(await note)
+        except TransitionNotAllowed as error:
+            answers.append(f"refused: {error}")
+        LOG.append(("after", ids(machine), machine.is_terminated))
+
+    reference = asyncio.run(gated(declared(), scenario))
+    expected = "refused: Can't Note when in Done." if strict else None
+    assert answers == [expected]
+    answers.clear()
+    assert asyncio.run(gated(compile_chart(declared).create(), scenario)) == reference
+    assert reference[-1] == ("after", ["done"], True)
+    assert ("record", (5,), None) not in reference
+    (answer,) = answers
+    if strict:
+        assert answer == expected
+    else:
+        assert (answer.applied, answer.event, answer.reason) == (False, "note", "terminated")
+        assert answer.source.id == "done"
+
+
+def test_c21_a_send_made_while_the_instance_runs_outside_a_task_joins_the_run_awaited_later() -> (
+    None
+):
+    """``run_until_idle()`` from a task runs the events waiting outside any task's run; a
+    ``send`` from its callback is the coroutine to await. Awaited once another task's run
+    holds the instance, it joins that run: its event runs there, with its payload, and it
+    returns (``queued``) once the run took it."""
+    answers: list[Any] = []
+
+    async def scenario(machine: Any, gate: asyncio.Event) -> None:
+        machine.send("poke").close()  # queued when called, never awaited: it waits
+        machine.run_until_idle()  # poke runs, its send kept
+        (kept,) = KEPT
+        run = asyncio.create_task(machine.send("go"))
+        await asyncio.sleep(0)
+        joined = asyncio.create_task(kept)
+        await asyncio.sleep(0)
+        answers.append(joined.done())
+        gate.set()
+        await run
+        answers.append(await joined)
+
+    log = asyncio.run(gated(compile_chart(Gated).create(), scenario))
+    # note re-enters busy: a StateChart's internal self-transition runs its state's entries
+    assert log == [
+        ("enter busy",),
+        ("entered busy",),
+        ("record", (1,), 2),
+        ("enter busy",),
+        ("entered busy",),
+    ]
+    waited, outcome = answers
+    assert not waited
+    assert (outcome.applied, outcome.event, outcome.reason) == (False, "note", "queued")
+
+
+class Entering(StateChart[Any]):
+    """An async chart whose initial state has an ``enter`` callback; ``poke``'s action takes
+    any keyword arguments."""
+
+    a = State(initial=True)
+    b = State()
+    poke = a.to(b, on="poked")
+    back = b.to(a)
+
+    def on_enter_a(self) -> None:
+        LOG.append(("enter a",))
+
+    async def on_enter_b(self) -> None:
+        LOG.append(("enter b",))
+
+    def poked(self, *args: Any, **kwargs: Any) -> None:
+        options = {"delay", "send_id", "internal", "x"}
+        LOG.append(("poked", args, sorted(item for item in kwargs.items() if item[0] in options)))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"send_id": "s1"}, {"delay": 0, "x": 2}, {"internal": False}, {"delay": 1, "send_id": "s"}],
+    ids=repr,
+)
+def test_c21_a_first_send_with_options_outside_any_loop_passes_none_of_them_as_payload(
+    options: dict[str, Any],
+) -> None:
+    """The first event of an async instance, sent with options outside any event loop, runs
+    after the initial state's ``enter`` callbacks; ``delay``, ``send_id`` and ``internal``
+    are options, not keyword arguments its callbacks receive, as in python-statemachine."""
+
+    def run(machine: Any) -> list[Any]:
+        LOG.clear()
+        machine.send("poke", 7, **options)
+        return [*LOG, ids(machine)]
+
+    reference = run(Entering())
+    assert run(compile_chart(Entering).create()) == reference
+    assert reference == [
+        ("enter a",),
+        ("poked", (7,), sorted(item for item in options.items() if item[0] == "x")),
+        ("enter b",),
+        ["b"],
+    ]
+
+
+class StrictEntering(Entering):
+    allow_event_without_transition = False
+
+
+def test_c21_the_refusal_of_an_event_due_before_the_initial_entry_explains_itself() -> None:
+    """On a strict chart, an event sent before activation with a delay that makes it due
+    before the instance was made is refused, naming why and what to do instead."""
+    instance: Any = compile_chart(StrictEntering).create()
+    with pytest.raises(UnsupportedChart) as raised:
+        instance.send("poke", delay=-1000)
+    assert str(raised.value) == (
+        "StrictEntering: an event due before the initial state is entered, on a chart without "
+        "events without transitions is not supported by the compiled runtime "
+        "(send('poke', delay=-1000.0) before activate_initial_state()); send it after the "
+        "initial state is entered, or with a delay of 0 or more"
+    )
+
+
+class AsyncPreparing:
+    """A model whose ``prepare_event`` is a coroutine function."""
+
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+
+    async def prepare_event(self, event: Any) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return {"owner": "model", "by_model": str(event)}
+
+
+class Prepared(StateChart[Any]):
+    """A chart with a synchronous ``prepare_event`` and no async callback of its own."""
+
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="record")
+
+    def prepare_event(self, event: Any) -> dict[str, Any]:
+        return {"owner": "chart", "by_chart": str(event)}
+
+    def record(self, owner: str, by_chart: str = "-", by_model: str = "-") -> None:
+        self.model.log.append((owner, by_chart, by_model))
+
+
+def test_c8_a_model_s_async_prepare_event_makes_the_chart_run_awaited() -> None:
+    """A model whose ``prepare_event`` is async makes python-statemachine run the chart with
+    its async engine: its result is awaited and merged after the chart's, and ``send`` is
+    awaited."""
+
+    async def run(machine: Any) -> tuple[list[Any], list[str]]:
+        await machine.activate_initial_state()
+        await machine.send("go")
+        return machine.model.log, ids(machine)
+
+    reference = asyncio.run(run(Prepared(AsyncPreparing())))
+    assert asyncio.run(run(compile_chart(Prepared).create(AsyncPreparing()))) == reference
+    assert reference == ([("model", "go", "go")], ["b"])
