@@ -268,12 +268,18 @@ class Resolver:
         fields: frozenset[str] = frozenset(),
         awaited: bool = False,
         vet: Callable[[Any], str | None] | None = None,
-        instance_conventions: frozenset[str] = frozenset(),
+        instance_callbacks: frozenset[str] = frozenset(),
     ) -> None:
         self.chart_name = chart_name
-        #: Naming-convention callbacks the model instances bound hold while their class
-        #: lacks them: python-statemachine finds them by ``dir(model)`` and runs them.
-        self.instance_conventions = instance_conventions
+        #: Callback names the model instances bound hold themselves: naming-convention
+        #: callbacks their class lacks (python-statemachine finds them by ``dir(model)``), and
+        #: callbacks of their class an instance attribute shadows (``getattr`` finds it first);
+        #: python-statemachine runs what the instance holds.
+        self.instance_callbacks = instance_callbacks
+        #: The names resolved to the model's class whose value an instance attribute of the
+        #: same name would shadow (a function, a static or class method, a plain attribute;
+        #: not a property or other data descriptor, which ``getattr`` prefers).
+        self.shadowable: dict[str, None] = {}
         #: Says what a model's method does with the machine the compiled instance would
         #: answer otherwise (``None``: nothing); such a callback raises ``UnsupportedChart``
         #: when it runs, naming itself, rather than answering silently.
@@ -417,7 +423,9 @@ class Resolver:
         """Who provides ``name``: the chart, the model's class, or else (for a declared name
         and a model) the model instance, read when the instance is created (``hold``)."""
         chart, model = self.chart_leaf(name), self.model_leaf(name)
-        if model is None and convention and name in self.instance_conventions:
+        if model is not None and model.mode is not Mode.DYNAMIC:
+            self.shadowable[name] = None
+        if name in self.instance_callbacks and (model is not None or convention):
             assert self.model_type is not None
             label = f"{self.model_type.__name__}.{name}"
             self.instance_names.setdefault(name, (label, READ))

@@ -149,6 +149,9 @@ _BUSY: Any = ()
 #: ``send`` keywords that are python-statemachine options, never payload.
 _SEND_OPTIONS = frozenset({"delay", "send_id", "internal"})
 _sequence = itertools.count()
+#: The bindings generated for model instances holding callbacks themselves kept per chart
+#: (``Runtime.variants``), the oldest dropped first: one for each set of names held.
+_VARIANTS_KEPT = 64
 _IGNORED_CACHE_SIZE = 256
 
 #: Called with every outcome while registered (see ``observe_outcomes``).
@@ -1496,8 +1499,9 @@ class Binding:
         "held_names",
         "initial",
         "initial_node",
-        "instance_conventions",
+        "instance_callbacks",
         "instance_names",
+        "instance_shadows",
         "is_async",
         "nodes",
         "resolver",
@@ -2089,25 +2093,30 @@ class Runtime:
             return self._awaited
 
     def for_instance(self, binding: Any, model: Any) -> Any:
-        """``binding``, or for a model instance holding naming-convention callbacks its class
-        lacks (listed by ``dir(model)``, so python-statemachine runs them) the binding
-        running them too, generated once for each set of names."""
+        """``binding``, or for a model instance holding callbacks itself (naming-convention
+        callbacks its class lacks, listed by ``dir(model)``, or callbacks of its class an
+        instance attribute shadows), which python-statemachine runs, the binding running
+        those, generated once for each set of names."""
+        own = getattr(model, "__dict__", None)
+        if not isinstance(own, dict):
+            own = {}
+        names: frozenset[str] = binding.instance_callbacks
         if binding.resolver.plain_dir:
-            listed = getattr(model, "__dict__", None)
-            if not isinstance(listed, dict):
+            if names.isdisjoint(own):
                 return binding
+            held = names.intersection(own)
         else:
-            listed = set(dir(model))
-        gaps: frozenset[str] = binding.instance_conventions
-        if gaps.isdisjoint(listed):
-            return binding
-        held = gaps.intersection(listed)
+            shadows: frozenset[str] = binding.instance_shadows
+            held = (names - shadows).intersection(dir(model)) | shadows.intersection(own)
+            if not held:
+                return binding
+            held = frozenset(held)
         model_type = type(model)
         refused = sorted(held & self.refused_conventions)
         if refused:
             raise UnsupportedChart(
                 self.chart.name,
-                "a callback only the model instance holds",
+                "a callback the model instance holds itself",
                 f"{model_type.__name__}.{refused[0]}, set on the instance, when it is created",
                 "define it on the model's class",
             )
@@ -2117,6 +2126,8 @@ class Runtime:
             with self._lock:
                 variant = self.variants.get(key)
                 if variant is None:
+                    if len(self.variants) >= _VARIANTS_KEPT:  # the oldest goes
+                        del self.variants[next(iter(self.variants))]
                     variant = self.variants[key] = self._bind(model_type, held)
         return variant
 
@@ -2141,7 +2152,7 @@ class Runtime:
             None if model_type is type(None) else model_type,
             self.resolvable_fields,
             vet=vet,
-            instance_conventions=held,
+            instance_callbacks=held,
         )
         binding = self._binding_of(resolver)
         prepares_async = self.prepare is not None and (
@@ -2158,18 +2169,26 @@ class Runtime:
                 self.resolvable_fields,
                 awaited=True,
                 vet=vet,
-                instance_conventions=held,
+                instance_callbacks=held,
             )
             binding = self._binding_of(resolver)
             binding.is_async = True
             binding.cls = self.awaited_class()
-        # what a model instance may hold that its class lacks (a variant holds its own), and
-        # whether its values tell (its names are its ``__dict__``'s; a non-callable value
-        # held there can matter only as a final state's done data)
+        # the callbacks a model instance may hold itself (a variant holds its own): those of
+        # its class an instance attribute would shadow, and the naming-convention ones its
+        # class lacks; and whether its values tell (its names are its ``__dict__``'s; a
+        # non-callable value held there can matter only as a final state's done data, or
+        # shadowing a method: C9)
         binding.by_values = resolver.plain_dir and not self.done_data
-        binding.instance_conventions = frozenset()
+        binding.instance_callbacks = binding.instance_shadows = frozenset()
         if model_type is not type(None) and not held:
-            binding.instance_conventions = frozenset(
+            shadows = frozenset(resolver.shadowable).union(
+                name
+                for name in self.refused_conventions
+                if _static_lookup(model_type, name) is not _MISSING
+            )
+            binding.instance_shadows = shadows
+            binding.instance_callbacks = shadows.union(
                 name
                 for name in self.conventions | self.refused_conventions
                 if _static_lookup(model_type, name) is _MISSING
@@ -2647,7 +2666,7 @@ def _bound(binding: Any, model: Any) -> tuple[Any, dict[str, Any] | None]:
     """The binding an instance with ``model`` runs (a variant if the model instance holds
     naming-convention callbacks its class lacks), and what the instance keeps of the model's
     names, checked as python-statemachine checks them when it builds the machine."""
-    if binding.instance_conventions:
+    if binding.instance_callbacks:
         binding = _variant(binding, model)
     return binding, binding.check_instance(model) if binding.checks_model else None
 
@@ -2807,7 +2826,7 @@ class Chart(ChartDef):
         binding: Any = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
-        if binding.instance_conventions:
+        if binding.instance_callbacks:
             binding = _variant(binding, model)
         held = binding.check_instance(model) if binding.checks_model else None
         instance: Instance = binding.cls(binding.initial_node, model)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -418,24 +419,29 @@ def test_callback_names_resolve_on_model_instance_attributes() -> None:
     assert not chart.create(Flags(False)).send("walk").applied
 
 
-def test_model_callbacks_are_resolved_on_the_model_class_once() -> None:
-    """The documented difference from python-statemachine: an instance attribute does not
-    shadow a callback its class defines (python-statemachine would call the attribute)."""
-    calls: list[str] = []
+def test_an_instance_attribute_shadowing_a_model_class_callback_runs_instead() -> None:
+    """As python-statemachine binds ``getattr(model, name)``: the instance's callable, not
+    the method of its class."""
 
     class Model:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
         def hook(self) -> None:
-            calls.append("class method")
+            self.calls.append("class method")
 
     class Hooked(StateChart):
         a = State(initial=True)
         b = State(final=True)
         go = a.to(b, on="hook")
 
-    patched = Model()
-    patched.hook = lambda: calls.append("instance attribute")  # type: ignore[method-assign]
-    compile_chart(Hooked).create(patched).send("go")
-    assert calls == ["class method"]
+    def run(make: Callable[[Model], Any]) -> list[str]:
+        patched = Model()
+        patched.hook = lambda: patched.calls.append("instance attribute")  # type: ignore[method-assign]
+        make(patched).send("go")
+        return patched.calls
+
+    assert run(compile_chart(Hooked).create) == run(Hooked) == ["instance attribute"]
 
 
 def test_name_missing_from_model_class_and_instance_is_reported_at_creation() -> None:
