@@ -44,7 +44,17 @@ def _prepare(event: Any) -> dict[str, Any]:
     return {}
 
 
-class Preparing(StateChart[Any]):
+class _Prepares:
+    """``prepare_event`` (``_prepare``) and the ``error.execution`` handler, logged."""
+
+    def prepare_event(self, event: Any) -> dict[str, Any]:
+        return _prepare(event)
+
+    def handle(self, error: Exception) -> None:
+        PREPARE_LOG.append(("handle", repr(error)))
+
+
+class Preparing(_Prepares, StateChart[Any]):
     """A chart whose ``prepare_event`` raises on a chosen call: while an event's transition
     is selected, or once its microstep runs (exit, ``on``, enter, ``after``), with an event
     raised internally and an ``error.execution`` handler."""
@@ -55,9 +65,6 @@ class Preparing(StateChart[Any]):
     go = a.to(b, on="inner", after="later")
     more = b.to(c, cond="allowed")
     error_execution = a.to(a, on="handle") | b.to(b, on="handle")
-
-    def prepare_event(self, event: Any) -> dict[str, Any]:
-        return _prepare(event)
 
     def on_exit_a(self) -> None:
         PREPARE_LOG.append("exit a")
@@ -76,9 +83,6 @@ class Preparing(StateChart[Any]):
         PREPARE_LOG.append("inner")
         self.raise_("more")
 
-    def handle(self, error: Exception) -> None:
-        PREPARE_LOG.append(("handle", repr(error)))
-
 
 class PreparingStrict(Preparing):
     """The same chart without errors caught as events."""
@@ -86,7 +90,7 @@ class PreparingStrict(Preparing):
     catch_errors_as_events = False
 
 
-class PreparingNested(StateChart[Any]):
+class PreparingNested(_Prepares, StateChart[Any]):
     """A compound target whose initial child is entered by default, and eventless transitions
     (one leaving the initial state, so a microstep follows the initial entry at once)."""
 
@@ -105,9 +109,6 @@ class PreparingNested(StateChart[Any]):
     leave = work.to(idle)
     error_execution = idle.to(idle, on="handle") | work.to(work, on="handle")
 
-    def prepare_event(self, event: Any) -> dict[str, Any]:
-        return _prepare(event)
-
     def on_enter_first(self) -> None:
         PREPARE_LOG.append("enter first")
 
@@ -116,9 +117,6 @@ class PreparingNested(StateChart[Any]):
 
     def stepped(self) -> None:
         PREPARE_LOG.append("stepped")
-
-    def handle(self, error: Exception) -> None:
-        PREPARE_LOG.append(("handle", repr(error)))
 
 
 class PreparingNestedStrict(PreparingNested):
