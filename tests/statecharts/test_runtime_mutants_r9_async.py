@@ -487,3 +487,27 @@ def test_c21_the_sender_of_the_event_a_cancelled_run_processed_gets_its_error() 
         "The task running the processing loop was cancelled while it processed this event.",
     )
     assert _loops_run(compile_chart(Stuck).create(), scenario) == reference
+
+
+def test_c21_events_due_before_the_initial_entry_are_answered_as_ignored_in_no_state() -> None:
+    """Sent before activation with a delay that makes them due before the instance was made,
+    python-statemachine takes them first, in no state, and ignores them; each ``send``
+    answers how it was ignored: a declared event ``no_transition``, an undeclared name
+    ``unknown_event``, the source the initial state (nothing entered yet)."""
+    answers: list[Any] = []
+
+    async def scenario(machine: Any) -> None:
+        await asyncio.sleep(0.002)
+        sent = [machine.send("poke", 7, delay=-1000), machine.send("nope", delay=-1000)]
+        for each in sent:
+            answers.append(await each)
+        await machine.send("now")
+
+    reference = _loops_run(Loops(), scenario)
+    assert answers == [None, None]
+    answers.clear()
+    assert _loops_run(compile_chart(Loops).create(), scenario) == reference
+    assert reference == [("noted", "now"), ["a"]]
+    assert [
+        (outcome.applied, outcome.event, outcome.source.id, outcome.reason) for outcome in answers
+    ] == [(False, "poke", "a", "no_transition"), (False, "nope", "a", "unknown_event")]
