@@ -258,6 +258,17 @@ class HoldsAsyncGuard:
         self.allowed = _async_yes
 
 
+class ActsInItsClass:
+    def act(self) -> None:
+        LOG.append("class act")
+
+
+def _shadowing_with_async_act() -> Any:
+    model = ActsInItsClass()
+    model.act = _async_act  # type: ignore[method-assign,assignment]
+    return model
+
+
 def _holding_async_convention() -> Any:
     model = Plain()
     model.on_enter_b = _async_enter_b  # type: ignore[attr-defined]
@@ -281,8 +292,9 @@ def _holding_async_convention() -> Any:
         (Acting, HoldsAsyncAct, ("go", "go")),
         (Acting, HandsOutAsyncAct, ("go", "go")),
         (AsyncGuarded, HoldsAsyncGuard, ("go", "go")),
+        (Acting, _shadowing_with_async_act, ("go", "go")),
     ],
-    ids=["convention", "held", "property", "guard"],
+    ids=["convention", "held", "property", "guard", "shadowing-a-method"],
 )
 def test_c21_an_async_callback_the_model_instance_holds_is_awaited_as_in_psm(
     chart: type[StateChart[Any]], model: Any, events: tuple[str, ...]
@@ -527,14 +539,11 @@ def test_c9_a_value_the_instance_holds_over_a_class_default_is_read_as_in_psm(he
         )
 
 
-# break 5: a model class giving a guard a non-callable default (allowed = None or False)
-# and an instance holding a callable under that name: python-statemachine binds the
-# instance's callable and calls it; the compiled instance reads the callable as a value and
-# takes its truthiness (a guard answering False passes)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 5: a callable held over a class's non-callable default is not called",
-)
+# break 5 (fixed by 5c03250 while this review ran): a model class giving a guard a
+# non-callable default (allowed = None or False) and an instance holding a callable under
+# that name: python-statemachine binds the instance's callable and calls it; the compiled
+# instance read the callable as a value and took its truthiness (a guard answering False
+# passed)
 @pytest.mark.parametrize("model", [Defaults, DefaultsFalse])
 def test_c9_a_callable_the_instance_holds_over_a_class_default_value_is_called(
     model: type,
@@ -547,13 +556,9 @@ def test_c9_a_callable_the_instance_holds_over_a_class_default_value_is_called(
     _refused_or_same(AsyncGuarded, make, events=("go", "go", "go"))
 
 
-# break 5: the same for a naming-convention hook whose class default is None (a common
-# optional-hook pattern): python-statemachine runs the instance's callable on entering b,
-# the compiled instance runs nothing
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 5: a convention hook held over a class's None default never runs",
-)
+# break 5 (fixed by 5c03250): the same for a naming-convention hook whose class default is
+# None (a common optional-hook pattern): python-statemachine runs the instance's callable on
+# entering b, the compiled instance ran nothing
 def test_c9_a_convention_hook_the_instance_holds_over_a_class_default_none_runs() -> None:
     def make() -> Any:
         return Defaults(on_enter_b=_recording("hook b"))
@@ -1210,3 +1215,61 @@ def test_c19_an_event_due_in_the_past_runs_before_the_queued_events_a_snapshot_r
         restored.run_until_idle()
         seen.append([*LOG, ids(restored)])
     assert seen == [reference, reference]
+
+
+# -- 13. a non-callable instance attribute shadowing a method of the model's class -----------
+
+
+class GuardsInItsClass:
+    """A model whose class guards with a method; instances may shadow it."""
+
+    def __init__(self, allowed: Any = None, notify: Any = None) -> None:
+        if allowed is not None:
+            self.allowed = allowed  # type: ignore[method-assign]
+        if notify is not None:
+            self.notify = notify  # an unrelated callable
+
+    def allowed(self) -> bool:
+        return True
+
+
+def test_c9_a_callable_instance_attribute_shadowing_a_method_runs_instead_of_it() -> None:
+    """Fixed meanwhile (5c03250): python-statemachine binds ``getattr(model, name)``."""
+
+    def make() -> Any:
+        return GuardsInItsClass(lambda: False)
+
+    reference = _steps(AsyncGuarded, make(), ("go", "go"))
+    assert reference[0] == [("go", ["a"]), ("go", ["a"])]
+    assert _steps(compile_chart(AsyncGuarded).create, make(), ("go", "go")) == reference
+
+
+def test_c9_a_value_shadowing_a_method_is_read_when_the_instance_holds_another_callable() -> None:
+    def make() -> Any:
+        return GuardsInItsClass(False, notify=_recording("notify"))
+
+    reference = _steps(AsyncGuarded, make(), ("go", "go"))
+    assert reference[0] == [("go", ["a"]), ("go", ["a"])]
+    assert _steps(compile_chart(AsyncGuarded).create, make(), ("go", "go")) == reference
+
+
+# break 13: a non-callable instance attribute shadowing a method of the model's class
+# (``model.allowed = False`` over ``def allowed``): python-statemachine binds
+# ``getattr(model, name)`` and reads False; the compiled instance runs the class's method
+# (True) unless the instance happens to hold some other callable or a dict (then it reads
+# False), silently: docs/spec.md C9 now states it (5c03250) as a cost decision, but C6 says
+# refuse, never approximate, and the same model answers otherwise by an unrelated attribute
+@pytest.mark.xfail(
+    strict=True,
+    reason="break 13: a non-callable value shadowing a method is silently not read",
+)
+@pytest.mark.parametrize("value", [False, 0, None, ""], ids=repr)
+def test_c9_a_value_shadowing_a_method_of_the_models_class_is_read_as_in_psm(value: Any) -> None:
+    def make() -> Any:
+        model = GuardsInItsClass()
+        model.allowed = value  # type: ignore[method-assign]
+        return model
+
+    reference = _steps(AsyncGuarded, make(), ("go", "go"))
+    assert reference[0] == [("go", ["a"]), ("go", ["a"])]
+    _refused_or_same(AsyncGuarded, make, events=("go", "go"))
