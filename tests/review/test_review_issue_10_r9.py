@@ -215,6 +215,28 @@ def test_c9_a_model_instance_holding_its_own_class_as_a_convention_callback_is_s
     _refused_or_same(Stepping, _holding_its_class)
 
 
+class ActingModel:
+    def act(self) -> None:
+        LOG.append("class act")
+
+
+def _shadowing_with_its_class() -> Any:
+    model = ActingModel()
+    model.act = ActingModel  # type: ignore[assignment,method-assign]
+    return model
+
+
+# break 2: the same for an instance attribute shadowing a method of its class (5c03250)
+@pytest.mark.xfail(
+    strict=True,
+    reason="break 2: a shadowing attribute that is the model's own class is not seen",
+)
+def test_c9_a_model_instance_shadowing_a_method_with_its_own_class_is_seen() -> None:
+    reference = _steps(Acting, _shadowing_with_its_class(), ("go",))
+    assert reference[0] == "create raised"
+    _refused_or_same(Acting, _shadowing_with_its_class, events=("go",))
+
+
 # -- 3. an async callback the model instance holds, the chart otherwise synchronous --------
 
 
