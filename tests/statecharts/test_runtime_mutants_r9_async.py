@@ -222,6 +222,28 @@ def test_c21_a_first_send_with_options_outside_any_loop_passes_none_of_them_as_p
     ]
 
 
+@pytest.mark.parametrize(
+    "options", [{"send_id": "s1"}, {"delay": 0, "x": 2}, {"internal": True}], ids=repr
+)
+def test_c21_later_sends_with_options_outside_any_loop_run_as_in_python_statemachine(
+    options: dict[str, Any],
+) -> None:
+    """Once the initial state is entered, an async instance's events sent with options
+    outside any event loop each run to completion, their options not payload."""
+
+    def run(machine: Any) -> list[Any]:
+        LOG.clear()
+        machine.send("poke", 7, **options)
+        machine.send("back", **options)
+        machine.send("poke", 8, **options)
+        return [*LOG, ids(machine)]
+
+    reference = run(Entering())
+    assert run(compile_chart(Entering).create()) == reference
+    payload = sorted(item for item in options.items() if item[0] == "x")
+    assert reference[-3:] == [("poked", (8,), payload), ("enter b",), ["b"]]
+
+
 class StrictEntering(Entering):
     allow_event_without_transition = False
 
