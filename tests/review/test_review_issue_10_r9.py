@@ -7,6 +7,7 @@ callbacks a model instance holds (the create path: ``Chart.create``, ``_variant`
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from typing import Any
 
@@ -1458,9 +1459,14 @@ def test_c6_a_held_closure_handing_the_machine_to_code_asking_its_class_is_refus
     strict=True,
     reason="break 15: a closure vetted once keeps its verdict for other cells",
 )
-def test_c6_a_held_closure_is_vetted_by_what_its_cells_hold() -> None:
+@pytest.mark.parametrize("wrapped", [False, True], ids=["closure", "partial-of-closure"])
+def test_c6_a_held_closure_is_vetted_by_what_its_cells_hold(wrapped: bool) -> None:
+    def held(checker: Any) -> Any:
+        closure = _calling(checker)
+        return functools.partial(closure) if wrapped else closure
+
     chart = _yes_or_no()
     compiled = compile_chart(chart)
-    assert _answer(compiled.create, _calling(_benign)) == ["yes"]
-    assert _answer(chart, _calling(_asks_the_class)) == ["yes"]
-    assert _answer(compiled.create, _calling(_asks_the_class)) in ("refused", ["yes"])
+    assert _answer(compiled.create, held(_benign)) == ["yes"]
+    assert _answer(chart, held(_asks_the_class)) == ["yes"]
+    assert _answer(compiled.create, held(_asks_the_class)) in ("refused", ["yes"])
