@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from statemachine import State, StateChart, StateMachine
 
-from statecharts import VirtualClock, compile_chart, observe_outcomes
+from statecharts import UnsupportedChart, VirtualClock, compile_chart, observe_outcomes
 
 
 def ids(machine: Any) -> list[str]:
@@ -376,3 +376,27 @@ def test_c20_a_model_class_s_code_is_generated_once_for_threads_creating_its_fir
         instance = made[label]
         assert instance.send("flip").applied
         assert ids(instance) == ["on"]
+
+
+# -- a model instance holding a callback the compiled runtime cannot run from there ---------
+
+
+class Plain:
+    """A model whose instances may be given callbacks of their own."""
+
+
+@pytest.mark.parametrize("name", ["prepare_event", "on_invoke_state", "on_invoke_on"])
+def test_c9_a_refused_callback_set_on_the_model_instance_is_refused_naming_it(name: str) -> None:
+    """``prepare_event`` or an ``on_invoke_*`` callback the model instance holds itself
+    (python-statemachine would run it) is refused when the instance is created, the message
+    naming the construct, where it is and what to do instead."""
+    model = Plain()
+    setattr(model, name, lambda *args, **kwargs: {})
+    with pytest.raises(UnsupportedChart) as raised:
+        compile_chart(Switch).create(model)
+    assert str(raised.value) == (
+        "Switch: a callback the model instance holds itself is not supported by the compiled "
+        f"runtime (Plain.{name}, set on the instance, when it is created); define it on the "
+        "model's class"
+    )
+    assert compile_chart(Switch).create(Plain()).send("flip").applied
