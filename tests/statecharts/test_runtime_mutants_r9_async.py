@@ -10,6 +10,7 @@ Rules checked here (docs/spec.md): C5, C8, C21.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,6 +30,8 @@ LOG: list[Any] = []
 GATES: list[asyncio.Event] = []
 #: What a callback's ``send`` returned, kept for the test to await.
 KEPT: list[Any] = []
+#: How ``Gated.poked`` sends (``send`` or ``raise_``): the last one.
+HOW: list[str] = ["send"]
 
 
 class Gated(StateChart[Any]):
@@ -54,7 +57,10 @@ class Gated(StateChart[Any]):
         LOG.append(("record", args, x))
 
     def poked(self) -> None:
-        KEPT.append(self.send("note", 1, x=2))
+        if HOW[-1] == "raise_":
+            KEPT.append(self.raise_("note", 1, x=2))
+        else:
+            KEPT.append(self.send("note", 1, x=2))
 
 
 class StrictGated(Gated):
@@ -139,14 +145,16 @@ def test_c5_an_event_joining_a_run_that_ends_the_instance_is_answered_as_dropped
         assert answer.source.id == "done"
 
 
-def test_c21_a_send_made_while_the_instance_runs_outside_a_task_joins_the_run_awaited_later() -> (
-    None
-):
+@pytest.mark.parametrize("how", ["send", "raise_"])
+def test_c21_a_send_made_while_the_instance_runs_outside_a_task_joins_the_run_awaited_later(
+    how: str,
+) -> None:
     """``run_until_idle()`` from a task runs the events waiting outside any task's run; a
-    ``send`` from its callback is the coroutine to await. Awaited once another task's run
-    holds the instance, it joins that run: its event runs there, with its payload, and it
-    returns (``queued``) once the run took it."""
+    ``send`` (or ``raise_``) from its callback is the coroutine to await. Awaited once another
+    task's run holds the instance, it joins that run: its event runs there, with its payload,
+    and it returns (``queued``) once the run took it."""
     answers: list[Any] = []
+    HOW.append(how)
 
     async def scenario(machine: Any, gate: asyncio.Event) -> None:
         machine.send("poke").close()  # queued when called, never awaited: it waits
@@ -173,6 +181,57 @@ def test_c21_a_send_made_while_the_instance_runs_outside_a_task_joins_the_run_aw
     waited, outcome = answers
     assert not waited
     assert (outcome.applied, outcome.event, outcome.reason) == (False, "note", "queued")
+
+
+class Refusing(StateChart[Any]):
+    """``poke``'s action tries ``send``, ``raise_`` and ``activate_initial_state()``, noting
+    what each raises; ``back``'s action is async."""
+
+    a = State(initial=True)
+    b = State()
+    poke = a.to(b, on="poked")
+    back = b.to(a)
+
+    async def on_back(self) -> None:
+        LOG.append(("back",))
+
+    def poked(self) -> None:
+        attempts: tuple[Callable[[], Any], ...] = (
+            lambda: self.send("note"),
+            lambda: self.raise_("note"),
+            self.activate_initial_state,
+        )
+        for attempt in attempts:
+            try:
+                attempt()
+            except RuntimeError as error:
+                LOG.append(("refused", str(error)))
+
+
+def test_c21_an_async_instance_running_outside_any_task_refuses_what_its_callbacks_send() -> None:
+    """An async instance whose waiting events ``run_until_idle()`` runs outside any event
+    loop: what its callback sends, raises or activates meanwhile is refused, naming the
+    event, the chart and why."""
+
+    async def leave_poke(machine: Any) -> None:
+        await machine.activate_initial_state()
+        machine.send("poke").close()  # queued when called, never awaited: it waits
+
+    LOG.clear()
+    machine: Any = compile_chart(Refusing).create()
+    asyncio.run(leave_poke(machine))
+    machine.run_until_idle()
+    why = (
+        "was sent to an async instance of Refusing while it runs an event outside any event "
+        "loop task"
+    )
+    refused = [
+        ("refused", f"'note' {why}"),
+        ("refused", f"'note' {why}"),
+        ("refused", f"'' {why}"),
+    ]
+    assert refused == LOG
+    assert ids(machine) == ["b"]
 
 
 class Entering(StateChart[Any]):
