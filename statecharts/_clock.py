@@ -215,26 +215,32 @@ class AsyncioClock:
         self._handle = None
         timers = self._timers
         now = seconds_ns(loop.time())
-        while timers and timers[0][0] <= now:
-            _, _, _, instance = heapq.heappop(timers)
-            try:
-                instance.run_due()
-            except Exception as error:  # as the loop reports a failing callback's
-                loop.call_exception_handler(
-                    {
-                        "message": "Exception in a delayed event run by AsyncioClock",
-                        "exception": error,
-                    }
-                )
-        self._schedule(loop)
+        try:
+            while timers and timers[0][0] <= now:
+                _, _, _, instance = heapq.heappop(timers)
+                try:
+                    instance.run_due()
+                except Exception as error:  # as the loop reports a failing callback's
+                    loop.call_exception_handler(
+                        {
+                            "message": "Exception in a delayed event run by AsyncioClock",
+                            "exception": error,
+                        }
+                    )
+        finally:  # a BaseException leaves the other wake-ups for the next call back
+            self._schedule(loop)
 
     async def until_idle(self, *instances: Any) -> None:
         """Wait, without blocking the loop, until none of ``instances`` has a delayed event
         waiting (their timers run meanwhile, each when due)."""
+        loop = asyncio.get_running_loop()
         while True:
             dues = [due for instance in instances if (due := instance.next_due()) is not None]
             if not dues:
                 return
+            # the call back may have been asked of an earlier loop (one a KeyboardInterrupt
+            # stopped): this one is asked for it now
+            self._schedule(loop)
             await asyncio.sleep(max(0.0, min(dues) - self.now()))
 
     def __repr__(self) -> str:

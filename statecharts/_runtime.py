@@ -868,8 +868,8 @@ class Instance:
             due, order = queues.timed[0][:2]
             woken = queues.woken
             if woken is None or due < woken:  # a later one waits for the wake-up asked for
-                queues.woken = due
                 clock.wake(self, Due(due), order)
+                queues.woken = due  # asked for (a clock refusing it is asked again next time)
 
     def _take(self, event: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
         """Run one external event (a microstep, or an ignored outcome)."""
@@ -2678,10 +2678,14 @@ def _variant(binding: Any, model: Any) -> Any:
         return binding.runtime.for_instance(binding, model)
     # the garbage collector's view of the instance: none of its values callable (nor a dict,
     # maybe its ``__dict__``), it holds no callback; reading ``__dict__`` would make CPython
-    # build the dict it keeps inline, 64 bytes for good
+    # build the dict it keeps inline, 64 bytes for good. Its class is seen once (the type it
+    # visits): seen again, the instance holds it.
     cls = type(model)
+    typed = False
     for value in gc.get_referents(model):
-        if value is not cls and (callable(value) or type(value) is dict):
+        if value is cls and not typed:
+            typed = True
+        elif callable(value) or isinstance(value, dict):
             return binding.runtime.for_instance(binding, model)
     return binding
 

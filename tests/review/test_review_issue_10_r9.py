@@ -206,10 +206,6 @@ def test_c9_a_model_instance_holding_another_class_as_a_convention_callback_fail
 # the model's own class there (every instance refers to it), so a convention callback the
 # instance holds that is its own class is never seen: python-statemachine's machine fails
 # to build (AttributeError, no __code__), the compiled instance silently runs no callback
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 2: a convention callback that is the model's own class is not seen",
-)
 def test_c9_a_model_instance_holding_its_own_class_as_a_convention_callback_is_seen() -> None:
     reference = _steps(Stepping, _holding_its_class())
     assert reference[0] == "create raised"
@@ -228,10 +224,6 @@ def _shadowing_with_its_class() -> Any:
 
 
 # break 2: the same for an instance attribute shadowing a method of its class (5c03250)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 2: a shadowing attribute that is the model's own class is not seen",
-)
 def test_c9_a_model_instance_shadowing_a_method_with_its_own_class_is_seen() -> None:
     reference = _steps(Acting, _shadowing_with_its_class(), ("go",))
     assert reference[0] == "create raised"
@@ -940,10 +932,6 @@ def test_c17_an_asyncio_clock_runs_the_other_wake_ups_after_a_timer_raised_an_ex
 # instance's timer on the same clock never runs (until_idle spins for ever); the docstring
 # says the other wake-ups due still run, and C11 that a BaseException leaves queued events
 # in place (on a VirtualClock the second timer runs)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 7: a BaseException in one timer loses the shared AsyncioClock's others",
-)
 @pytest.mark.parametrize("chart", [Armed, ArmedStrict])
 def test_c17_an_asyncio_clock_runs_the_other_wake_ups_after_a_timer_was_interrupted(
     chart: type[StateChart[Any]],
@@ -1075,10 +1063,6 @@ class Scheduling(StateChart[Any]):
 # clock's wake() accepted it; an AsyncioClock used outside any event loop refuses it
 # (RuntimeError, as documented), but the instance then never asks again: inside a loop
 # later, its due ``tick`` never runs, and AsyncioClock.until_idle(instance) waits for ever
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 10: a wake-up the clock refused is never asked for again",
-)
 def test_c17_a_delayed_event_whose_wake_up_the_clock_refused_runs_once_a_loop_runs() -> None:
     LOG.clear()
     clock = AsyncioClock()
@@ -1309,10 +1293,6 @@ class ArmedInterruptible(Armed):
 # asyncio stops it; "one clock serves successive asyncio.run calls" (AsyncioClock), but in
 # the next run the other instance's timer, queued on the clock behind the interrupted one,
 # never runs (no loop.call_at is asked for it again)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 7: after a KeyboardInterrupt the shared AsyncioClock's other timers are lost",
-)
 def test_c17_an_asyncio_clock_runs_the_other_timers_in_the_next_run_after_an_interrupt() -> None:
     LOG.clear()
     clock = AsyncioClock()
@@ -1493,10 +1473,6 @@ def _holding_in_a_dict_subclass(callback_name: str, value: Any, model: type) -> 
 # subclass (an OrderedDict, a change-tracking dict) hides the callables in it, so a
 # convention callback or a shadowing callable it holds silently never runs, where
 # python-statemachine's dir(model) lists it and runs it
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 16: callbacks held in a __dict__ that is a dict subclass are not seen",
-)
 @pytest.mark.parametrize("which", ["convention", "shadow"])
 def test_c9_callbacks_held_in_a_dict_subclass_dict_run_as_in_psm(which: str) -> None:
     if which == "convention":
