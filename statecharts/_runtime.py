@@ -147,7 +147,8 @@ class Outcome:
 
 _BUSY: Any = ()
 #: ``send`` keywords that are python-statemachine options, never payload.
-_SEND_OPTIONS = frozenset({"delay", "send_id", "internal"})
+#: What ``send`` takes apart from the payload (``machine``: refused, as the event's own).
+_SEND_OPTIONS = frozenset({"delay", "send_id", "internal", "machine"})
 _sequence = itertools.count()
 #: The bindings generated for model instances holding callbacks themselves kept per chart
 #: (``Runtime.variants``), the oldest dropped first: one for each set of names held.
@@ -752,7 +753,10 @@ class Instance:
         self, event: str, kwargs: dict[str, Any]
     ) -> tuple[dict[str, Any], float, Any, bool]:
         """The payload of a ``send`` with options, and its delay (milliseconds, checked),
-        ``send_id`` and ``internal``, the declared event's where left out."""
+        ``send_id`` and ``internal``, the declared event's where left out. Refuses a
+        ``machine`` keyword, as python-statemachine does building the event."""
+        if "machine" in kwargs:
+            raise TypeError(f"send({event!r}) got multiple values for keyword argument 'machine'")
         kwargs = dict(kwargs)
         delay = kwargs.pop("delay", None)
         send_id = kwargs.pop("send_id", None)
@@ -2603,6 +2607,8 @@ class _Constructed(Instance):
                 "start_value or listeners options (Chart.restore starts elsewhere; "
                 "observe_outcomes() watches events)"
             )
+        if kwargs:
+            _initial_payload(kwargs)
         if model is None:
             model = Model()  # type: ignore[no-untyped-call]
         runtime: Runtime = getattr(type(self), "__chart_runtime__")  # noqa: B009
@@ -2801,7 +2807,7 @@ class Chart(ChartDef):
         clock: Clock | None = None,
         **kwargs: Any,
     ) -> Instance:
-        """A new instance in the initial state: ``create(model=None, /, **kwargs)``, ``kwargs``
+        """A new instance in the initial state: ``create(model=None, **kwargs)``, ``kwargs``
         going to the initial ``enter`` callbacks. For a chart with a custom ``__init__``, the
         arguments are that ``__init__``'s, as constructing the python-statemachine chart takes
         them: it runs, sets its fields on the instance, and enters the initial state through
@@ -2824,7 +2830,7 @@ class Chart(ChartDef):
             given = args if model is _NO_MODEL else (model, *args)
             return _construct(self._custom_init, given, kwargs, clock)
         if args or kwargs:
-            _check_create_arguments(args, kwargs)
+            model = _check_create_arguments(model, args, kwargs)
         if model is _NO_MODEL or model is None:
             model = Model()  # type: ignore[no-untyped-call]
         binding: Any = self._by_type.get(type(model))
@@ -2966,17 +2972,34 @@ def _start(instance: Instance, binding: Any, kwargs: dict[str, Any], clock: Any)
         instance._settle(queues)
 
 
-def _check_create_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Refuse what ``create`` does not take: more positional arguments than a model, and
-    python-statemachine's constructor options."""
+def _check_create_arguments(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The model ``create`` was given (``model=m`` as python-statemachine's constructor takes
+    it, taken out of ``kwargs``), the rest left as the initial event's payload
+    (``_initial_payload``). Refuses what ``create`` does not take: more positional arguments
+    than a model, and python-statemachine's other constructor options."""
     if args:
         raise TypeError(f"create() takes one positional argument (a model), got {1 + len(args)}")
+    if "model" in kwargs:
+        if model is not _NO_MODEL:
+            raise TypeError("create() got multiple values for argument 'model'")
+        model = kwargs.pop("model")
+    _initial_payload(kwargs)
     if not _CONSTRUCTOR_OPTIONS.isdisjoint(kwargs):
         option = sorted(_CONSTRUCTOR_OPTIONS.intersection(kwargs))[0]
         raise TypeError(
             f"create() does not take python-statemachine's {option!r} option "
             "(use resume() to start in a given state; observe_outcomes() to watch events)"
         )
+    return model
+
+
+def _initial_payload(kwargs: dict[str, Any]) -> None:
+    """Make the keyword arguments of a new instance its initial event's payload, as
+    python-statemachine builds that event: ``send_id`` taken out (an option no callback is
+    handed), ``machine`` refused (the event's own)."""
+    if "machine" in kwargs:
+        raise TypeError("create() got multiple values for keyword argument 'machine'")
+    kwargs.pop("send_id", None)
 
 
 def _check_clock(clock: Any) -> Clock:

@@ -975,10 +975,6 @@ class GreetingModel:
 # of the initial entry, so the instance silently runs on a fresh Model(): ``instance.model
 # is not m`` and the model's callbacks never run (create refuses python-statemachine's
 # other constructor options, state_field, start_value and listeners, with a TypeError)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 8: create(model=m) silently runs on a fresh Model instead of m",
-)
 def test_c9_create_with_the_model_as_a_keyword_binds_it_or_refuses_it() -> None:
     model = GreetingModel()
     LOG.clear()
@@ -1026,10 +1022,6 @@ def test_c8_create_hands_its_keyword_arguments_to_the_initial_entry_as_psm(
 # arguments as send builds one: ``send_id`` is an option (no callback gets it), and
 # ``machine`` collides with the machine it passes (TypeError); compiled create hands
 # ``send_id`` to the initial enter callbacks as payload and runs with ``machine=`` silently
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 9: create's send_id and machine keywords are taken as payload",
-)
 @pytest.mark.parametrize("kwargs", [{"send_id": "s"}, {"machine": 1}], ids=repr)
 def test_c8_create_takes_the_initial_events_options_as_psm_constructor_takes_them(
     kwargs: dict[str, Any],

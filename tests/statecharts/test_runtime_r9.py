@@ -181,3 +181,40 @@ def test_the_bindings_kept_for_instances_holding_callbacks_are_bounded() -> None
     model.step0 = lambda: first.append("again")
     chart.create(model).send("go")
     assert first == ["step0", "again"]
+
+
+class Entering(StateChart):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b) | b.to(a)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.seen: list[list[str]] = []
+        super().__init__(*args, **kwargs)
+
+    def on_enter_state(self, **kwargs: Any) -> None:
+        self.seen.append(sorted(kwargs))
+
+
+def test_a_machine_keyword_is_refused_as_psm_refuses_it_building_the_event() -> None:
+    chart = compile_chart(Entering)
+    refused = "multiple values for keyword argument 'machine'"
+    for make in (Entering, chart.create):
+        with pytest.raises(TypeError, match=refused):
+            make(machine=1)
+        machine = make()
+        with pytest.raises(TypeError, match=refused):
+            machine.send("go", machine=1)
+
+
+def test_create_takes_the_model_by_keyword_and_send_id_as_an_option() -> None:
+    """As python-statemachine's constructor: ``model=m`` is the model, ``send_id`` is the
+    initial event's option (no callback is handed it), the rest is the entry's payload."""
+    model = Model()
+    for make in (Entering, compile_chart(Entering).create):
+        machine = make(model=model, send_id="s", extra=1)
+        assert machine.model is model
+        assert "send_id" not in machine.seen[0]
+        assert "extra" in machine.seen[0]
+    with pytest.raises(TypeError, match="multiple values for argument 'model'"):
+        compile_chart(Entering).create(model, model=model)
