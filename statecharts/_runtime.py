@@ -606,7 +606,8 @@ class Instance:
         events an earlier failure left queued, pending delayed events (due times relative to
         its clock) and the fields a custom ``__init__`` set; the model is not in it.
         ``Chart.restore`` continues from it exactly as this instance would. Raises
-        ``InstanceSnapshotError`` from inside a callback or for a payload JSON cannot keep."""
+        ``InstanceSnapshotError`` from inside a callback, for a payload JSON cannot keep, and
+        for a flat chart's instance a ``BaseException`` left in no state."""
         pending = self._pending
         if isinstance(pending, _Unstarted):
             raise InstanceSnapshotError(
@@ -621,6 +622,12 @@ class Instance:
             )
         node: Any = self._node
         runtime = node.binding.runtime
+        if not node.declared_configuration and not runtime.hierarchical:
+            raise InstanceSnapshotError(
+                "instance",
+                "no state is active: a BaseException stopped a transition between leaving "
+                "its source and entering its target, where a flat chart cannot be restored",
+            )
         return _snapshot.take(
             runtime.chart,
             runtime.structure,

@@ -783,10 +783,6 @@ def test_c11_an_instance_a_base_exception_left_in_no_state_runs_on_as_in_psm() -
 # (configuration [], ``poke`` queued), and Chart.restore refuses that very snapshot
 # (InstanceSnapshotError: "no state of the chart is active"); C19 says the restored instance
 # continues exactly as the original would (else the snapshot should be refused when taken)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 6: the snapshot of a flat instance left in no state does not restore",
-)
 def test_c19_a_snapshot_of_an_instance_left_in_no_state_restores_or_is_refused_when_taken() -> (
     None
 ):
