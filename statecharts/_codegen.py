@@ -209,17 +209,43 @@ def _vet_dynamic(machine: Any, owner: Any, name: str, value: Any) -> None:
 
 def verdict(resolver: Any, value: Any) -> str | None:
     """What the machine scan says of a callable a model holds or hands out (``None``:
-    faithful), kept on the chart's resolver by the code it runs."""
+    faithful), kept on the chart's resolver by what it depends on: the code it runs and what
+    the cells of its closures hold (the scan follows the machine into them; the key pins
+    those values, so their ids are not reused while kept)."""
     code = _code_of(value)
     if code is None:
         return None
+    cells = _cells_of(value)
+    key = (code, *map(id, cells)) if cells else code
     vetted = resolver.vetted
-    if code in vetted:
-        return vetted[code]  # type: ignore[no-any-return]
+    if key in vetted:
+        return vetted[key][0]  # type: ignore[no-any-return]
     problem = None if resolver.vet is None else resolver.vet(value)
     if len(vetted) < _VETTED_KEPT:
-        vetted[code] = problem
+        vetted[key] = (problem, cells)
     return problem
+
+
+def _cells_of(value: Any) -> tuple[Any, ...]:
+    """What the closure cells of the functions a callable runs hold (a ``functools.partial``'s
+    function's, a bound method's, each of its ``functools.wraps`` wrappers'), in order; an
+    empty cell is itself (no value)."""
+    for _ in range(8):  # partials of partials ...
+        if not isinstance(value, functools.partial):
+            break
+        value = value.func
+    value = getattr(value, "__func__", value)
+    found: list[Any] = []
+    for _ in range(8):  # wrappers of wrappers ...
+        for cell in getattr(value, "__closure__", None) or ():
+            try:
+                found.append(cell.cell_contents)
+            except ValueError:  # not yet assigned
+                found.append(cell)
+        value = getattr(value, "__wrapped__", None)
+        if value is None:
+            break
+    return tuple(found)
 
 
 def _held(inst: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) -> Any:

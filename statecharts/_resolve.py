@@ -285,8 +285,9 @@ class Resolver:
         #: when it runs, naming itself, rather than answering silently.
         self.vet = vet
         #: What ``vet`` found in the callbacks a model instance holds or a property hands
-        #: out, by their code objects (``_codegen.verdict``): ``None`` when faithful.
-        self.vetted: dict[Any, str | None] = {}
+        #: out, by their code objects and what their closures hold (``_codegen.verdict``),
+        #: with those values: ``None`` when faithful.
+        self.vetted: dict[Any, tuple[str | None, tuple[Any, ...]]] = {}
         #: Fields a custom ``__init__`` sets on the instance before python-statemachine's
         #: ``__init__`` runs: names resolve to them, read when the callback runs.
         self.fields = fields

@@ -1,0 +1,87 @@
+"""Fixes of review round 9 of issue 10 (breaks 15, 14, 3, 1, 11): the scan's verdict on a
+held closure, a model's own ``__getattribute__``, async callbacks a model instance holds,
+classes given as callbacks, and coroutines plain callbacks return."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from statemachine import State, StateChart
+
+from statecharts import UnsupportedChart, compile_chart
+
+LOG: list[Any] = []
+
+
+def ids(machine: Any) -> list[str]:
+    return sorted(state.id for state in machine.configuration)
+
+
+def _run(make: Any, model: Any, events: tuple[str, ...] = ("go",)) -> Any:
+    """The configuration after each event (or what creating or sending raised), the log."""
+    LOG.clear()
+    try:
+        machine = make(model)
+    except Exception as error:
+        return ("create raised", type(error).__name__)
+    steps: list[Any] = []
+    for event in events:
+        try:
+            result = machine.send(event)
+            if asyncio.iscoroutine(result):
+                asyncio.run(result)
+            steps.append(ids(machine))
+        except Exception as error:
+            steps.append(type(error).__name__)
+    return steps, list(LOG)
+
+
+# -- break 15: the verdict on a held closure ------------------------------------------------
+
+
+class HoldsAGuard:
+    def __init__(self, allowed: Any) -> None:
+        self.allowed = allowed
+
+
+class YesOrNo(StateChart[Any]):
+    a = State(initial=True)
+    yes = State(final=True)
+    no = State(final=True)
+    go = a.to(yes, cond="allowed") | a.to(no)
+
+
+def _calling(checker: Any) -> Any:
+    return lambda machine: checker(machine)
+
+
+def _benign(machine: Any) -> bool:
+    return True
+
+
+def _asks_the_class(machine: Any) -> bool:
+    return isinstance(machine, StateChart)
+
+
+def test_c6_a_held_closure_around_code_asking_the_class_is_refused_after_a_benign_one() -> None:
+    compiled = compile_chart(YesOrNo)
+    benign = compiled.create(HoldsAGuard(_calling(_benign)))
+    benign.send("go")
+    assert ids(benign) == ["yes"]
+    with pytest.raises(UnsupportedChart, match=r"HoldsAGuard\.allowed"):
+        compiled.create(HoldsAGuard(_calling(_asks_the_class))).send("go")
+    again = compiled.create(HoldsAGuard(_calling(_benign)))
+    again.send("go")
+    assert ids(again) == ["yes"]
+
+
+def test_c6_the_verdicts_kept_on_held_closures_stay_bounded() -> None:
+    compiled = compile_chart(YesOrNo)
+    resolver = None
+    for _ in range(300):
+        machine = compiled.create(HoldsAGuard(_calling(lambda machine: True)))
+        resolver = machine._node.binding.resolver
+    assert resolver is not None
+    assert 0 < len(resolver.vetted) <= 256
