@@ -618,3 +618,130 @@ def test_c21_activating_from_another_task_during_a_run_returns_at_once() -> None
     reference = asyncio.run(gated(Gated(), scenario))
     assert ("activated before the run went on", True) in reference
     assert asyncio.run(gated(compile_chart(Gated).create(), scenario)) == reference
+
+
+def test_c21_events_queued_before_activation_run_before_the_first_send_outside_any_loop() -> None:
+    """An event sent (never awaited) in an event loop before the initial state is entered
+    waits; the first event sent outside any loop then enters the initial state, runs it,
+    then itself, as in python-statemachine."""
+
+    def run(machine: Any) -> list[Any]:
+        LOG.clear()
+
+        async def leave_poke() -> None:
+            machine.send("poke", 1).close()
+
+        asyncio.run(leave_poke())
+        machine.send("back")
+        return [*LOG, ids(machine)]
+
+    reference = run(Entering())
+    assert run(compile_chart(Entering).create()) == reference
+    assert reference == [("enter a",), ("poked", (1,), []), ("enter b",), ("enter a",), ["a"]]
+
+
+def test_c21_activation_runs_the_events_queued_before_it_after_the_initial_entry() -> None:
+    """Events sent (never awaited) before the initial state is entered run once
+    ``activate_initial_state()`` entered it, in order, with their payload, as in
+    python-statemachine."""
+
+    async def scenario(machine: Any) -> None:
+        machine.send("poke", 1, x=2).close()
+        machine.send("back").close()
+        await machine.activate_initial_state()
+        LOG.append(("activated", ids(machine)))
+
+    reference = _loops_run(Entering(), scenario)
+    assert _loops_run(compile_chart(Entering).create(), scenario) == reference
+    assert reference == [
+        ("enter a",),
+        ("poked", (1,), [("x", 2)]),
+        ("enter b",),
+        ("enter a",),
+        ("activated", ["a"]),
+        ["a"],
+    ]
+
+
+class SlowStart(StateChart[Any]):
+    """The initial state's async ``enter`` waits on a gate the test opens; ``poke`` notes
+    where it runs from."""
+
+    a = State(initial=True)
+    b = State()
+    poke = a.to(b, on="noted")
+    now = a.to(a, internal=True, on="noted") | b.to(b, internal=True, on="noted")
+
+    async def on_enter_a(self) -> None:
+        LOG.append(("enter a",))
+        await GATES[-1].wait()
+        LOG.append(("entered a",))
+
+    def noted(self, event: Any, source: Any) -> None:
+        LOG.append(("noted", str(event), source.id))
+
+
+@pytest.mark.parametrize("queued", [False, True], ids=["nothing-queued", "an-event-queued"])
+def test_c21_an_event_another_task_sends_during_activation_waits_for_the_initial_entry(
+    queued: bool,
+) -> None:
+    """While ``activate_initial_state()`` awaits the initial state's ``enter`` (with an
+    event sent before it queued, or none), another task's ``send`` joins that run: it runs
+    once the initial state is entered (after the queued one), as in python-statemachine."""
+
+    async def scenario(machine: Any) -> None:
+        GATES.append(asyncio.Event())
+        if queued:
+            machine.send("now").close()
+        activating = asyncio.create_task(machine.activate_initial_state())
+        await asyncio.sleep(0)
+        sending = asyncio.create_task(machine.send("poke"))
+        await asyncio.sleep(0)
+        LOG.append(("joined", sending.done()))
+        GATES[-1].set()
+        await activating
+        await sending
+
+    reference = _loops_run(SlowStart(), scenario)
+    assert _loops_run(compile_chart(SlowStart).create(), scenario) == reference
+    assert reference == [
+        ("enter a",),
+        ("joined", False),
+        ("entered a",),
+        # ``now`` re-enters ``a`` (a StateChart's self-transition runs its entries)
+        *([("noted", "now", "a"), ("enter a",), ("entered a",)] if queued else []),
+        ("noted", "poke", "a"),
+        ["b"],
+    ]
+
+
+class Keyed(StateChart[Any]):
+    """The initial state's ``enter`` takes a keyword argument given when the machine is made;
+    ``b``'s ``enter`` is async."""
+
+    a = State(initial=True)
+    b = State()
+    poke = a.to(b)
+    back = b.to(a)
+
+    def on_enter_a(self, x: Any = None) -> None:
+        LOG.append(("enter a", x))
+
+    async def on_enter_b(self) -> None:
+        LOG.append(("enter b",))
+
+
+def test_c21_activation_after_queued_events_gives_the_initial_entry_the_creation_keywords() -> (
+    None
+):
+    """The keyword arguments the instance was made with reach the initial state's ``enter``
+    callbacks when ``activate_initial_state()`` enters it, events sent before it waiting, as
+    python-statemachine's constructor hands them over."""
+
+    async def scenario(machine: Any) -> None:
+        machine.send("poke").close()
+        await machine.activate_initial_state()
+
+    reference = _loops_run(Keyed(x=5), scenario)
+    assert _loops_run(compile_chart(Keyed).create(x=5), scenario) == reference
+    assert reference == [("enter a", 5), ("enter b",), ["b"]]
