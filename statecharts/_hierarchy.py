@@ -875,6 +875,8 @@ class HBinding:
             state = info.state
             phase = self._phase(writer, module, info.transition, state, source=state)
             lines = writer.handled(writer.call_lines(self._state_group(state, Group.EXIT), phase))
+            if self.prepare:  # a BaseException preparing the exit leaves the states exited
+                risky += show(current)
             risky += [("prepared", self._prepared(writer, phase))]
             if lines:
                 risky += show(current)
@@ -886,28 +888,49 @@ class HBinding:
             risky.append(("on", on))
         if not stepwise:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
-        ending = False  # the instance is in a top-level final state not terminated yet
-        for position, info in enumerate(plan.ordered_enter):
-            _add_once(current, info.state)
-            entry = self._entry(writer, module, plan, names, position, info)
-            if entry:
-                if info.state.final and info.state.parent is None:
-                    # python-statemachine stops its engine (is_terminated) once the enter
-                    # callbacks of a top-level final state ran, not before
-                    moment = self._entering(self.node(tuple(current), plan.new_history))
-                    name = module.const(moment, f"NODE_entering_{info.state.id}")
-                    shown[0] = tuple(current)
-                    risky.append(("plain", [f"inst._node = {name}"]))
-                    ending = True
-                else:
-                    risky += show(current)
-                risky += entry
+        entries, ending = self._entries(writer, module, plan, names, current, show, shown)
+        risky += entries
         if stepwise or ending:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
         self._emit_risky(writer, risky, fail, names.restore, names.handling_error, names.initial)
         after = self._after_lines(writer, module, plan, names)
         writer.block(0, after, fail[:1] if self.catch else None)
         writer.emit(0, f"return {names.outcome}")
+
+    def _entries(
+        self,
+        writer: FunctionWriter,
+        module: Module,
+        plan: _MicroPlan,
+        names: _MicroNames,
+        current: list[DeclaredState],
+        show: Callable[[list[DeclaredState]], list[tuple[str, list[str]]]],
+        shown: list[tuple[DeclaredState, ...]],
+    ) -> tuple[list[tuple[str, list[str]]], bool]:
+        """The microstep's entries, each state arriving (``show``) where python-statemachine
+        adds it to the configuration; and whether it ends in a top-level final state, where
+        the instance is not terminated until the enter callbacks ran."""
+        risky: list[tuple[str, list[str]]] = []
+        ending = False
+        for position, info in enumerate(plan.ordered_enter):
+            prepared, *entry = self._entry(writer, module, plan, names, position, info)
+            if self.prepare:  # the arguments are prepared before the state arrives, so a
+                # BaseException preparing them leaves the states entered so far
+                risky += show(current)
+                risky.append(prepared)
+            _add_once(current, info.state)
+            if info.state.final and info.state.parent is None:
+                # python-statemachine stops its engine (is_terminated) once the enter
+                # callbacks of a top-level final state ran, not before
+                moment = self._entering(self.node(tuple(current), plan.new_history))
+                name = module.const(moment, f"NODE_entering_{info.state.id}")
+                shown[0] = tuple(current)
+                risky.append(("plain", [f"inst._node = {name}"]))
+                ending = True
+            else:
+                risky += show(current)
+            risky += entry
+        return risky, ending
 
     def _after_lines(
         self, writer: FunctionWriter, module: Module, plan: _MicroPlan, names: _MicroNames

@@ -301,24 +301,28 @@ def _holding_async_convention() -> Any:
     reason="break 3: an async callback a model instance holds silently never runs",
 )
 @pytest.mark.parametrize(
-    ("chart", "model", "events"),
+    ("chart", "model", "events", "where"),
     [
-        (Stepping, _holding_async_convention, ("go", "back", "go")),
-        (Acting, HoldsAsyncAct, ("go", "go")),
-        (Acting, HandsOutAsyncAct, ("go", "go")),
-        (AsyncGuarded, HoldsAsyncGuard, ("go", "go")),
-        (Acting, _shadowing_with_async_act, ("go", "go")),
+        (Stepping, _holding_async_convention, ("go", "back", "go"), "Plain.on_enter_b"),
+        (Acting, HoldsAsyncAct, ("go", "go"), "HoldsAsyncAct.act"),
+        (Acting, HandsOutAsyncAct, ("go", "go"), "HandsOutAsyncAct.act"),
+        (AsyncGuarded, HoldsAsyncGuard, ("go", "go"), "HoldsAsyncGuard.allowed"),
+        (Acting, _shadowing_with_async_act, ("go", "go"), "ActsInItsClass.act"),
     ],
     ids=["convention", "held", "property", "guard", "shadowing-a-method"],
 )
-def test_c21_an_async_callback_the_model_instance_holds_is_awaited_as_in_psm(
-    chart: type[StateChart[Any]], model: Any, events: tuple[str, ...]
+def test_c21_an_async_callback_a_model_instance_holds_is_awaited_as_in_psm_or_refused_when_created(
+    chart: type[StateChart[Any]], model: Any, events: tuple[str, ...], where: str
 ) -> None:
     """Sent outside any event loop, python-statemachine's async engine runs each ``send``
-    to completion, awaiting the callback."""
+    to completion, awaiting the callback; the compiled chart, synchronous by its classes,
+    refuses the instance when it is created, naming the model's attribute and the fix."""
     reference = _steps(chart, model(), events)
     assert reference[1] or chart is AsyncGuarded  # the callback ran
-    _refused_or_same(chart, model, events=events)
+    with pytest.raises(UnsupportedChart) as refused:
+        compile_chart(chart).create(model())
+    assert refused.value.where == f"{where}, when the instance is created"
+    assert "declare this one on the model's class" in str(refused.value)
 
 
 # -- 4. a prepare_event raising a BaseException while a microstep runs ---------------------
@@ -416,10 +420,6 @@ def test_c11_a_prepare_event_raising_a_base_exception_outside_an_entry_runs_as_i
 # exited, the target not entered yet), so the next event finds no transition; the compiled
 # instance reports the target active (its enter callbacks never ran) and takes the next
 # event from there
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 4: a BaseException preparing an entry leaves the target active",
-)
 @pytest.mark.parametrize("fails_at", [5, 8])
 @pytest.mark.parametrize("chart", [PreparingToEnter, PreparingToEnterStrict])
 def test_c11_a_prepare_event_raising_a_base_exception_preparing_an_entry_enters_nothing(
@@ -430,10 +430,6 @@ def test_c11_a_prepare_event_raising_a_base_exception_preparing_an_entry_enters_
     assert _interrupted_prepare(compile_chart(chart).create, fails_at) == reference
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 4: a BaseException preparing an entry leaves the target active (async)",
-)
 @pytest.mark.parametrize("fails_at", [5, 8])
 def test_c21_a_prepare_event_raising_a_base_exception_preparing_an_entry_enters_nothing(
     fails_at: int,
@@ -487,32 +483,12 @@ def _interrupted_nested(make: Any, fails_at: int) -> list[Any]:
     return list(LOG)
 
 
-#: The ``prepare_event`` calls of ``PreparingToEnterNested``'s run made while a microstep
-#: has exited or entered some of its states: the entry of ``work`` (5), of ``first`` (6), of
-#: ``second`` (9), the exit of ``work`` after ``second``'s (12), the entry of ``idle`` (13).
-_MID_MICROSTEP = frozenset({5, 6, 9, 12, 13})
-
-
 # break 4 (statechart): python-statemachine exits and enters state by state, so a
 # BaseException preparing the arguments of a later exit or entry leaves the states exited so
 # far gone and those entered so far active (``[]``, ``["work"]``); the compiled instance
 # shows the microstep's whole target entered (``["first", "work"]``, ``["idle"]``) or its
 # whole source still active (``["second", "work"]``), and runs the next events from there
-@pytest.mark.parametrize(
-    "fails_at",
-    [
-        pytest.param(
-            calls,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="break 4: a BaseException mid-microstep leaves a whole configuration",
-            ),
-        )
-        if calls in _MID_MICROSTEP
-        else calls
-        for calls in range(1, 14)
-    ],
-)
+@pytest.mark.parametrize("fails_at", range(1, 14))
 def test_c11_a_prepare_event_raising_a_base_exception_in_a_statechart_runs_as_in_psm(
     fails_at: int,
 ) -> None:
