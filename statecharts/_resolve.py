@@ -12,7 +12,9 @@ instance when the callback runs (so flags set in ``__init__`` work, and a missin
 reported when the instance is created), but an instance attribute never shadows what the class
 defines, and naming-convention callbacks (``on_enter_<state>`` ...) must be defined on the
 class. Checking every instance's ``__dict__`` would cost half of creating an instance and force
-CPython to build a dict for every model.
+CPython to build a dict for every model. A model class with its own ``__getattribute__`` is the
+exception: python-statemachine's ``getattr(model, name)`` goes through it, so each name its
+class provides is read on the instance, through it, when the instance is created.
 
 A model provides a name when ``dir(model)`` lists it, as python-statemachine finds names: one
 only ``__getattr__`` answers (a proxy's) is not found, with python-statemachine's error, when
@@ -310,6 +312,13 @@ class Resolver:
         self.plain_dir = not self.own_dir and (
             model_type is None or _static_lookup(model_type, "__class__") is _OBJECT_CLASS
         )
+        #: Whether the model's class has its own ``__getattribute__``: then each name its
+        #: class provides is read on the instance too, through it (``hold``), as
+        #: python-statemachine reads ``getattr(model, name)``.
+        #: (A builtin base's slot, ``dict``'s or ``int``'s, reads attributes as ``object``'s.)
+        self.own_getattribute = model_type is not None and not isinstance(
+            _static_lookup(model_type, "__getattribute__"), types.WrapperDescriptorType
+        )
         #: The model's names read when an instance is created and kept on it (``hold``):
         #: descriptors of its class and names only the instance provides.
         self.held: dict[str, None] = {}
@@ -374,6 +383,13 @@ class Resolver:
             return None
         # a static or class method is read too: it is handed the machine as ``machine``
         function = value.__func__ if isinstance(value, staticmethod | classmethod) else value
+        if self.own_getattribute:
+            # python-statemachine binds ``getattr(model, name)``, which the class's own
+            # ``__getattribute__`` answers: read on the instance when it is created (``hold``)
+            if _async.is_async(function):
+                self.is_async = True  # what it hands out may be the class's async method
+            self.held[name] = None
+            return Leaf(key, "model", Mode.DYNAMIC, name, where)
         problem = self.vet(function) if self.vet is not None else None
         if problem is not None:
             return self._callable_leaf(key, "model", self._refusal(where, problem), where)

@@ -85,3 +85,80 @@ def test_c6_the_verdicts_kept_on_held_closures_stay_bounded() -> None:
         resolver = machine._node.binding.resolver
     assert resolver is not None
     assert 0 < len(resolver.vetted) <= 256
+
+
+# -- break 14: a model's own __getattribute__ ------------------------------------------------
+
+
+class GuardedActing(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, cond="allowed", on="act") | b.to(a, cond="allowed", on="act")
+
+    def on_enter_b(self) -> None:
+        LOG.append("enter b")
+
+
+class AnswersAValue:
+    """A ``__getattribute__`` answering a guard attribute with another value."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "allowed":
+            return False
+        return object.__getattribute__(self, name)
+
+    allowed = True
+
+    def act(self) -> None:
+        LOG.append("act")
+
+
+class HandsOutAnAsyncMethod:
+    """A ``__getattribute__`` handing out the class's async method."""
+
+    def __getattribute__(self, name: str) -> Any:
+        return object.__getattribute__(self, name)
+
+    def allowed(self) -> bool:
+        return True
+
+    async def act(self) -> None:
+        LOG.append("async act")
+
+
+class HandsOutAnotherAction:
+    def __getattribute__(self, name: str) -> Any:
+        if name == "act":
+            return lambda: LOG.append("other act")
+        return object.__getattribute__(self, name)
+
+    def allowed(self) -> bool:
+        return True
+
+    def act(self) -> None:
+        LOG.append("act")
+
+
+class ADict(dict):  # type: ignore[type-arg]
+    def allowed(self) -> bool:
+        return True
+
+    def act(self) -> None:
+        LOG.append("act")
+
+
+@pytest.mark.parametrize(
+    "model", [AnswersAValue, HandsOutAnAsyncMethod, HandsOutAnotherAction, ADict]
+)
+def test_c9_a_model_with_its_own_getattribute_is_bound_through_it_as_in_psm(model: type) -> None:
+    reference = _run(GuardedActing, model(), ("go", "go"))
+    assert _run(compile_chart(GuardedActing).create, model(), ("go", "go")) == reference
+
+
+def test_c9_a_model_whose_getattribute_is_a_builtin_bases_is_bound_on_its_class() -> None:
+    machine = compile_chart(GuardedActing).create(ADict())
+    assert machine._node.binding.resolver.own_getattribute is False
+    assert machine._node.binding.held_names == ()
+    own = compile_chart(GuardedActing).create(HandsOutAnotherAction())
+    assert own._node.binding.resolver.own_getattribute is True
+    assert sorted(own._node.binding.held_names) == ["act", "allowed"]
