@@ -744,10 +744,10 @@ class Instance:
             return outcome
         if not isinstance(pending, _Queues):
             pending = self._pending = _Queues()
-        if pending.clock is None and delay:
-            # python-statemachine's synchronous engine waits until the event is due
-            if delay > 0:
-                time.sleep(delay / 1000)
+        if pending.clock is None and delay > 0:
+            # python-statemachine's synchronous engine waits until the event is due (one due
+            # in the past joins the queue by its due time, ahead of those sent before it)
+            time.sleep(delay / 1000)
             delay = 0
         pending.busy = True
         pending.put(item, delay, send_id)

@@ -1148,10 +1148,6 @@ def test_c17_an_event_due_in_the_past_runs_before_those_a_base_exception_left_on
 # negative delay (due before ``ext`` was sent) runs before the ``ext`` a BaseException left
 # queued (docs/statecharts.md: a negative delay runs at once, ahead of events due later);
 # the compiled instance without a clock runs ``ext`` first (on a VirtualClock it agrees)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 12: without a clock a past-due event runs after the leftover external ones",
-)
 @pytest.mark.parametrize("send_id", [None, "n"])
 def test_c17_an_event_due_in_the_past_runs_before_those_a_base_exception_left_queued(
     send_id: str | None,
@@ -1163,10 +1159,6 @@ def test_c17_an_event_due_in_the_past_runs_before_those_a_base_exception_left_qu
     assert _hopped_then_poked(compile_chart(Hopping).create, options) == reference
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 12: restored without a clock, a past-due event runs after the queued ones",
-)
 def test_c19_an_event_due_in_the_past_runs_before_the_queued_events_a_snapshot_restored() -> None:
     """The snapshot keeps ``other`` and ``ext``; restored without a clock, ``poke`` due in
     the past runs before ``ext``, as in the interrupted python-statemachine machine (and
