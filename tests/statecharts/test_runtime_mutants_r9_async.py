@@ -745,3 +745,61 @@ def test_c21_activation_after_queued_events_gives_the_initial_entry_the_creation
     reference = _loops_run(Keyed(x=5), scenario)
     assert _loops_run(compile_chart(Keyed).create(x=5), scenario) == reference
     assert reference == [("enter a", 5), ("enter b",), ["b"]]
+
+
+def test_c21_activating_a_started_instance_runs_the_events_waiting() -> None:
+    """Events sent (never awaited) to a started, idle instance wait; a later
+    ``activate_initial_state()`` runs them, in order, as python-statemachine's processing
+    loop does."""
+
+    async def scenario(machine: Any) -> None:
+        GATES.append(asyncio.Event())
+        GATES[-1].set()
+        await machine.activate_initial_state()
+        machine.send("now").close()
+        machine.send("poke").close()
+        await machine.activate_initial_state()
+        LOG.append(("activated", ids(machine)))
+
+    reference = _loops_run(SlowStart(), scenario)
+    assert _loops_run(compile_chart(SlowStart).create(), scenario) == reference
+    assert reference[2:] == [
+        ("noted", "now", "a"),
+        ("enter a",),
+        ("entered a",),
+        ("noted", "poke", "a"),
+        ("activated", ["b"]),
+        ["b"],
+    ]
+
+
+def test_c21_an_event_sent_while_activation_runs_the_events_waiting_joins_that_run() -> None:
+    """``activate_initial_state()`` on a started instance runs the event waiting (``now``,
+    whose re-entry of ``a`` awaits a gate); another task's ``send`` meanwhile joins that run
+    and runs after it, as in python-statemachine."""
+
+    async def scenario(machine: Any) -> None:
+        GATES.append(asyncio.Event())
+        GATES[-1].set()
+        await machine.activate_initial_state()
+        GATES.append(asyncio.Event())
+        machine.send("now").close()
+        activating = asyncio.create_task(machine.activate_initial_state())
+        await asyncio.sleep(0)
+        sending = asyncio.create_task(machine.send("poke"))
+        await asyncio.sleep(0)
+        LOG.append(("joined", sending.done()))
+        GATES[-1].set()
+        await activating
+        await sending
+
+    reference = _loops_run(SlowStart(), scenario)
+    assert _loops_run(compile_chart(SlowStart).create(), scenario) == reference
+    assert reference[2:] == [
+        ("noted", "now", "a"),
+        ("enter a",),
+        ("joined", False),
+        ("entered a",),
+        ("noted", "poke", "a"),
+        ["b"],
+    ]
