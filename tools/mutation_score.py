@@ -136,6 +136,7 @@ STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops 
     "tests/statecharts/test_time.py",
     "tests/statecharts/test_time_stateful.py",
     "tests/statecharts/test_differential.py",
+    "tests/statecharts/test_runtime_r9.py",
 )
 #: Run only when a survivor is re-run for real: test_compile.py compares vars(Instance) with
 #: the names a chart may not use, and mutmut's trampolines add a name per mutant to the class;
@@ -152,6 +153,7 @@ STATECHARTS_REAL_ONLY = (
     "tests/statecharts/test_runtime_r8.py",
     "tests/statecharts/test_divergences_r8.py",
     "tests/review/test_review_issue_10_r8.py",
+    "tests/review/test_review_issue_10_r9.py",
     "tests/review/test_review_issue_10.py",
     "tests/review/test_review_issue_10_more.py",
     "tests/review/test_review_issue_10_r3.py",
