@@ -1327,10 +1327,6 @@ class GuardedActing(StateChart[Any]):
 # __getattribute__ answers (a tracing proxy's wrapper, another guard); the compiled instance
 # resolves the names on the class and calls its methods directly, bypassing it: the traces
 # never happen, and a guard __getattribute__ answers False passes (True, the method's)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 14: a model's own __getattribute__ is bypassed",
-)
 @pytest.mark.parametrize("model", [Instrumented, Overriding])
 def test_c9_a_model_with_its_own_getattribute_is_bound_through_it_or_refused(model: type) -> None:
     reference = _steps(GuardedActing, model(), ("go", "go"))
@@ -1392,10 +1388,6 @@ def test_c6_a_held_closure_handing_the_machine_to_code_asking_its_class_is_refus
 # ``lambda machine: checker(machine)`` was read with a benign checker, the same lambda made
 # around one asking isinstance(machine, StateChart) is not refused and answers "no" where
 # python-statemachine answers "yes" (read first, it is refused)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 15: a closure vetted once keeps its verdict for other cells",
-)
 @pytest.mark.parametrize("wrapped", [False, True], ids=["closure", "partial-of-closure"])
 def test_c6_a_held_closure_is_vetted_by_what_its_cells_hold(wrapped: bool) -> None:
     def held(checker: Any) -> Any:
