@@ -32,7 +32,7 @@ from statemachine.orderedset import OrderedSet
 from statemachine.signature import SignatureAdapter
 
 from . import _async
-from ._resolve import Expr, Leaf, Mode, Resolved, format_expr
+from ._resolve import Expr, HeldAsync, Leaf, Mode, Resolved, format_expr, refuse_held_async
 
 #: The names python-statemachine injects into every callback and drops from user keywords.
 INJECTED = ("event_data", "machine", "event", "model", "transition", "state", "source", "target")
@@ -202,7 +202,10 @@ def _vet_dynamic(machine: Any, owner: Any, name: str, value: Any) -> None:
     read as the bound model type's callbacks are: one misusing the machine raises
     ``UnsupportedChart`` naming it, never a swallowed ``error.execution``."""
     resolver = machine._node.binding.resolver
-    problem = verdict(resolver, value)
+    try:
+        problem = verdict(resolver, value)
+    except HeldAsync:
+        raise refuse_held_async(resolver.chart_name, f"{type(owner).__name__}.{name}") from None
     if problem is not None:
         resolver._refusal(f"{type(owner).__name__}.{name}", problem)()
 
@@ -211,7 +214,11 @@ def verdict(resolver: Any, value: Any) -> str | None:
     """What the machine scan says of a callable a model holds or hands out (``None``:
     faithful), kept on the chart's resolver by what it depends on: the code it runs and what
     the cells of its closures hold (the scan follows the machine into them; the key pins
-    those values, so their ids are not reused while kept)."""
+    those values, so their ids are not reused while kept). An async callable on a chart
+    that runs synchronously raises ``HeldAsync``: python-statemachine would run the chart on
+    its async engine."""
+    if not resolver.awaited and _async.is_async(value):
+        raise HeldAsync(resolver.chart_name)
     code = _code_of(value)
     if code is None:
         return None

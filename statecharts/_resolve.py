@@ -584,11 +584,35 @@ def check_model(
     return read
 
 
+class HeldAsync(Exception):
+    """What ``vet`` raises for an async callable a model instance holds (or hands out) while
+    the chart runs synchronously: ``hold`` refuses the instance, naming the callback."""
+
+    def __init__(self, chart: str) -> None:
+        super().__init__(chart)
+        self.chart = chart
+
+
+def refuse_held_async(chart: str, where: str) -> UnsupportedChart:
+    """The refusal of an async callback only a model instance provides, on a chart whose
+    own and model class's callbacks are all synchronous."""
+    return UnsupportedChart(
+        chart,
+        "an async callback only the model instance provides, on a synchronous chart",
+        where,
+        "python-statemachine runs such an instance's whole chart on its async engine; the "
+        "compiled chart runs awaited when its class or the model's class declares an async "
+        "callback: declare this one on the model's class",
+    )
+
+
 def hold(model: Any, names: Iterable[str], read: dict[str, Any], vet: Any) -> dict[str, Any]:
     """The model's ``names`` as python-statemachine binds them when it builds the machine,
     each read once (``read``: those ``check_model`` read already): a callable is kept, with
     its signature and what ``vet`` says of it (``None``: faithful), and called from then on;
-    anything else is ``None``, read again on each call and taken as it is."""
+    anything else is ``None``, read again on each call and taken as it is. An async callable
+    on a synchronous chart is refused (``HeldAsync``): python-statemachine would run the
+    instance on its async engine."""
     held: dict[str, Any] = {}
     for name in names:
         value = read[name] if name in read else getattr(model, name)
@@ -597,7 +621,12 @@ def hold(model: Any, names: Iterable[str], read: dict[str, Any], vet: Any) -> di
             # for a callable object (no ``__qualname__``, no ``__name__``)
             signature = SignatureAdapter.from_callable(value)
             _ = (value.func if isinstance(value, partial) else value).__name__
-            held[name] = (value, signature, vet(value))
+            try:
+                problem = vet(value)
+            except HeldAsync as refused:
+                where = f"{type(model).__name__}.{name}, when the instance is created"
+                raise refuse_held_async(refused.chart, where) from None
+            held[name] = (value, signature, problem)
         else:
             held[name] = None
     return held

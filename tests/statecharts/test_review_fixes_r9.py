@@ -5,6 +5,7 @@ classes given as callbacks, and coroutines plain callbacks return."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import pytest
@@ -162,3 +163,48 @@ def test_c9_a_model_whose_getattribute_is_a_builtin_bases_is_bound_on_its_class(
     own = compile_chart(GuardedActing).create(HandsOutAnotherAction())
     assert own._node.binding.resolver.own_getattribute is True
     assert sorted(own._node.binding.held_names) == ["act", "allowed"]
+
+
+# -- break 3: an async callback only the model instance holds --------------------------------
+
+
+class Acting(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="act") | b.to(a, on="act")
+
+
+class ActingAwaited(Acting):
+    async def on_enter_b(self) -> None:
+        LOG.append("enter b")
+
+
+async def _async_act() -> None:
+    LOG.append("async act")
+
+
+async def _async_tagged(tag: str) -> None:
+    LOG.append(tag)
+
+
+class HoldsAnAct:
+    def __init__(self, act: Any) -> None:
+        self.act = act
+
+
+def test_c21_an_async_callback_a_model_instance_holds_on_an_awaited_chart_is_awaited() -> None:
+    def make() -> Any:
+        return HoldsAnAct(_async_act)
+
+    reference = _run(ActingAwaited, make(), ("go", "go"))
+    assert reference[1] == ["async act", "enter b", "async act"]
+    assert _run(compile_chart(ActingAwaited).create, make(), ("go", "go")) == reference
+
+
+def test_c21_an_async_partial_a_model_instance_holds_on_a_synchronous_chart_is_refused() -> None:
+    reference = _run(Acting, HoldsAnAct(functools.partial(_async_tagged, "partial act")), ("go",))
+    assert reference == ([["b"]], ["partial act"])
+    with pytest.raises(UnsupportedChart) as refused:
+        compile_chart(Acting).create(HoldsAnAct(functools.partial(_async_tagged, "partial act")))
+    assert refused.value.where == "HoldsAnAct.act, when the instance is created"
+    assert "synchronous chart" in refused.value.construct
