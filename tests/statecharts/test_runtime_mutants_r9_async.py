@@ -803,3 +803,95 @@ def test_c21_an_event_sent_while_activation_runs_the_events_waiting_joins_that_r
         ("noted", "poke", "a"),
         ["b"],
     ]
+
+
+class Relaying(StateChart[Any]):
+    """``go``'s async action sends ``hop`` and raises ``skip``, each with a positional and a
+    keyword payload."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="relay")
+    hop = b.to(b, internal=True, on="hopped")
+    skip = b.to(b, internal=True, on="skipped")
+    back = b.to(a)
+
+    async def relay(self) -> None:
+        await self.send("hop", 1, x=2)
+        await self.raise_("skip", 3, x=4)
+
+    async def on_enter_b(self) -> None:
+        LOG.append(("enter b",))
+
+    def hopped(self, *args: Any, x: Any = None) -> None:
+        LOG.append(("noted", "hop", args, x))
+
+    def skipped(self, *args: Any, x: Any = None) -> None:
+        LOG.append(("noted", "skip", args, x))
+
+
+#: What a run of ``Relaying``'s ``go`` logs, in python-statemachine's order: the raised event
+#: within the macrostep, the sent one after it, each re-entering ``b``.
+RELAYED = [
+    ("enter b",),
+    ("noted", "skip", (3,), 4),
+    ("enter b",),
+    ("noted", "hop", (1,), 2),
+    ("enter b",),
+    ["b"],
+]
+
+
+def test_c21_events_a_callback_sends_outside_any_loop_run_after_it_with_their_payload() -> None:
+    """Run to completion outside any event loop, a callback's ``send`` and ``raise_`` queue
+    their events, with positional and keyword payload, as in python-statemachine."""
+
+    def run(machine: Any) -> list[Any]:
+        LOG.clear()
+        machine.send("go")
+        return [*LOG, ids(machine)]
+
+    reference = run(Relaying())
+    assert run(compile_chart(Relaying).create()) == reference == RELAYED
+
+
+def test_c21_events_a_callback_sends_in_a_task_run_after_it_with_their_payload() -> None:
+    """Awaited in a task, a callback's ``send`` and ``raise_`` queue their events, with
+    positional and keyword payload, as in python-statemachine."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.send("go")
+
+    reference = _loops_run(Relaying(), scenario)
+    assert _loops_run(compile_chart(Relaying).create(), scenario) == reference == RELAYED
+
+
+@pytest.mark.parametrize("how", ["send", "raise_"])
+def test_c21_events_another_task_sends_during_a_run_queue_in_the_order_send_was_called(
+    how: str,
+) -> None:
+    """Another task calls ``send`` (or ``raise_``) twice while a run waits, awaiting the
+    second first: each event joined the run's queue when it was called, so they run in that
+    order, as in python-statemachine."""
+
+    async def scenario(machine: Any, gate: asyncio.Event) -> None:
+        run = asyncio.create_task(machine.send("go"))
+        await asyncio.sleep(0)
+
+        async def sender() -> None:
+            call = machine.raise_ if how == "raise_" else machine.send
+            first = call("note", 1)
+            second = call("note", 2)
+            await second
+            await first
+
+        sending = asyncio.create_task(sender())
+        await asyncio.sleep(0)
+        gate.set()
+        await run
+        await sending
+
+    reference = asyncio.run(gated(Gated(), scenario))
+    assert asyncio.run(gated(compile_chart(Gated).create(), scenario)) == reference
+    notes = [entry for entry in reference if entry[0] == "record"]
+    assert notes == [("record", (1,), None), ("record", (2,), None)]
