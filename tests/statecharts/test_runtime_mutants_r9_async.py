@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from statemachine import Event, State, StateChart
-from statemachine.exceptions import StateMachineError, TransitionNotAllowed
+from statemachine.exceptions import InvalidDefinition, StateMachineError, TransitionNotAllowed
 
 from statecharts import UnsupportedChart, compile_chart
 
@@ -895,3 +895,54 @@ def test_c21_events_another_task_sends_during_a_run_queue_in_the_order_send_was_
     assert asyncio.run(gated(compile_chart(Gated).create(), scenario)) == reference
     notes = [entry for entry in reference if entry[0] == "record"]
     assert notes == [("record", (1,), None), ("record", (2,), None)]
+
+
+class Raised(StateChart[Any]):
+    """``poke``'s action takes any keyword arguments; ``b``'s ``enter`` is async."""
+
+    a = State(initial=True)
+    b = State()
+    poke = a.to(b, on="poked")
+    back = b.to(a)
+
+    async def on_enter_b(self) -> None:
+        LOG.append(("enter b",))
+
+    def poked(self, *args: Any, **kwargs: Any) -> None:
+        LOG.append(("poked", args, sorted(kwargs)))
+
+
+def test_c21_raise_from_outside_a_run_is_a_send_flagged_internal_as_in_python_statemachine() -> (
+    None
+):
+    """In a task, outside any run, ``raise_`` is python-statemachine's ``send(...,
+    internal=True)``: the callbacks get its payload and nothing of the flag, and with a
+    ``delay`` it is refused as delayed and internal when called."""
+
+    async def scenario(machine: Any) -> None:
+        await machine.activate_initial_state()
+        await machine.raise_("poke", 7, x=1)
+        with pytest.raises(InvalidDefinition, match="cannot be both delayed and internal"):
+            machine.raise_("back", delay=5)
+        LOG.append(("refused", ids(machine)))
+
+    reference = _loops_run(Raised(), scenario)
+    assert _loops_run(compile_chart(Raised).create(), scenario) == reference
+    assert reference[0] == (
+        "poked",
+        (7,),
+        [
+            "event",
+            "event_data",
+            "machine",
+            "model",
+            "new_configuration",
+            "previous_configuration",
+            "source",
+            "state",
+            "target",
+            "transition",
+            "x",
+        ],
+    )
+    assert reference[1:] == [("enter b",), ("refused", ["b"]), ["b"]]
