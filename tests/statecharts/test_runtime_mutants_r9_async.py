@@ -946,3 +946,19 @@ def test_c21_raise_from_outside_a_run_is_a_send_flagged_internal_as_in_python_st
         ],
     )
     assert reference[1:] == [("enter b",), ("refused", ["b"]), ["b"]]
+
+
+def test_c21_raise_outside_any_loop_runs_the_event_with_its_payload() -> None:
+    """Outside any event loop and any run, ``raise_`` runs its event to completion with its
+    positional and keyword payload, as python-statemachine's ``send(..., internal=True)``."""
+
+    def run(machine: Any) -> list[Any]:
+        LOG.clear()
+        machine.raise_("poke", 7, x=1)
+        return [*LOG, ids(machine)]
+
+    reference = run(Raised())
+    assert run(compile_chart(Raised).create()) == reference
+    assert reference[0][:2] == ("poked", (7,))
+    assert "x" in reference[0][2]
+    assert reference[1:] == [("enter b",), ["b"]]
