@@ -296,10 +296,6 @@ def _holding_async_convention() -> Any:
 # (a convention callback, a named one, one a property hands out) raises a TypeError inside
 # the run that catch_errors_as_events swallows as error.execution: the callback silently
 # never runs (an async guard counts false)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 3: an async callback a model instance holds silently never runs",
-)
 @pytest.mark.parametrize(
     ("chart", "model", "events", "where"),
     [
