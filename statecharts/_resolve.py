@@ -54,7 +54,9 @@ _OBJECT_CLASS = vars(object)["__class__"]
 #: ``LISTED``: the class defines it, its ``__dir__`` must list it, else it is not found.
 #: ``REFUSED``: the class defines it, its ``__dir__`` must list it, else the instance is
 #: refused (the chart provides it too, or it is a naming-convention callback).
-READ, LISTED, REFUSED = "read", "listed", "refused"
+#: ``FAILS``: a callable of the chart or the model's class python-statemachine cannot adapt
+#: (``adapted``): each instance fails, where the entry's ``where`` is the error's message.
+READ, LISTED, REFUSED, FAILS = "read", "listed", "refused", "fails"
 
 #: Names python-statemachine never resolves on the machine itself (its "protected" attributes).
 _PROTECTED = frozenset(
@@ -425,6 +427,13 @@ class Resolver:
         return refused
 
     def _callable_leaf(self, key: str, owner: str, target: Any, where: str) -> Leaf:
+        # python-statemachine adapts each callable when it builds a machine, which fails for
+        # a class or a callable object (one it binds through ``__get__`` aside)
+        if isinstance(target, type) or not hasattr(type(target), "__get__"):
+            try:
+                adapted(target)
+            except AttributeError as error:
+                self.instance_names.setdefault(f"{key} adapted", (str(error), FAILS))
         signature = signature_of(target, bound=False, where=where, chart=self.chart_name)
         return Leaf(key, owner, Mode.CALL, self._awaited(target), where, signature)
 
@@ -567,6 +576,8 @@ def check_model(
     else:
         listed = set(dir(model))
     for name, (where, kind) in checks:
+        if kind is FAILS:
+            raise AttributeError(where)
         if name in listed:
             if kind is READ:
                 read[name] = getattr(model, name)
@@ -606,6 +617,16 @@ def refuse_held_async(chart: str, where: str) -> UnsupportedChart:
     )
 
 
+def adapted(value: Any) -> SignatureAdapter:
+    """python-statemachine's adapter of a callable it binds as a callback
+    (``dispatcher.callable_method``), made as it makes it when it builds the machine: its
+    signature, cached by ``__qualname__`` and ``__code__``, and its ``__name__`` copied, which
+    raise ``AttributeError`` for a class or a callable object (lacking them)."""
+    signature: SignatureAdapter = SignatureAdapter.from_callable(value)
+    _ = (value.func if isinstance(value, partial) else value).__name__
+    return signature
+
+
 def hold(model: Any, names: Iterable[str], read: dict[str, Any], vet: Any) -> dict[str, Any]:
     """The model's ``names`` as python-statemachine binds them when it builds the machine,
     each read once (``read``: those ``check_model`` read already): a callable is kept, with
@@ -617,10 +638,7 @@ def hold(model: Any, names: Iterable[str], read: dict[str, Any], vet: Any) -> di
     for name in names:
         value = read[name] if name in read else getattr(model, name)
         if callable(value):
-            # python-statemachine adapts the signature and copies the name now, which raises
-            # for a callable object (no ``__qualname__``, no ``__name__``)
-            signature = SignatureAdapter.from_callable(value)
-            _ = (value.func if isinstance(value, partial) else value).__name__
+            signature = adapted(value)  # raises now for a class or a callable object
             try:
                 problem = vet(value)
             except HeldAsync as refused:

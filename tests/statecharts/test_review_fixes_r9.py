@@ -208,3 +208,86 @@ def test_c21_an_async_partial_a_model_instance_holds_on_a_synchronous_chart_is_r
         compile_chart(Acting).create(HoldsAnAct(functools.partial(_async_tagged, "partial act")))
     assert refused.value.where == "HoldsAnAct.act, when the instance is created"
     assert "synchronous chart" in refused.value.construct
+
+
+# -- break 1: a class or a callable object given as a callback ---------------------------------
+
+
+class Record:
+    """A class named as a callback."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        LOG.append("record")
+
+
+class Stepping(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b) | b.to(a)
+
+
+class StaticClass(Stepping):
+    on_enter_b = staticmethod(Record)
+
+
+class BuiltinAction(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on=len) | b.to(a)
+
+
+class PartialOfAClass(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on=functools.partial(Record, 1)) | b.to(a)
+
+
+class CompoundEnteringAClass(StateChart[Any]):
+    class p(State.Compound):
+        x = State(initial=True)
+        y = State()
+        hop = x.to(y)
+
+    done = State(final=True)
+    go = p.to(done)
+    on_enter_y = Record
+
+
+def _noted(*args: Any, **kwargs: Any) -> None:
+    LOG.append("noted")
+
+
+class PartialOfAFunction(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on=functools.partial(_noted, 1)) | b.to(a)
+
+
+def _created(make: Any) -> Any:
+    """What creating an instance raised (its type and message), else the log of a ``go``."""
+    LOG.clear()
+    try:
+        machine = make()
+    except Exception as error:
+        return type(error).__name__, str(error)
+    machine.send("go")
+    return list(LOG)
+
+
+@pytest.mark.parametrize(
+    "chart", [StaticClass, BuiltinAction, PartialOfAClass, CompoundEnteringAClass]
+)
+def test_c6_a_callable_psm_cannot_adapt_fails_each_instance_as_in_psm(
+    chart: type[StateChart[Any]],
+) -> None:
+    reference = _created(chart)
+    assert reference[0] == "AttributeError"
+    compiled = compile_chart(chart)  # the class is defined: compiling it fails nothing
+    assert _created(compiled.create) == reference
+    assert _created(compiled.create) == reference  # each instance, as each machine there
+
+
+def test_c6_a_partial_of_a_function_given_as_a_callback_runs_as_in_psm() -> None:
+    reference = _created(PartialOfAFunction)
+    assert reference == ["noted"]
+    assert _created(compile_chart(PartialOfAFunction).create) == reference
