@@ -962,3 +962,27 @@ def test_c21_raise_outside_any_loop_runs_the_event_with_its_payload() -> None:
     assert reference[0][:2] == ("poked", (7,))
     assert "x" in reference[0][2]
     assert reference[1:] == [("enter b",), ["b"]]
+
+
+def test_c6_an_async_chart_s_instance_class_is_named_after_a_local_chart() -> None:
+    """The instance class of a chart with async callbacks, declared inside a function, has
+    the chart's ``__name__``, ``__qualname__`` (``<locals>`` included), ``__module__`` and
+    ``__doc__``, as ``type(machine)`` does with python-statemachine."""
+
+    class Local(StateChart[Any]):
+        """A local async chart."""
+
+        a = State(initial=True)
+        b = State(final=True)
+        go = a.to(b)
+
+        async def on_go(self) -> None:
+            LOG.append(("go",))
+
+    reference, instance = Local(), compile_chart(Local).create()
+    for name in ("__name__", "__qualname__", "__module__", "__doc__"):
+        assert getattr(type(instance), name) == getattr(type(reference), name), name
+    assert "<locals>" in type(instance).__qualname__
+    LOG.clear()
+    instance.send("go")
+    assert LOG == [("go",)]
