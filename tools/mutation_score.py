@@ -120,7 +120,9 @@ MODULES: dict[str, tuple[str, ...]] = {
 #: (minutes per mutant).
 STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops at a failure
     "tests/statecharts/test_codegen_mutants.py",
+    "tests/statecharts/test_codegen_mutants_r9.py",
     "tests/statecharts/test_hierarchy_mutants.py",
+    "tests/statecharts/test_hierarchy_mutants_r9.py",
     "tests/statecharts/test_runtime_mutants_r7.py",
     "tests/statecharts/test_hierarchy_mutants_r7.py",
     "tests/statecharts/test_runtime_details.py",
