@@ -15,6 +15,7 @@ own ``SignatureAdapter`` so the rare positional form behaves exactly as in the r
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import hashlib
 import inspect
@@ -24,6 +25,7 @@ import os
 import re
 import tempfile
 import threading
+import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,7 @@ from statemachine.orderedset import OrderedSet
 from statemachine.signature import SignatureAdapter
 
 from . import _async
+from ._errors import UnsupportedChart
 from ._resolve import Expr, HeldAsync, Leaf, Mode, Resolved, format_expr, refuse_held_async
 
 #: The names python-statemachine injects into every callback and drops from user keywords.
@@ -269,6 +272,66 @@ def _held(inst: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     return _call_read(name, value, bound)
 
 
+#: Whether values of a type are awaitable (have ``__await__``), for the types ``_returned``
+#: met, at most ``_AWAITS_KEPT`` of them.
+_AWAITS: dict[type, bool] = {}
+_AWAITS_KEPT = 256
+
+
+def _returned(inst: Any, value: Any, where: str) -> None:
+    """A synchronous chart's only ``before`` or ``on`` callback returned ``value`` (not
+    ``None``): an awaitable is refused, never dropped unawaited (python-statemachine's
+    ``send`` runs it to completion once the event's run is done). Awaitable as
+    ``inspect.isawaitable`` tells it, asked of the type (a value's ``__await__``, a
+    generator-based coroutine), kept by type (``_AWAITS``): no ``Awaitable`` check, nor a
+    failed attribute look-up, per call."""
+    kind = type(value)
+    awaits = _AWAITS.get(kind)
+    if awaits is None:
+        awaits = hasattr(kind, "__await__")
+        if len(_AWAITS) < _AWAITS_KEPT and kind is not types.GeneratorType:
+            _AWAITS[kind] = awaits  # a generator is awaitable by its code: asked each time
+    if not awaits and not (
+        kind is types.GeneratorType and value.gi_code.co_flags & inspect.CO_ITERABLE_COROUTINE
+    ):
+        return
+    if isinstance(value, types.CoroutineType | types.GeneratorType):
+        value.close()  # refused: never awaited, and no warning that it was not
+    raise UnsupportedChart(
+        inst._node.binding.resolver.chart_name,
+        "a plain callback returning an awaitable, the event's only before or on result, "
+        "on a synchronous chart",
+        f"{where}, when the event runs",
+        "python-statemachine's send runs it to completion after the event's run; make the "
+        "callback async (the chart then runs awaited)",
+    )
+
+
+def _returns_none_only(leaf: Leaf) -> bool:
+    """Whether the callable ``leaf`` calls is a plain Python function every ``return`` of
+    which returns ``None`` (none returns an awaitable then)."""
+    if leaf.mode not in (Mode.METHOD, Mode.CALL) or not inspect.isfunction(leaf.target):
+        return False
+    code = leaf.target.__code__
+    if code.co_flags & (
+        inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
+    ):
+        return False
+    previous = None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "RETURN_CONST" and instruction.argval is not None:
+            return False
+        if instruction.opname == "RETURN_VALUE" and not (
+            previous is not None
+            and previous.opname == "LOAD_CONST"
+            and previous.argval is None
+            and not instruction.is_jump_target  # reached with another value then
+        ):
+            return False
+        previous = instruction
+    return True
+
+
 def _code_of(value: Any) -> Any:
     """The code a callable runs, which the scan's verdict on it depends on: a function's
     (under its ``functools.wraps`` wrappers, a bound method's), a ``functools.partial``'s
@@ -316,6 +379,9 @@ _HELPERS: dict[str, Any] = {
     "_oset": _oset,
     "_oset_of": _oset_of,
     "_rest": _rest,
+    "_returned": _returned,
+    "_AWAITS": _AWAITS,
+    "_type": type,
 }
 
 
@@ -662,13 +728,38 @@ class FunctionWriter:
             lambda ids: f"_in_states(inst, {self.module.const(ids, in_name(ids))})",
         )
 
-    def call_lines(self, callbacks: Iterable[Resolved], phase: Phase) -> list[str]:
-        """Statements calling each callback that applies to this function's event."""
+    def applying(self, callbacks: Iterable[Resolved]) -> list[Resolved]:
+        """The callbacks that apply to this function's event."""
         return [
-            self.expr(callback.expr, phase)
+            callback
             for callback in callbacks
             if callback.only_event is None or callback.only_event == self.static_event
         ]
+
+    def call_lines(self, callbacks: Iterable[Resolved], phase: Phase) -> list[str]:
+        """Statements calling each callback that applies to this function's event."""
+        return [self.expr(callback.expr, phase) for callback in self.applying(callbacks)]
+
+    def result_checked(
+        self, step: Step, before: list[str], on: list[str]
+    ) -> tuple[list[str], list[str]]:
+        """``before`` and ``on`` (the call lines of a flat transition's groups), the result
+        of the only one of them checked: python-statemachine's synchronous ``send`` runs an
+        awaitable that is the event's only ``before`` or ``on`` result to completion
+        (``run_async_from_sync``), which the compiled run refuses (``_returned``). A function
+        that returns ``None`` only is not checked (no cost); an async chart awaits it."""
+        if self.module.gather or len(before) + len(on) != 1:
+            return before, on
+        (callback,) = self.applying(step.before) or self.applying(step.on)
+        leaf = callback.expr
+        if not isinstance(leaf, Leaf) or _returns_none_only(leaf):
+            return before, on
+        where = self.literal(leaf.name, "WHERE")
+        # a value of a type known not to be awaitable costs no call
+        test = f"(_result := {(before or on)[0]}) is not None"
+        known = "_AWAITS.get(_type(_result)) is not False"
+        checked = [f"if {test} and {known}: _returned(inst, _result, {where})"]
+        return (checked, on) if before else (before, checked)
 
     def gathered(self, lines: list[str]) -> list[str]:
         """The statements of a callback group python-statemachine's async engine gathers
@@ -742,10 +833,14 @@ class FunctionWriter:
         always = not step.cond
         indent = self.selection(indent, step, base)
         failed = [f"_failed(inst, error, {self.handling_error})", f"return {step.failed}"]
-        before = self.gathered(self.call_lines(step.before, base))
+        before, on = self.result_checked(
+            step,
+            self.call_lines(step.before, base),
+            self.call_lines(step.on, self.phase(t, src, src, tgt, new_state=after_state)),
+        )
+        before = self.gathered(before)
         self.block(indent, before, failed if self.catch else None)
         self.isolated(indent, self.handled(self.call_lines(step.exit, base)))
-        on = self.call_lines(step.on, self.phase(t, src, src, tgt, new_state=after_state))
         entering = self.call_lines(step.enter, self.phase(t, tgt, src, tgt))
         gap = step.gap if on else None
         moves = gap is not None or (step.changes_node and bool(entering))

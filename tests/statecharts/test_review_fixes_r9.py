@@ -1,11 +1,15 @@
 """Fixes of review round 9 of issue 10 (breaks 15, 14, 3, 1, 11): the scan's verdict on a
 held closure, a model's own ``__getattribute__``, async callbacks a model instance holds,
-classes given as callbacks, and coroutines plain callbacks return."""
+classes given as callbacks, and coroutines plain callbacks return (rules C6, C9, C13, C21)."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import gc
+import inspect
+import types
+import warnings
 from typing import Any
 
 import pytest
@@ -31,7 +35,7 @@ def _run(make: Any, model: Any, events: tuple[str, ...] = ("go",)) -> Any:
     for event in events:
         try:
             result = machine.send(event)
-            if asyncio.iscoroutine(result):
+            if inspect.iscoroutine(result):
                 asyncio.run(result)
             steps.append(ids(machine))
         except Exception as error:
@@ -291,3 +295,143 @@ def test_c6_a_partial_of_a_function_given_as_a_callback_runs_as_in_psm() -> None
     reference = _created(PartialOfAFunction)
     assert reference == ["noted"]
     assert _created(compile_chart(PartialOfAFunction).create) == reference
+
+
+# -- break 11: a coroutine a plain before or on callback returns -----------------------------
+
+
+async def _tagged_coroutine(tag: str) -> str:
+    LOG.append(tag)
+    return tag
+
+
+@types.coroutine
+def _generator_coroutine() -> Any:
+    LOG.append("generator coroutine")
+    return "done"
+    yield  # a generator-based coroutine
+
+
+class ReturnsACoroutine(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="act") | b.to(a)
+
+    def act(self) -> Any:
+        return _tagged_coroutine("ran")
+
+
+class ReturnsAGeneratorCoroutine(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, before="act") | b.to(a)
+
+    def act(self) -> Any:
+        return _generator_coroutine()
+
+
+@pytest.mark.parametrize("chart", [ReturnsACoroutine, ReturnsAGeneratorCoroutine])
+def test_c21_an_awaitable_a_plain_callback_returns_as_the_events_only_result_is_refused(
+    chart: type[StateChart[Any]],
+) -> None:
+    reference = _run(chart, None)
+    assert reference[0] == [["b"]]
+    assert len(reference[1]) == 1  # psm's send ran it
+    LOG.clear()
+    machine = compile_chart(chart).create()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # closed, never left unawaited
+        with pytest.raises(UnsupportedChart) as refused:
+            machine.send("go")
+        gc.collect()
+    assert refused.value.where == f"{chart.__name__}.act, when the event runs"
+    assert ids(machine) == ["a"]
+    assert LOG == []  # refused before it ran
+
+
+class ReturnsValues(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="act") | b.to(a, before="maybe")
+
+    def act(self) -> Any:
+        LOG.append("act")
+        return 42
+
+    def maybe(self) -> Any:
+        LOG.append("maybe")
+        return None if LOG else 0
+
+
+def test_c21_a_plain_callback_returning_another_value_runs_as_in_psm() -> None:
+    events = ("go", "go", "go", "go")
+    reference = _run(ReturnsValues, None, events)
+    assert reference[1] == ["act", "maybe", "act", "maybe"]
+    assert _run(compile_chart(ReturnsValues).create, None, events) == reference
+
+
+class TwoResults(StateChart[Any]):
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, before="first", on="act") | b.to(a)
+
+    def first(self) -> None:
+        LOG.append("first")
+
+    def act(self) -> Any:
+        return _tagged_coroutine("never")
+
+
+@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited:RuntimeWarning")
+def test_c21_an_awaitable_among_the_events_results_is_dropped_as_in_psm() -> None:
+    reference = _run(TwoResults, None)
+    assert reference == ([["b"]], ["first"])
+    assert _run(compile_chart(TwoResults).create, None) == reference
+    gc.collect()
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.total = 0
+
+    def count(self) -> None:
+        self.total += 1
+
+
+class Ticking(StateChart[Any]):
+    a = State(initial=True)
+    tick = a.to(a, on="count")
+
+
+def test_c13_a_callback_that_returns_none_only_has_its_result_left_unchecked() -> None:
+    machine = compile_chart(Ticking).create(Counting())
+    machine.send("tick")
+    assert machine.model.total == 1
+    assert "_returned" not in machine._node.binding.source
+
+
+def _plain_generator() -> Any:
+    yield "not awaitable"
+
+
+class ReturnsGenerators(StateChart[Any]):
+    """``act`` hands out a plain generator first, a generator-based coroutine next."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="act") | b.to(a, on="act")
+
+    def act(self) -> Any:
+        LOG.append("act")
+        return _generator_coroutine() if LOG.count("act") > 1 else _plain_generator()
+
+
+def test_c21_a_generator_based_coroutine_is_refused_after_a_plain_generator_was_not() -> None:
+    reference = _run(ReturnsGenerators, None, ("go", "go"))
+    assert reference == ([["b"], ["a"]], ["act", "act", "generator coroutine"])
+    LOG.clear()
+    machine = compile_chart(ReturnsGenerators).create()
+    machine.send("go")
+    with pytest.raises(UnsupportedChart, match=r"ReturnsGenerators\.act"):
+        machine.send("go")
+    assert LOG == ["act", "act"]
