@@ -3,8 +3,9 @@
 the rule is a semantic one, compares with python-statemachine. (Async charts:
 test_runtime_mutants_r9_async.py.)
 
-Rules checked here (docs/spec.md): C5 (eventless chains), C11 (observers), C16 (the generated
-source), C17 (delayed events on a shared clock), C20 (a model type's code is generated once).
+Rules checked here (docs/spec.md): C5 (eventless chains), C9 (callbacks a model instance
+holds), C11 (observers), C16 (the generated source), C17 (delayed events on a shared clock),
+C20 (a model type's code is generated once).
 """
 
 from __future__ import annotations
