@@ -145,9 +145,6 @@ class ActionIsAClass(StateChart[Any]):
 # class's attribute holds, makes python-statemachine's machine fail when it is built
 # (AttributeError, read for its signature cache); the compiled instance calls it instead
 # (refused only when a model instance holds it, test_divergences_r8)
-@pytest.mark.xfail(
-    strict=True, reason="break 1: a class or callable object as a callback runs where psm fails"
-)
 @pytest.mark.parametrize(
     ("chart", "model"),
     [
@@ -1085,10 +1082,6 @@ class ReturnsFromConvention(StateChart[Any]):
 # (run_async_from_sync): a plain callback returning a coroutine has that coroutine run; the
 # compiled send returns an Outcome (C5) and drops the coroutine unawaited, so the code in it
 # silently never runs (an ``after``'s or two ``on`` callbacks' coroutines run on neither)
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 11: a coroutine a plain before/on callback returns is never run",
-)
 @pytest.mark.filterwarnings("ignore:coroutine .* was never awaited:RuntimeWarning")
 @pytest.mark.parametrize("chart", [ReturnsFromOn, ReturnsFromBefore, ReturnsFromConvention])
 def test_c21_a_coroutine_a_plain_callback_returns_runs_as_psm_send_runs_it(
