@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from statemachine.exceptions import InvalidDefinition
 from statemachine.orderedset import OrderedSet
 from statemachine.signature import SignatureAdapter
 
@@ -180,12 +181,18 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     return _call_read(name, value, bound)
 
 
+class AsyncReadRefused(InvalidDefinition, TypeError):
+    """An async callback read when it runs (a chart's field, C20) in a synchronous run: the
+    ``TypeError`` calling it there is, raised to the sender as a refusal (an
+    ``InvalidDefinition``), never swallowed as ``error.execution``."""
+
+
 def _call_read(name: str, value: Any, bound: Any) -> Any:
     """Call a callback read from the model instance with its bound arguments: awaited inside
     an async chart's run, refused (an async one) in a synchronous chart."""
     if _async.is_async(value):
         if not _async.inside_a_run():
-            raise TypeError(
+            raise AsyncReadRefused(
                 f"{name} is an async callback read from the model instance, and the chart was "
                 "compiled for a synchronous run: define it on the model's class"
             )

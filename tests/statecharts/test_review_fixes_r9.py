@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from statemachine import State, StateChart
+from statemachine.exceptions import InvalidDefinition
 
 from statecharts import UnsupportedChart, compile_chart
 
@@ -435,3 +436,27 @@ def test_c21_a_generator_based_coroutine_is_refused_after_a_plain_generator_was_
     with pytest.raises(UnsupportedChart, match=r"ReturnsGenerators\.act"):
         machine.send("go")
     assert LOG == ["act", "act"]
+
+
+class Fielded(StateChart[Any]):
+    """A chart whose ``on`` callback is a field its ``__init__`` sets (C20); errors are
+    caught as events."""
+
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="handler")
+
+    def __init__(self, model: Any = None, handler: Any = None) -> None:
+        self.handler = handler
+        super().__init__(model)
+
+
+def test_c21_an_async_callable_a_chart_field_holds_is_refused_not_swallowed_as_an_error() -> None:
+    """python-statemachine awaits it; the compiled chart, synchronous by its classes, refuses
+    it when it runs, to the sender, where ``catch_errors_as_events`` swallowed it."""
+    reference = _run(lambda model: Fielded(model, _async_act), None)
+    assert reference == ([["b"]], ["async act"])
+    machine = compile_chart(Fielded).create(handler=_async_act)
+    with pytest.raises(InvalidDefinition, match=r"^handler is an async callback"):
+        machine.send("go")
+    assert ids(machine) == ["a"]
