@@ -26,7 +26,12 @@ from typing import Any, ClassVar, Literal
 from statemachine import StateChart, StateMachine
 from statemachine.event import Event as DeclaredEvent
 from statemachine.event import raise_delayed_internal
-from statemachine.exceptions import InvalidDefinition, InvalidStateValue, TransitionNotAllowed
+from statemachine.exceptions import (
+    InvalidDefinition,
+    InvalidStateValue,
+    StateMachineError,
+    TransitionNotAllowed,
+)
 from statemachine.model import Model
 from statemachine.orderedset import OrderedSet
 from statemachine.state import State as DeclaredState
@@ -220,6 +225,7 @@ class _Queues:
         "budget",
         "busy",
         "clock",
+        "current",
         "dropped",
         "external",
         "in_internal",
@@ -241,6 +247,8 @@ class _Queues:
         self.clock = clock
         self.trigger: tuple[bool, Any] | None = None
         self.woken: int | None = None
+        #: The external event taken last: the one a run cancelled meanwhile was running.
+        self.current: Item | None = None
         #: How many delayed events this run may still take (``None``: all that are due); a
         #: clock's wake-up takes one, then asks to be woken again, so the timers of several
         #: instances on one clock run in due order, then sending order, across instances.
@@ -289,7 +297,8 @@ class _Queues:
         while True:
             if self.external:
                 self.trigger = None
-                return self.external.popleft()
+                item = self.current = self.external.popleft()
+                return item
             timed = self.timed
             if not timed:
                 return None
@@ -312,6 +321,7 @@ class _Queues:
             self.budget = budget - 1
         _, _, send_id, item = heapq.heappop(timed)
         self.trigger = (False, send_id)
+        self.current = item
         return item
 
     def cancel(self, send_id: Any) -> None:
@@ -2302,7 +2312,9 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
         return _async.complete(_driven(self, base_raise, base_send, event, args, kwargs))
 
     def activate_initial_state(self: Instance) -> Any:
-        """Enter the initial state now, if no event did yet (an awaitable, as ``send``)."""
+        """Enter the initial state now, if no event did yet (an awaitable, as ``send``);
+        while another task's run holds the instance it returns at once, as
+        python-statemachine's processing loop does."""
         return _async.complete(_driven(self, None, base_send, "", (), {}))
 
     return type(
@@ -2333,10 +2345,8 @@ async def _driven(
     yet), awaiting its async callbacks on this event loop."""
     pending = instance._pending
     if _async.driven(instance):
-        if send is None:
-            if _async.may_wait(instance):
-                await _async.finished(instance)
-            return None
+        if send is None:  # activating: the run in progress holds the loop, and
+            return None  # python-statemachine's processing loop returns at once then
         return await _joined(instance, *_join(instance, queue, event, args, kwargs))
     if (
         isinstance(pending, _Unstarted)
@@ -2454,12 +2464,16 @@ async def _joined(instance: Instance, outcome: Outcome, mine: Item | None) -> An
     """A task's event queued on another task's run: returned (``queued``) once the run has
     taken it, as python-statemachine's caller awaits its future (at once from inside a run,
     or from another event loop: no future there)."""
-    queues = instance._pending
+    queues = joined = instance._pending
     if not _async.may_wait(instance):
         return outcome
     while await _async.finished(instance):
         # the run was cancelled: python-statemachine wakes the callers waiting for it, and
         # the first to wake takes the loop over, running the events left (its own among them)
+        if mine is not None and isinstance(joined, _Queues) and joined.current is mine:
+            raise StateMachineError(
+                "The task running the processing loop was cancelled while it processed this event."
+            )
         queues = instance._pending
         if mine is None or not (isinstance(queues, _Queues) and queues.holds(mine)):
             return outcome

@@ -547,11 +547,6 @@ def test_c21_a_run_cancelled_in_a_joined_event_answers_its_sender_then_the_rest_
     assert reference == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="divergence: python-statemachine raises StateMachineError to the sender of the "
-    "event its cancelled run was processing; the compiled runtime returns it 'queued'",
-)
 def test_c21_the_sender_of_the_event_a_cancelled_run_processed_gets_its_error() -> None:
     """python-statemachine's caller awaiting the event its cancelled run was processing gets
     ``StateMachineError``; the compiled runtime answers ``queued``."""
@@ -595,11 +590,6 @@ def test_c21_events_due_before_the_initial_entry_are_answered_as_ignored_in_no_s
     ] == [(False, "poke", "a", "no_transition"), (False, "nope", "a", "unknown_event")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="divergence: python-statemachine's activate_initial_state() from another task "
-    "while a run holds the machine returns at once; the compiled one waits for the run",
-)
 def test_c21_activating_from_another_task_during_a_run_returns_at_once() -> None:
     """The initial state is entered; ``activate_initial_state()`` awaited by a task while
     another task's run waits in ``busy``'s entry returns before that run goes on, as
