@@ -175,8 +175,13 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
     if not callable(value):
         return value
     machine = kwall.get("machine")
-    if machine is not None and owner is not machine:
-        _vet_dynamic(machine, owner, name, value)
+    if machine is not None:
+        if owner is not machine:
+            _vet_dynamic(machine, owner, name, value)
+        elif getattr(value, "__self__", None) is not machine and not _async.is_async(value):
+            # a chart field's callable is read as a model's is (C6); a method of the chart
+            # itself is compiled with it, and an async one is refused below
+            _vet_dynamic(machine, owner, name, value)
     bound = SignatureAdapter.from_callable(value).bind_expected(*args, **kwall)
     return _call_read(name, value, bound)
 

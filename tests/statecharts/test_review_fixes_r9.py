@@ -460,3 +460,35 @@ def test_c21_an_async_callable_a_chart_field_holds_is_refused_not_swallowed_as_a
     with pytest.raises(InvalidDefinition, match=r"^handler is an async callback"):
         machine.send("go")
     assert ids(machine) == ["a"]
+
+
+def _hands_on(machine: Any) -> bool:
+    return isinstance(machine, StateChart)
+
+
+class FieldGuarded(StateChart[Any]):
+    """A guard a chart field holds (set by the chart's ``__init__`` before the hand-over)."""
+
+    catch_errors_as_events = False
+    a = State(initial=True)
+    b = State(final=True)
+    c = State(final=True)
+    go = a.to(b, cond="check") | a.to(c)
+
+    def __init__(self, model: Any = None, check: Any = _hands_on) -> None:
+        self.check = check
+        super().__init__(model)
+
+
+def test_c6_a_chart_field_s_callable_handing_the_machine_to_a_builtin_is_refused() -> None:
+    """As a model's callback doing the same is: python-statemachine's machine is a
+    ``StateChart``, the compiled instance is not, so the answer would differ silently."""
+    reference = FieldGuarded()
+    reference.send("go")
+    assert [s.id for s in reference.configuration] == ["b"]
+    instance = compile_chart(FieldGuarded).create()
+    with pytest.raises(UnsupportedChart, match=r"FieldGuarded\.check"):
+        instance.send("go")
+    harmless = compile_chart(FieldGuarded).create(None, lambda: True)
+    assert harmless.send("go").applied
+    assert [s.id for s in harmless.configuration] == ["b"]
