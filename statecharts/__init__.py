@@ -20,6 +20,7 @@ from ._codegen import EventData
 from ._coverage import ChartCoverage, Coverage
 from ._diagram import Emphasis, Mark, Overlay, render, to_dot, to_mermaid
 from ._errors import (
+    AsyncReadRefused,
     CoverageError,
     Divergence,
     GraphvizNotFound,
@@ -44,6 +45,7 @@ from ._overlay import TraceStep, coverage_overlay, read_trace, trace_overlay
 from ._runtime import Chart, Instance, Outcome, compile_chart, observe_outcomes
 
 __all__ = [
+    "AsyncReadRefused",
     "AsyncioClock",
     "CallbackDef",
     "Chart",

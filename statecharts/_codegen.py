@@ -30,12 +30,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from statemachine.exceptions import InvalidDefinition
 from statemachine.orderedset import OrderedSet
 from statemachine.signature import SignatureAdapter
 
 from . import _async
-from ._errors import UnsupportedChart
+from ._errors import AsyncReadRefused, UnsupportedChart
 from ._resolve import Expr, HeldAsync, Leaf, Mode, Resolved, format_expr, refuse_held_async
 
 #: The names python-statemachine injects into every callback and drops from user keywords.
@@ -184,12 +183,6 @@ def _dyn(owner: Any, name: str, args: tuple[Any, ...], kwall: dict[str, Any]) ->
             _vet_dynamic(machine, owner, name, value)
     bound = SignatureAdapter.from_callable(value).bind_expected(*args, **kwall)
     return _call_read(name, value, bound)
-
-
-class AsyncReadRefused(InvalidDefinition, TypeError):
-    """An async callback read when it runs (a chart's field, C20) in a synchronous run: the
-    ``TypeError`` calling it there is, raised to the sender as a refusal (an
-    ``InvalidDefinition``), never swallowed as ``error.execution``."""
 
 
 def _call_read(name: str, value: Any, bound: Any) -> Any:

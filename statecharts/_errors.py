@@ -12,6 +12,9 @@
     │                                            names cannot be imported or compiled (D5)
     ├── InstanceSnapshotError (ValueError)       an instance snapshot cannot be taken, or is
     │                                            damaged or another chart's (C19)
+    ├── AsyncReadRefused (TypeError)             an async callback read when it runs (a chart's
+    │                                            field's) in a chart run synchronously; also an
+    │                                            ``InvalidDefinition``, never error.execution (C21)
     └── Divergence (AssertionError)              a system under test disagreed with its chart
                                                  in a derived test (statecharts.testing)
 
@@ -187,3 +190,10 @@ def _line(item: Any) -> str:
         return json.dumps(item)
     except (TypeError, ValueError):
         return repr(item)
+
+
+class AsyncReadRefused(StatechartsError, InvalidDefinition, TypeError):
+    """An async callback read when it runs (one a chart's field holds, C20) in a chart run
+    synchronously: python-statemachine would await it on its async engine. A ``TypeError``, as
+    calling it there is, and an ``InvalidDefinition``, so it reaches the sender, never
+    swallowed as ``error.execution``."""

@@ -22,6 +22,9 @@ PRIVATE_CONTROL_FLOW = {
     "toolcalls.__main__.ReplayError",
     # the same for a provider recording replayed with --format
     "toolcalls.adapters._replay.ReplayInputError",
+    # the scan's verdict on an async callable a model instance holds, on a chart run
+    # synchronously: hold and _vet_dynamic catch it and refuse with UnsupportedChart
+    "statecharts._resolve.HeldAsync",
 }
 
 BRANCH = re.compile(

@@ -30,6 +30,7 @@ EXPORTS = {
         "Overlay",
         "RefKind",
         "InstanceSnapshotError",
+        "AsyncReadRefused",
         "StateDef",
         "StatechartsError",
         "TraceError",
