@@ -22,9 +22,10 @@ class Clock(Protocol):
 
     ``now()`` is in seconds, on any monotonic scale. ``wake(instance, due, order)`` is called
     when the instance's earliest timer is due at ``due`` (seconds, on the same scale); the clock
-    must then call ``instance.run_due()`` at or after that time, wake-ups due at the same time
-    by ``order`` (the order their events were sent, across instances). A wake-up that finds
-    nothing due is harmless.
+    must then call ``instance.run_due(order)`` at or after that time, wake-ups due at the same
+    time by ``order`` (the order their events were sent, across instances). A wake-up that
+    finds nothing due is harmless, and so is one asked for a timer that has run since: given
+    its ``order``, the instance asks again for the timer that waits now, in its turn.
 
     Instances compare due times in whole nanoseconds of the clock (``now_ns()`` where a clock
     has one, else ``now()`` rounded), so a delay sent after a step of the clock is due exactly
@@ -136,9 +137,9 @@ class VirtualClock:
         target = self._now + nanoseconds
         timers = self._timers
         while timers and timers[0][0] <= target:
-            due, _, _, instance = heapq.heappop(timers)
+            due, order, _, instance = heapq.heappop(timers)
             self._now = max(self._now, due)
-            instance.run_due()
+            instance.run_due(order)
         self._now = max(self._now, target)
 
     def next_due(self) -> float | None:
@@ -193,7 +194,7 @@ class AsyncioClock:
             return time.monotonic()
 
     def wake(self, instance: Any, due: float, order: int) -> None:
-        """Run ``instance.run_due()`` on the loop once it reaches ``due``."""
+        """Run ``instance.run_due(order)`` on the loop once it reaches ``due``."""
         loop = self._running()
         heapq.heappush(self._timers, (due_ns(due), order, next(_order), instance))
         self._schedule(loop)
@@ -217,9 +218,9 @@ class AsyncioClock:
         now = seconds_ns(loop.time())
         try:
             while timers and timers[0][0] <= now:
-                _, _, _, instance = heapq.heappop(timers)
+                _, order, _, instance = heapq.heappop(timers)
                 try:
-                    instance.run_due()
+                    instance.run_due(order)
                 except Exception as error:  # as the loop reports a failing callback's
                     loop.call_exception_handler(
                         {

@@ -679,10 +679,10 @@ class Instance:
             return pending.timed[0][0] / NS
         return None
 
-    def run_due(self) -> None:
+    def run_due(self, order: int | None = None) -> None:
         """Run the delayed events that are due on the instance's clock, each as a macrostep
-        of its own (what a clock calls when it wakes the instance). From a callback, or when
-        nothing is due, it does nothing."""
+        of its own (what a clock calls when it wakes the instance; ``order``: the one the
+        wake-up was asked with). From a callback, or when nothing is due, it does nothing."""
         pending = self._pending
         if not isinstance(pending, _Queues):
             return
@@ -690,11 +690,14 @@ class Instance:
         if pending.busy:  # woken from one of its own callbacks: it settles later
             return
         timed = pending.timed
-        if not (
-            pending.external or pending.internal or (timed and timed[0][0] <= pending.now_ns())
+        if not (pending.external or pending.internal) and (
+            not timed
+            or timed[0][0] > pending.now_ns()
+            or (order is not None and timed[0][1] != order)
         ):
-            # A stale wake-up (a failure dropped its timer): no macrostep runs, and the clock
-            # is asked to wake the instance for the delayed event that waits now, if any.
+            # A stale wake-up (a failure dropped its timer, or it was asked for a timer that
+            # ran since): no macrostep runs, and the clock is asked to wake the instance for
+            # the delayed event that waits now, if any, in its turn among other instances'.
             self._settle(pending)
             return
         pending.busy = True

@@ -220,7 +220,7 @@ def test_c17_the_asyncio_clock_orders_wake_ups_due_together_by_sending_order() -
         def __init__(self, name: str) -> None:
             self.name = name
 
-        def run_due(self) -> None:
+        def run_due(self, order: int | None = None) -> None:
             ran.append(self.name)
             if self.name == "boom":
                 raise ValueError("boom")
@@ -266,3 +266,31 @@ def test_c17_a_huge_finite_delay_is_due_in_whole_nanoseconds_without_overflow(
     assert model.log == []
     clock.advance(delay / 1000)
     assert model.log == ["ping"]
+
+
+def test_c17_a_wake_up_asked_for_a_timer_that_ran_since_runs_no_later_timer_out_of_turn() -> None:
+    """C17: an instance asked to be woken at 120 ms (``l1``), then earlier (``l3``, 59 ms),
+    holds two wake-ups; the later one, once ``l1`` ran, must not run its next timer (``l4``,
+    sent after another instance's ``l2``, due at the same time) before ``l2``."""
+    fired: list[str] = []
+
+    class Alarm(StateChart):
+        waiting = State(initial=True)
+        ring = waiting.to.itself(internal=True)
+        chain = waiting.to.itself(internal=True)
+
+        def on_ring(self, label: str) -> None:
+            fired.append(label)
+
+        def on_chain(self, label: str, after: int) -> None:
+            self.send("ring", label=label, delay=after)
+
+    clock = VirtualClock()
+    chart = compile_chart(Alarm)
+    first, second = chart.create(clock=clock), chart.create(clock=clock)
+    second.send("chain", label="l1", after=120)
+    first.send("ring", label="l2", delay=120)
+    second.send("chain", label="l3", after=59)
+    second.send("chain", label="l4", after=120)
+    clock.advance(1)
+    assert fired == ["l3", "l1", "l2", "l4"]
