@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from statemachine import State, StateChart
 
-from statecharts import UnsupportedChart, compile_chart
+from statecharts import UnsupportedChart, compile_chart, observe_outcomes
 
 
 class Model:
@@ -218,3 +218,72 @@ def test_create_takes_the_model_by_keyword_and_send_id_as_an_option() -> None:
         assert "extra" in machine.seen[0]
     with pytest.raises(TypeError, match="multiple values for argument 'model'"):
         compile_chart(Entering).create(model, model=model)
+
+
+class Relay(StateChart):
+    """``go``'s action sends ``next``: an external event queued by a callback."""
+
+    a = State(initial=True)
+    b = State()
+    c = State(final=True)
+    go = a.to(b, on="relay")
+    next = b.to(c)
+
+    def relay(self) -> None:
+        self.send("next")
+
+
+def test_observers_see_each_queued_event_with_the_instance_it_ran_on() -> None:
+    seen: list[tuple[Any, str, bool]] = []
+    instance = compile_chart(Relay).create()
+    with observe_outcomes(lambda who, outcome: seen.append((who, outcome.event, outcome.applied))):
+        instance.send("go")
+    assert ("next", True) in [(event, applied) for _, event, applied in seen]
+    assert all(who is instance for who, _, _ in seen)
+
+
+class Owned:
+    """A descriptor reading the class it is read through, as a classmethod does."""
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return owner
+
+
+class Stored:
+    """A data descriptor with ``__get__`` and ``__set__`` only, storing on the instance."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = f"_stored_{name}"
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return getattr(instance, self.name, "unset") if instance is not None else self
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        object.__setattr__(instance, self.name, f"stored {value}")
+
+
+class Described(StateChart):
+    a = State(initial=True)
+    b = State(final=True)
+    go = a.to(b, on="look")
+    whose = Owned()
+    note = Stored()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.seen: list[Any] = []
+        super().__init__(*args, **kwargs)
+
+    def look(self) -> None:
+        self.seen.append(self.whose is Described)
+        self.note = 1
+        self.seen.append(self.note)
+
+
+def test_a_chart_descriptor_reads_the_chart_class_and_a_setter_runs_as_in_psm() -> None:
+    """A descriptor of the chart class gets the declared class as its owner (not the class
+    the compiled instances are made of), and one with ``__set__`` only stores through it."""
+    compiled = compile_chart(Described).create()
+    reference = Described()
+    for machine in (compiled, reference):
+        machine.send("go")
+    assert compiled.seen == reference.seen == [True, "stored 1"]
