@@ -1,6 +1,7 @@
 """Rules of round 9's runtime changes, each compared with python-statemachine: an instance
-attribute shadowing a callback of its model's class runs instead of it (C9), and the bindings
-generated for such instances are kept within a bound."""
+attribute shadowing a callback of its model's class runs instead of it, and the bindings
+generated for such instances are kept within a bound (C9); create's and send's keyword
+arguments (C8); observers and the chart's own descriptors (C11, C20)."""
 
 from __future__ import annotations
 
