@@ -241,14 +241,20 @@ def verdict(resolver: Any, value: Any) -> str | None:
     return problem
 
 
-def _cells_of(value: Any) -> tuple[Any, ...]:
-    """What the closure cells of the functions a callable runs hold (a ``functools.partial``'s
-    function's, a bound method's, each of its ``functools.wraps`` wrappers'), in order; an
-    empty cell is itself (no value)."""
+def _unpartial(value: Any) -> Any:
+    """The callable a ``functools.partial`` (of partials ...) calls; ``value`` itself else."""
     for _ in range(8):  # partials of partials ...
         if not isinstance(value, functools.partial):
             break
         value = value.func
+    return value
+
+
+def _cells_of(value: Any) -> tuple[Any, ...]:
+    """What the closure cells of the functions a callable runs hold (a ``functools.partial``'s
+    function's, a bound method's, each of its ``functools.wraps`` wrappers'), in order; an
+    empty cell is itself (no value)."""
+    value = _unpartial(value)
     value = getattr(value, "__func__", value)
     found: list[Any] = []
     for _ in range(8):  # wrappers of wrappers ...
@@ -341,11 +347,7 @@ def _code_of(value: Any) -> Any:
     """The code a callable runs, which the scan's verdict on it depends on: a function's
     (under its ``functools.wraps`` wrappers, a bound method's), a ``functools.partial``'s
     function's, a callable object's ``__call__``'s; ``None`` for a builtin."""
-    for _ in range(8):  # partials of partials ...
-        if not isinstance(value, functools.partial):
-            break
-        value = value.func
-    function = inspect.unwrap(value)
+    function = inspect.unwrap(_unpartial(value))
     code = getattr(function, "__code__", None)
     if code is None and not isinstance(function, type):
         call = inspect.getattr_static(type(function), "__call__", None)

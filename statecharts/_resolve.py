@@ -7,14 +7,15 @@ is called as a method when the chart or model holds it under its name, else as i
 that resolve to the same owner and name run once, at the priority of their first declaration.
 
 One difference, for speed: python-statemachine looks names up on each model *instance*; here
-they are looked up on the model's class. A declared name the class lacks is read from the
-instance when the callback runs (so flags set in ``__init__`` work, and a missing one is still
-reported when the instance is created), but an instance attribute never shadows what the class
-defines, and naming-convention callbacks (``on_enter_<state>`` ...) must be defined on the
-class. Checking every instance's ``__dict__`` would cost half of creating an instance and force
-CPython to build a dict for every model. A model class with its own ``__getattribute__`` is the
-exception: python-statemachine's ``getattr(model, name)`` goes through it, so each name its
-class provides is read on the instance, through it, when the instance is created.
+they are looked up on the model's class, once. A declared name the class lacks is read from the
+instance when it is created (so flags set in ``__init__`` work, and a missing one is reported
+then). Callbacks a model instance holds itself (naming-convention ones its class lacks, and
+callable attributes shadowing what its class defines: ``instance_callbacks``) are found by
+``Runtime.for_instance``, which resolves them again for that set of names; a non-callable
+attribute shadowing a method is seen only when the instance's names are read anyway (spec C9:
+looking for it always would cost every model its ``__dict__``). A model class with its own ``__getattribute__`` is the exception:
+python-statemachine's ``getattr(model, name)`` goes through it, so each name its class provides
+is read on the instance, through it, when the instance is created.
 
 A model provides a name when ``dir(model)`` lists it, as python-statemachine finds names: one
 only ``__getattr__`` answers (a proxy's) is not found, with python-statemachine's error, when

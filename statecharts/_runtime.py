@@ -2125,16 +2125,13 @@ class Runtime:
         if not isinstance(own, dict):
             own = {}
         names: frozenset[str] = binding.instance_callbacks
-        if binding.resolver.plain_dir:
-            if names.isdisjoint(own):
-                return binding
-            held = names.intersection(own)
-        else:
-            shadows: frozenset[str] = binding.instance_shadows
-            held = (names - shadows).intersection(dir(model)) | shadows.intersection(own)
-            if not held:
-                return binding
-            held = frozenset(held)
+        shadows: frozenset[str] = binding.instance_shadows
+        # the names its class lacks as ``dir(model)`` lists them: its ``__dict__``'s, unless
+        # its class has a ``__dir__`` of its own; a shadow is one its ``__dict__`` holds
+        listed: Any = own if binding.resolver.plain_dir else dir(model)
+        held = (names - shadows).intersection(listed) | shadows.intersection(own)
+        if not held:
+            return binding
         model_type = type(model)
         refused = sorted(held & self.refused_conventions)
         if refused:
