@@ -13,9 +13,10 @@ then). Callbacks a model instance holds itself (naming-convention ones its class
 callable attributes shadowing what its class defines: ``instance_callbacks``) are found by
 ``Runtime.for_instance``, which resolves them again for that set of names; a non-callable
 attribute shadowing a method is seen only when the instance's names are read anyway (spec C9:
-looking for it always would cost every model its ``__dict__``). A model class with its own ``__getattribute__`` is the exception:
-python-statemachine's ``getattr(model, name)`` goes through it, so each name its class provides
-is read on the instance, through it, when the instance is created.
+looking for it always would cost every model its ``__dict__``). A model class with its own
+``__getattribute__`` is the exception: python-statemachine's ``getattr(model, name)`` goes
+through it, so each name its class provides is read on the instance, through it, when the
+instance is created.
 
 A model provides a name when ``dir(model)`` lists it, as python-statemachine finds names: one
 only ``__getattr__`` answers (a proxy's) is not found, with python-statemachine's error, when
