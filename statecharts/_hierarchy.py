@@ -862,13 +862,14 @@ class HBinding:
         stepwise = not self.flags.atomic_configuration_update
         current = list(plan.previous)
         shown = [tuple(current)]
+        last_shown = [""]  # the name of the node the last move set, if any
 
         def show(states: list[DeclaredState]) -> list[tuple[str, list[str]]]:
             if not stepwise or tuple(states) == shown[0]:
                 return []
             shown[0] = tuple(states)
             moment = self.node(tuple(states), plan.new_history)
-            name = module.const(moment, f"NODE_{moment.label}_{len(states)}")
+            name = last_shown[0] = module.const(moment, f"NODE_{moment.label}_{len(states)}")
             return [("plain", [f"inst._node = {name}"])]
 
         for info in plan.ordered_exit:
@@ -890,7 +891,8 @@ class HBinding:
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
         entries, ending = self._entries(writer, module, plan, names, current, show, shown)
         risky += entries
-        if stepwise or ending:
+        # (the last state's arrival may have set the new node already)
+        if ending or (stepwise and last_shown[0] != names.new_node):
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
         self._emit_risky(writer, risky, fail, names.restore, names.handling_error, names.initial)
         after = self._after_lines(writer, module, plan, names)
