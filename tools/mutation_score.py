@@ -123,6 +123,8 @@ STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops 
     "tests/statecharts/test_codegen_mutants_r9.py",
     "tests/statecharts/test_hierarchy_mutants.py",
     "tests/statecharts/test_hierarchy_mutants_r9.py",
+    "tests/statecharts/test_hierarchy_mutants_r10.py",
+    "tests/statecharts/test_hierarchy_source.py",
     "tests/statecharts/test_runtime_mutants_r7.py",
     "tests/statecharts/test_runtime_mutants_r9.py",
     "tests/statecharts/test_runtime_mutants_r10.py",
