@@ -80,9 +80,7 @@ class HandledAfter(StateChart[Log]):
         self.model.log.append("second")
 
 
-def test_c6_an_after_group_failing_while_error_execution_is_handled_stops_at_the_failure() -> (
-    None
-):
+def test_c6_an_after_group_failing_while_error_execution_is_handled_stops_at_the_failure() -> None:
     """While ``error.execution`` is handled, a targetless transition's ``after`` callbacks
     run as one group, as python-statemachine runs them: the first failure ends the group
     (``second`` does not run) and is dropped, queueing no second ``error.execution``."""
