@@ -1,8 +1,11 @@
 """Rules of the statechart runtime that a mutation sample of ``statecharts/_runtime.py``
-(seed 2602) found untested; each test is named after what a chart author observes and
+found untested; each test is named after what a chart author observes and
 compares with python-statemachine. (The async one is in test_runtime_mutants_r10_async.py.)
 
-Rules checked here (docs/spec.md): C5 (the processing loop and its queues).
+Rules checked here (docs/spec.md): C5 (the processing loop and its queues), C6 (errors as
+events), C11 (observers), C17 (delayed events and clocks), C19 (snapshots).
+
+Seed 2602 and seed 2605 (measured on b657057).
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import pytest
 from statemachine import State, StateChart
 from statemachine.exceptions import TransitionNotAllowed
 
-from statecharts import VirtualClock, compile_chart
+from statecharts import VirtualClock, compile_chart, observe_outcomes
+
+from .test_runtime_r8 import Flag, ending_chart
 
 
 def ids(machine: Any) -> list[str]:
@@ -95,3 +100,174 @@ def test_c5_an_event_a_strict_chart_refuses_after_an_eventless_transition_keeps_
         logs.append(list(machine.model.log))
     assert errors[1] == errors[0] == "Can't Back when in B."
     assert logs[1] == logs[0] == ["kicked", "raised", "later", "later"]
+
+
+# -- seed 2605 ---------------------------------------------------------------------------------
+
+
+class Timed(StateChart[Any]):
+    """A flat chart whose ``go`` action sends ``ping`` with a delay (its outcome kept in the
+    model's log) and ``pong`` with a longer one; both are self transitions logging their
+    name."""
+
+    idle = State(initial=True)
+    go = idle.to.itself(internal=True, on="sent")
+    ping = idle.to.itself(internal=True, on="pinged")
+    pong = idle.to.itself(internal=True, on="ponged")
+
+    def sent(self) -> None:
+        self.model.log.append(self.send("ping", delay=10))
+        self.send("pong", delay=20)
+
+    def pinged(self) -> None:
+        self.model.log.append("ping")
+
+    def ponged(self) -> None:
+        self.model.log.append("pong")
+
+
+class RecordingClock:
+    """A clock that only records the wake-ups asked of it; the test runs them."""
+
+    def __init__(self) -> None:
+        self.wakes: list[tuple[Any, float, Any]] = []
+
+    def now(self) -> float:
+        return 0.0
+
+    def wake(self, instance: Any, due: float, order: int) -> None:
+        self.wakes.append((instance, due, order))
+
+
+def test_c17_a_queued_outcome_is_not_applied_and_says_queued() -> None:
+    """An event a callback sends with a delay, and one sent with a delay not due yet, answer
+    an outcome whose ``applied`` is ``False`` (a bool, as every outcome's) and whose reason
+    is ``queued``."""
+    instance = compile_chart(Timed).create(Model(), clock=VirtualClock())
+    instance.send("go")
+    (from_callback,) = instance.model.log
+    later = instance.send("pong", delay=5)
+    for outcome in (from_callback, later):
+        assert outcome.applied is False
+        assert (outcome.reason, outcome.target, outcome.transition) == ("queued", None, None)
+    assert from_callback.event == "ping"
+    assert later.event == "pong"
+
+
+def test_c17_a_clock_is_asked_to_wake_an_instance_with_the_order_its_event_was_sent() -> None:
+    """``wake(instance, due, order)`` gets the order the earliest delayed event was sent in
+    (an int, later events getting larger ones), and ``run_due(order)`` at the due time runs
+    it."""
+    clock = RecordingClock()
+    instance = compile_chart(Timed).create(Model(), clock=clock)
+    instance.send("go")
+    ((woken, due, order),) = clock.wakes
+    assert woken is instance
+    assert due == pytest.approx(0.010)
+    assert isinstance(order, int)
+    clock.now = lambda: 0.010  # type: ignore[method-assign]
+    instance.run_due(order)
+    assert instance.model.log[1:] == ["ping"]
+    (_, due_next, order_next) = clock.wakes[1]
+    assert due_next == pytest.approx(0.020)
+    assert isinstance(order_next, int)
+    assert order_next > order
+
+
+def test_c17_a_clock_without_wake_is_refused_naming_what_a_clock_needs() -> None:
+    """``create(clock=...)`` refuses an object that has ``now()`` but no ``wake``, with a
+    ``TypeError`` saying what a clock must have, not an ``AttributeError``."""
+
+    class NowOnly:
+        def now(self) -> float:
+            return 0.0
+
+    with pytest.raises(TypeError, match=r"clock must be .* with now\(\) and wake\("):
+        compile_chart(Timed).create(Model(), clock=NowOnly())  # type: ignore[arg-type]
+
+
+def test_c19_a_chart_restored_without_a_model_gets_a_fresh_model() -> None:
+    """``Chart.restore(snapshot)`` without a model gives the instance a fresh ``Model()``, as
+    ``create()`` does and as python-statemachine gives a machine built without one."""
+    chart = compile_chart(StrictHop)
+    snapshot = chart.create().snapshot()
+    restored = chart.restore(snapshot)
+    assert type(restored.model) is type(StrictHop().model)  # python-statemachine's Model
+    assert ids(restored) == ["b"]
+
+
+class Promo(StateChart[Any]):
+    """A flat chart (errors caught as events): ``promo``'s action fails, and
+    ``error.execution`` leads on to ``failed``; ``promo.code`` reaches ``promo`` by prefix."""
+
+    a = State(initial=True)
+    b = State()
+    failed = State()
+    promo = a.to(b, on="charge")
+    error_execution = b.to(failed)
+    back = failed.to(a)
+
+    def charge(self) -> None:
+        raise ValueError("declined")
+
+
+def test_c6_an_event_matched_by_prefix_whose_action_fails_queues_error_execution() -> None:
+    """An event name reaching a transition by prefix (``promo.code`` for ``promo``) is not
+    ``error.execution``: its failing action queues ``error.execution``, which the chart
+    handles, as python-statemachine does."""
+    reference = Promo()
+    reference.send("promo.code")
+    instance = compile_chart(Promo).create()
+    outcome = instance.send("promo.code")
+    assert ids(instance) == ids(reference) == ["failed"]
+    assert outcome.applied
+    assert [(t.source, t.target) for t in outcome.transitions] == [("a", "b"), ("b", "failed")]
+
+
+class StrictRaise(StateChart[Any]):
+    """A strict flat chart with an eventless transition (run by the processing loop):
+    ``go``'s action raises ``stray``, an event no transition of ``b`` takes, then ``on``."""
+
+    allow_event_without_transition = False
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on="raising")
+    stray = a.to(a)
+    on = b.to(c)
+    c.to(a, cond="never")
+
+    def raising(self) -> None:
+        self.raise_("stray")
+        self.raise_("on")
+
+    def never(self) -> bool:
+        return False
+
+
+def test_c5_an_internal_event_a_strict_chart_has_no_transition_for_is_dropped() -> None:
+    """A strict chart refuses external events no transition takes, but drops internal ones
+    quietly, as python-statemachine does: the next internal event still runs."""
+    reference = StrictRaise()
+    reference.send("go")
+    instance = compile_chart(StrictRaise).create()
+    outcome = instance.send("go")
+    assert ids(instance) == ids(reference) == ["c"]
+    assert [(t.source, t.target) for t in outcome.transitions] == [("a", "b"), ("b", "c")]
+
+
+def test_c11_observers_see_an_event_dropped_because_the_instance_ended() -> None:
+    """An event dropped quietly because the macrostep before it ended the instance is
+    reported to observers too, with its ``terminated`` outcome."""
+    declared = ending_chart(hierarchical=True, strict=False)
+    model = Flag()
+    instance = compile_chart(declared).create(model)
+    model.flag = True
+    seen: list[tuple[str, bool, Any]] = []
+    with observe_outcomes(
+        lambda inst, outcome: seen.append((outcome.event, outcome.applied, outcome.reason))
+    ):
+        outcome = instance.send("kick")
+    assert outcome.reason == "terminated"
+    assert seen[-1] == ("kick", False, "terminated")

@@ -1,9 +1,10 @@
-"""Async charts: a rule of the statechart runtime a mutation sample of
-``statecharts/_runtime.py`` (seed 2602) found untested. (Apart from
+"""Async charts: rules of the statechart runtime mutation samples of
+``statecharts/_runtime.py`` (seeds 2602 and 2605) found untested. (Apart from
 test_runtime_mutants_r10.py: async charts cannot run under mutmut's trampolines, so the
 mutation script runs this file only when it re-runs a survivor for real.)
 
-Rules checked here (docs/spec.md): C5 (an event the instance ended before taking).
+Rules checked here (docs/spec.md): C5 (an event the instance ended before taking), C17
+(a cancelled delayed event).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 from typing import Any
 
 import pytest
+from statemachine import State, StateChart
 from statemachine.exceptions import TransitionNotAllowed
 
 from statecharts import compile_chart
@@ -59,3 +61,37 @@ def test_c5_a_strict_async_chart_refuses_a_dropped_event_in_a_thread_that_never_
 
     assert in_a_new_thread(compiled=False) == "refused: Can't Kick when in Complete."
     assert in_a_new_thread(compiled=True) == "refused: Can't Kick when in Complete."
+
+
+PINGS: list[str] = []
+
+
+class Pinger(StateChart[Any]):
+    """An async chart: ``ping`` logs itself."""
+
+    idle = State(initial=True)
+    ping = idle.to.itself(internal=True, on="pinged")
+
+    async def pinged(self) -> None:
+        PINGS.append("ping")
+
+
+def test_c17_a_delayed_first_event_cancelled_before_it_is_awaited_answers_queued() -> None:
+    """A delayed ``send`` to an async instance not started yet, cancelled by its
+    ``send_id`` before its coroutine is awaited, never runs, as in python-statemachine
+    (whose ``send`` answers ``None``); the compiled one answers an outcome not applied
+    (``applied is False``), ``queued``, and the initial state is entered."""
+
+    async def scenario(machine: Any) -> tuple[Any, list[str], list[str]]:
+        PINGS.clear()
+        sending = machine.send("ping", delay=50, send_id="x")
+        machine.cancel_event("x")
+        answer = await sending
+        return answer, list(PINGS), [state.id for state in machine.configuration]
+
+    reference, log, configuration = asyncio.run(scenario(Pinger()))
+    assert (reference, log, configuration) == (None, [], ["idle"])
+    outcome, log, configuration = asyncio.run(scenario(compile_chart(Pinger).create()))
+    assert (log, configuration) == ([], ["idle"])
+    assert outcome.applied is False
+    assert (outcome.event, outcome.reason) == ("ping", "queued")
