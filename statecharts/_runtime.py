@@ -587,11 +587,11 @@ class Instance:
         self._pending = _BUSY
         try:
             outcome: Outcome = fire(self, args, kwargs)
+            if _observers:  # one raising leaves the instance settled, as a callback would
+                _notify(self, outcome)
         except BaseException:
             self._settle_failure()
             raise
-        if _observers:
-            _notify(self, outcome)
         if self._pending is _BUSY:
             self._pending = None
             return outcome
@@ -1004,11 +1004,11 @@ class StatechartInstance(Instance):
                     self._pending = _BUSY
                     try:
                         outcome: Outcome = fire(self, args, kwargs)
+                        if _observers:  # one raising leaves the instance settled
+                            _notify(self, outcome)
                     except BaseException:
                         self._settle_failure()
                         raise
-                    if _observers:
-                        _notify(self, outcome)
                     after: Any = self._node
                     if self._pending is _BUSY and after.eventless is None:
                         self._pending = None

@@ -271,3 +271,82 @@ def test_c11_observers_see_an_event_dropped_because_the_instance_ended() -> None
         outcome = instance.send("kick")
     assert outcome.reason == "terminated"
     assert seen[-1] == ("kick", False, "terminated")
+
+
+# -- found on the way: an observer that raises -------------------------------------------------
+
+
+class Observed(StateChart[Any]):
+    """``go`` and ``back`` between ``a`` and ``b``; ``go``'s action queues ``note``."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="queue_note")
+    back = b.to(a)
+    note = b.to.itself(internal=True, on="noted")
+
+    def queue_note(self) -> None:
+        self.send("note")
+
+    def noted(self) -> None:
+        self.model.log.append("note")
+
+
+class ObservedEventless(StateChart[Any]):
+    """The same, with an eventless transition from ``b`` (so the chart runs the processing
+    loop, and ``go`` from ``a`` takes its short way)."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on="queue_note")
+    back = b.to(a)
+    note = b.to.itself(internal=True, on="noted")
+    b.to(c, cond="never")
+    c.to(a)
+
+    def queue_note(self) -> None:
+        self.send("note")
+
+    def noted(self) -> None:
+        self.model.log.append("note")
+
+    def never(self) -> bool:
+        return False
+
+
+class ObservedNested(StateChart[Any]):
+    """The same inside a compound state."""
+
+    class work(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b)
+        back = b.to(a)
+
+
+class Refused(Exception):
+    """What the failing observer raises."""
+
+
+@pytest.mark.parametrize("declared", [Observed, ObservedEventless, ObservedNested])
+def test_c11_an_observer_that_raises_leaves_the_instance_usable(
+    declared: type[StateChart[Any]],
+) -> None:
+    """An exception an observer raises reaches the sender; the event stays taken and the
+    instance is not left busy: the next ``send`` runs (it is not queued for ever). Events a
+    callback queued during the failed send (``note``, in the first two charts) are dropped,
+    as after a failing callback."""
+
+    def failing(instance: Any, outcome: Any) -> None:
+        if outcome.event == "go":
+            raise Refused(outcome.event)
+
+    instance = compile_chart(declared).create(Model())
+    with observe_outcomes(failing), pytest.raises(Refused):
+        instance.send("go")
+    assert "b" in ids(instance)
+    outcome = instance.send("back")
+    assert outcome.applied
+    assert "a" in ids(instance)
+    assert instance.model.log == []
