@@ -751,22 +751,27 @@ class FunctionWriter:
         self, step: Step, before: list[str], on: list[str]
     ) -> tuple[list[str], list[str]]:
         """``before`` and ``on`` (the call lines of a flat transition's groups), the result
-        of the only one of them checked: python-statemachine's synchronous ``send`` runs an
-        awaitable that is the event's only ``before`` or ``on`` result to completion
-        (``run_async_from_sync``), which the compiled run refuses (``_returned``). A function
-        that returns ``None`` only is not checked (no cost); an async chart awaits it."""
+        of the only one of them checked (``only_result_checked``)."""
         if self.module.gather or len(before) + len(on) != 1:
             return before, on
         (callback,) = self.applying(step.before) or self.applying(step.on)
+        checked = self.only_result_checked(callback, (before or on)[0])
+        return (checked, on) if before else (before, checked)
+
+    def only_result_checked(self, callback: Resolved, line: str) -> list[str]:
+        """The statements calling ``callback`` (its call ``line``), the event's only
+        ``before`` or ``on`` callback, with its result checked: python-statemachine's
+        synchronous ``send`` runs an awaitable that is the event's only result to completion
+        (``run_async_from_sync``), which the compiled run refuses (``_returned``). A function
+        that returns ``None`` only is not checked (no cost); an async chart awaits it."""
         leaf = callback.expr
-        if not isinstance(leaf, Leaf) or _returns_none_only(leaf):
-            return before, on
+        if self.module.gather or not isinstance(leaf, Leaf) or _returns_none_only(leaf):
+            return [line]
         where = self.literal(leaf.name, "WHERE")
         # a value of a type known not to be awaitable costs no call
-        test = f"(_result := {(before or on)[0]}) is not None"
+        test = f"(_result := {line}) is not None"
         known = "_AWAITS.get(_type(_result)) is not False"
-        checked = [f"if {test} and {known}: _returned(inst, _result, {where})"]
-        return (checked, on) if before else (before, checked)
+        return [f"if {test} and {known}: _returned(inst, _result, {where})"]
 
     def gathered(self, lines: list[str]) -> list[str]:
         """The statements of a callback group python-statemachine's async engine gathers

@@ -82,6 +82,9 @@ class _MicroNames:
     failed: str
     handling_error: bool
     initial: bool = False
+    #: The event's only ``before`` or ``on`` callback, whose result python-statemachine's
+    #: synchronous ``send`` returns (and runs, if awaitable): checked (``_returned``).
+    only_result: Resolved | None = None
 
 
 class _Planner:
@@ -766,7 +769,16 @@ class HBinding:
         def body(writer: FunctionWriter) -> None:
             for definition in taken:
                 writer.emit(0, f"# {_describe(definition)}")
-            self._emit_microstep(writer, module, plan, names)
+            results = [
+                callback
+                for transition in plan.transitions
+                for group in (Group.BEFORE, Group.ON)
+                for callback in writer.applying(self._transition_group(transition, group))
+            ]
+            checked = names
+            if event is not None and not initial and len(results) == 1:
+                checked = replace(names, only_result=results[0])
+            self._emit_microstep(writer, module, plan, checked)
 
         write_function(
             module,
@@ -849,9 +861,9 @@ class HBinding:
         for transition in plan.transitions:
             phase = self._phase(writer, module, transition, transition.source)
             before += self._prepared(writer, phase)
-            before += writer.gathered(
-                writer.call_lines(self._transition_group(transition, Group.BEFORE), phase)
-            )
+            group = self._transition_group(transition, Group.BEFORE)
+            lines = self._result_checked(writer, names, writer.call_lines(group, phase), group)
+            before += writer.gathered(lines)
         # entering the initial configuration is no microstep: python-statemachine lets a
         # failing ``prepare_event`` reach the caller of create()
         writer.block(0, before, fail[::2] if self.catch and not names.initial else None)
@@ -975,9 +987,25 @@ class HBinding:
                 writer, module, transition, transition.source, configurations=names.configurations
             )
             on += self._prepared(writer, phase)
-            lines = writer.call_lines(self._transition_group(transition, Group.ON), phase)
+            group = self._transition_group(transition, Group.ON)
+            lines = self._result_checked(writer, names, writer.call_lines(group, phase), group)
             on += writer.gathered(lines) if gathered else lines
         return on
+
+    def _result_checked(
+        self,
+        writer: FunctionWriter,
+        names: _MicroNames,
+        lines: list[str],
+        group: tuple[Resolved, ...],
+    ) -> list[str]:
+        """A transition's ``before`` or ``on`` call ``lines``, the event's only result (if it
+        is among them) checked as a flat chart's is."""
+        only = names.only_result
+        if only is None or not any(callback is only for callback in writer.applying(group)):
+            return lines
+        (line,) = lines
+        return writer.only_result_checked(only, line)
 
     def _entry(
         self,

@@ -1,0 +1,154 @@
+"""A plain (synchronous) callback returning an awaitable, in charts with compound and
+parallel states or eventless transitions: python-statemachine's synchronous ``send`` returns
+the result of the event's ``before`` and ``on`` callbacks, and when there is exactly one and
+it is awaitable, runs it to completion. The compiled ``send`` returns an ``Outcome``, so it
+refuses that case (``UnsupportedChart``, naming the callback) instead of dropping the
+coroutine unawaited; where python-statemachine runs none (several results), neither does it.
+(Flat charts: tests/review/test_review_issue_10_r9.py, break 11.)
+
+Rules checked here (docs/spec.md): C21.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+from statemachine import State, StateChart
+
+from statecharts import UnsupportedChart, compile_chart
+
+LOG: list[str] = []
+
+
+def coroutine(tag: str) -> Any:
+    async def body() -> str:
+        LOG.append(tag)
+        return tag
+
+    return body()
+
+
+class Returns:
+    """The callbacks: ``act`` returns a coroutine, ``other`` another, ``nothing`` None."""
+
+    def act(self) -> Any:
+        return coroutine("act ran")
+
+    def other(self) -> Any:
+        return coroutine("other ran")
+
+    def nothing(self) -> None:
+        return None
+
+    def never(self) -> bool:
+        return False
+
+
+class InCompound(Returns, StateChart[Any]):
+    class work(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on="act") | b.to(a, on="act")
+
+
+class BeforeInCompound(Returns, StateChart[Any]):
+    class work(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, before="act") | b.to(a, before="act")
+
+
+class OneRegionActs(Returns, StateChart[Any]):
+    """``go`` is taken in both regions; only the first region's transition has an action."""
+
+    class both(State.Parallel):
+        class left(State.Compound):
+            a = State(initial=True)
+            b = State()
+            go = a.to(b, on="act") | b.to(a, on="act")
+
+        class right(State.Compound):
+            c = State(initial=True)
+            d = State()
+            go_right = c.to(d, event="go") | d.to(c, event="go")
+
+
+class EventlessAfter(Returns, StateChart[Any]):
+    """``go``'s action returns a coroutine; the eventless transition it leads to has one
+    too (not a result of ``send``)."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on="act")
+    b.to(c, on="other")
+    back = c.to(a)
+
+
+class BothRegionsAct(Returns, StateChart[Any]):
+    """``go`` is taken in both regions, each transition with an action: two results."""
+
+    class both(State.Parallel):
+        class left(State.Compound):
+            a = State(initial=True)
+            b = State()
+            go = a.to(b, on="act") | b.to(a, on="act")
+
+        class right(State.Compound):
+            c = State(initial=True)
+            d = State()
+            go_right = c.to(d, event="go", on="other") | d.to(c, event="go", on="other")
+
+
+class ActAndNothing(Returns, StateChart[Any]):
+    """One transition with two actions, one returning None: two results."""
+
+    class work(State.Compound):
+        a = State(initial=True)
+        b = State()
+        go = a.to(b, on=["act", "nothing"]) | b.to(a, on=["act", "nothing"])
+
+
+def sent(machine: Any) -> list[str]:
+    """What ran when ``go`` was sent (coroutines python-statemachine does not run are
+    garbage: their "never awaited" warnings are expected)."""
+    LOG.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        machine.send("go")
+    return list(LOG)
+
+
+@pytest.mark.parametrize("declared", [InCompound, BeforeInCompound, OneRegionActs, EventlessAfter])
+def test_c21_the_event_s_only_result_being_awaitable_is_refused_never_dropped(
+    declared: type[StateChart[Any]],
+) -> None:
+    """python-statemachine runs the coroutine the event's only ``before``/``on`` callback
+    returned; the compiled runtime refuses the event with ``UnsupportedChart`` naming the
+    callback, and the coroutine is closed, not left unawaited."""
+    assert sent(declared()) == ["act ran"]
+    instance = compile_chart(declared).create()
+    LOG.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # a coroutine left unawaited fails
+        with pytest.raises(UnsupportedChart, match=r"\.act, when the event runs") as refused:
+            instance.send("go")
+    assert "returning an awaitable" in str(refused.value)
+    assert LOG == []
+
+
+@pytest.mark.parametrize("declared", [BothRegionsAct, ActAndNothing])
+def test_c21_awaitables_among_several_results_run_on_neither_engine(
+    declared: type[StateChart[Any]],
+) -> None:
+    """With several ``before``/``on`` results python-statemachine's ``send`` returns them as
+    a list and runs none; the compiled runtime runs none either, and ends in the same
+    configuration."""
+    reference = declared()
+    instance = compile_chart(declared).create()
+    assert sent(reference) == sent(instance) == []
+    assert sorted(s.id for s in instance.configuration) == sorted(
+        s.id for s in reference.configuration
+    )
