@@ -51,6 +51,12 @@ class Support:
     reject: Callable[..., Any]
 
 
+#: A node's mode: running; a top-level parallel state completed in this macrostep, stopping
+#: at its end if it still is (python-statemachine's ``_root_parallel_final_pending``); stopped
+#: by a completed top-level parallel state.
+RUNNING, PENDING, STOPPED = 0, 1, 2
+
+
 @dataclass(frozen=True, slots=True)
 class _MicroPlan:
     """A microstep as python-statemachine's algorithm plans it, before any callback runs."""
@@ -69,6 +75,9 @@ class _MicroPlan:
     new_node: HNode
     restore_node: HNode
     new_history: dict[str, list[DeclaredState]]
+    #: The position in ``ordered_enter`` of the final state completing a top-level parallel
+    #: state (python-statemachine marks the machine to stop once its ``enter`` ran).
+    completes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +143,7 @@ class HNode:
         "ignored",
         "key",
         "label",
+        "pending",
         "plans",
         "state",
         "table",
@@ -145,6 +155,7 @@ class HNode:
         binding: Any,
         configuration: tuple[DeclaredState, ...],
         history: tuple[tuple[str, tuple[DeclaredState, ...]], ...],
+        mode: int = RUNNING,
     ) -> None:
         chart = binding.chart
         self.binding = binding
@@ -152,18 +163,19 @@ class HNode:
         #: ``Instance.configuration``'s set, hashed once (``State.__hash__`` is Python)
         self.declared_keys = dict.fromkeys(configuration)
         self.history = history
-        self.key = _node_key(configuration, history)
+        self.key = _node_key(configuration, history, mode)
         self.configuration = tuple(chart.state(state.id) for state in configuration)
         self.active_ids = frozenset(state.id for state in configuration)
         atomic = [state for state in self.configuration if state.kind == "atomic"]
         self.state: StateDef = atomic[0] if atomic else chart.initial
         self.label = "_".join(state.id for state in atomic) or "start"
-        self.terminated = any(
+        # a top-level final state stops the machine once entered; a top-level parallel state
+        # whose regions are all final stops it at the end of the macrostep that completed it
+        # (``pending`` until then), as python-statemachine's engine stops
+        self.terminated = mode == STOPPED or any(
             state.final and state.parent is None for state in configuration
-        ) or any(
-            state.parallel and state.parent is None and _in_final(state, self.active_ids)
-            for state in configuration
         )
+        self.pending = mode == PENDING
         self.table: dict[str, Callable[..., Any]] = {}
         self.ignored: dict[str, Any] = {}
         self.plans: dict[tuple[str | None, tuple[int, ...]], Callable[..., Any]] = {}
@@ -178,13 +190,24 @@ def _in_final(state: DeclaredState, active: frozenset[str]) -> bool:
     return any(child.final and child.id in active for child in state.states)
 
 
+def _parallel_done(configuration: tuple[DeclaredState, ...]) -> bool:
+    """Whether a top-level parallel state of ``configuration`` has every region final."""
+    active = frozenset(state.id for state in configuration)
+    return any(
+        state.parallel and state.parent is None and _in_final(state, active)
+        for state in configuration
+    )
+
+
 def _node_key(
     configuration: tuple[DeclaredState, ...],
     history: tuple[tuple[str, tuple[DeclaredState, ...]], ...],
+    mode: int = RUNNING,
 ) -> tuple[Any, ...]:
     return (
         tuple(state.id for state in configuration),
         tuple((name, tuple(state.id for state in states)) for name, states in history),
+        mode,
     )
 
 
@@ -304,19 +327,30 @@ class HBinding:
         self,
         configuration: tuple[DeclaredState, ...] | OrderedSet[DeclaredState],
         history: dict[str, list[DeclaredState]],
+        mode: int | None = RUNNING,
     ) -> HNode:
-        """The shared node of a configuration and history values (made on first reach)."""
+        """The shared node of a configuration, history values and mode (made on first
+        reach); mode ``None``: at rest (stopped if a top-level parallel state is complete,
+        as a snapshot or a resumed instance is)."""
         configuration = tuple(configuration)
+        if mode is None:
+            mode = STOPPED if _parallel_done(configuration) else RUNNING
         history_items = _history_tuple(history)
-        key = _node_key(configuration, history_items)
+        key = _node_key(configuration, history_items, mode)
         found = self._nodes.get(key)
         if found is None:
             with self._lock:
                 found = self._nodes.get(key)
                 if found is None:
-                    found = HNode(self, configuration, history_items)
+                    found = HNode(self, configuration, history_items, mode)
                     self._nodes[key] = found
         return found
+
+    def settled(self, node: HNode) -> HNode:
+        """At the end of a macrostep, ``node`` (pending): stopped if a top-level parallel
+        state is still complete, else running, as python-statemachine's engine checks."""
+        history = {name: list(states) for name, states in node.history}
+        return self.node(node.declared_configuration, history, None)
 
     def _entering(self, node: HNode) -> HNode:
         """A copy of ``node`` (a top-level final state's configuration) not terminated: what
@@ -816,10 +850,13 @@ class HBinding:
         ordered_enter, default_entry, default_history, new_configuration = (
             engine._prepare_entry_states(transitions, states_to_exit, previous)
         )
-        # which done.state events each final state entered raises (the configuration grows
-        # state by state while entering, as python-statemachine's does)
+        # which done.state events each final state entered raises (a StateChart's
+        # configuration grows state by state while entering, as python-statemachine's does; a
+        # StateMachine's is the new one already)
         growing = OrderedSet(state for state in previous if state not in states_to_exit)
+        atomic = self.flags.atomic_configuration_update
         done_events: dict[int, list[str]] = {}
+        completes: int | None = None  # the entry completing a top-level parallel state
         for position, info in enumerate(ordered_enter):
             target = info.state
             growing.add(target)
@@ -828,10 +865,15 @@ class HBinding:
             events = [f"done.state.{target.parent.id}"]
             grandparent = target.parent.parent
             if grandparent is not None and grandparent.parallel:
-                planner.configuration = growing
+                planner.configuration = OrderedSet(new_configuration) if atomic else growing
                 if all(engine.is_in_final_state(child) for child in grandparent.states):
                     events.append(f"done.state.{grandparent.id}")
+                    if grandparent.parent is None and completes is None:
+                        completes = position
             done_events[position] = events
+        # a top-level parallel state completed (now, or earlier in the macrostep) stops the
+        # machine at the end of the macrostep, if it still is complete then
+        mode = PENDING if node.pending or completes is not None else RUNNING
         return _MicroPlan(
             transitions=transitions,
             entry_transitions=_entry_transitions(
@@ -844,9 +886,10 @@ class HBinding:
             done_events=done_events,
             previous=tuple(previous),
             new_configuration=tuple(new_configuration),
-            new_node=self.node(new_configuration, new_history),
-            restore_node=self.node(previous, new_history),
+            new_node=self.node(new_configuration, new_history, mode),
+            restore_node=self.node(previous, new_history, PENDING if node.pending else RUNNING),
             new_history=new_history,
+            completes=completes,
         )
 
     def _emit_microstep(
@@ -875,14 +918,15 @@ class HBinding:
         current = list(plan.previous)
         shown = [tuple(current)]
         last_shown = [""]  # the name of the node the last move set, if any
+        # whether the machine is to stop at the end of the macrostep (a top-level parallel
+        # state completed before this microstep, or in it once the completing entry ran)
+        pending = [plan.restore_node.pending]
 
         def show(states: list[DeclaredState]) -> list[tuple[str, list[str]]]:
             if not stepwise or tuple(states) == shown[0]:
                 return []
             shown[0] = tuple(states)
-            moment = self.node(tuple(states), plan.new_history)
-            name = last_shown[0] = module.const(moment, f"NODE_{moment.label}_{len(states)}")
-            return [("plain", [f"inst._node = {name}"])]
+            return self._moved(module, states, plan, pending[0], last_shown)
 
         for info in plan.ordered_exit:
             state = info.state
@@ -900,8 +944,10 @@ class HBinding:
             risky += show(current)
             risky.append(("on", on))
         if not stepwise:
-            risky.append(("plain", [f"inst._node = {names.new_node}"]))
-        entries, ending = self._entries(writer, module, plan, names, current, show, shown)
+            risky += self._moved(module, plan.new_configuration, plan, pending[0], last_shown)
+        entries, ending = self._entries(
+            writer, module, plan, names, current, show, shown, pending, last_shown
+        )
         risky += entries
         # (the last state's arrival may have set the new node already)
         if ending or (stepwise and last_shown[0] != names.new_node):
@@ -920,6 +966,8 @@ class HBinding:
         current: list[DeclaredState],
         show: Callable[[list[DeclaredState]], list[tuple[str, list[str]]]],
         shown: list[tuple[DeclaredState, ...]],
+        pending: list[bool],
+        last_shown: list[str],
     ) -> tuple[list[tuple[str, list[str]]], bool]:
         """The microstep's entries, each state arriving (``show``) where python-statemachine
         adds it to the configuration; and whether it ends in a top-level final state, where
@@ -944,7 +992,28 @@ class HBinding:
             else:
                 risky += show(current)
             risky += entry
+            if position == plan.completes:  # its enter ran: the machine stops at the end
+                pending[0] = True  # of the macrostep, if the parallel state is still complete
+                stepwise = not self.flags.atomic_configuration_update
+                moved = current if stepwise else plan.new_configuration
+                risky += self._moved(module, moved, plan, True, last_shown)
         return risky, ending
+
+    def _moved(
+        self,
+        module: Module,
+        states: Any,
+        plan: _MicroPlan,
+        pending: bool,
+        last_shown: list[str],
+    ) -> list[tuple[str, list[str]]]:
+        """The statement setting the node of the configuration ``states`` (``pending``: the
+        machine stops at the end of the macrostep), remembering its name in ``last_shown``."""
+        moment = self.node(tuple(states), plan.new_history, PENDING if pending else RUNNING)
+        suffix = "_pending" if pending else ""
+        name = module.const(moment, f"NODE_{moment.label}_{len(moment.configuration)}{suffix}")
+        last_shown[0] = name
+        return [("plain", [f"inst._node = {name}"])]
 
     def _after_lines(
         self, writer: FunctionWriter, module: Module, plan: _MicroPlan, names: _MicroNames

@@ -1200,6 +1200,8 @@ class StatechartInstance(Instance):
                 continue
             pending = self._pending
             if not isinstance(pending, _Queues) or not pending.internal:
+                if node.pending:  # a top-level parallel state completed: stop, if still so
+                    self._node = binding.settled(node)
                 return took
             event, args, kwargs = pending.internal.popleft()
             pending.in_internal = True
@@ -1472,6 +1474,10 @@ Fire = Callable[[Instance, tuple[Any, ...], dict[str, Any]], Outcome]
 
 class StateNode:
     """A state as the runtime holds it: the event table and what it was compiled from."""
+
+    #: A flat chart never waits to stop at the end of a macrostep (a statechart's node may:
+    #: ``HNode.pending``).
+    pending = False
 
     __slots__ = (
         "active_ids",
@@ -2960,7 +2966,7 @@ class Chart(ChartDef):
                 name: [declared[state_id] for state_id in ids]
                 for name, ids in checked.history.items()
             }
-            node = binding.node(tuple(declared[i] for i in checked.configuration), history)
+            node = binding.node(tuple(declared[i] for i in checked.configuration), history, None)
         else:
             node = binding.nodes[checked.configuration[0]]
         instance = _new_instance(binding.cls, node, model, held)
