@@ -441,7 +441,10 @@ class HBinding:
         if found is _UNSET:
             candidates = self._candidates(node, None)
             found = self._selection(node, None, candidates) if any(candidates) else None
-            node.eventless = found
+            if found is not None or not node.pending:
+                # (a pending node is never "without eventless transitions": the short way of
+                # ``send`` skips the macrostep that would stop the machine first)
+                node.eventless = found
         return found  # type: ignore[no-any-return]
 
     # -- generation --------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from statemachine import HistoryState, State, StateChart
+import pytest
+from statemachine import HistoryState, State, StateChart, StateMachine
 
 from statecharts import compile_chart
 
@@ -149,3 +150,57 @@ def test_c16_the_source_shows_one_microstep_per_transition_not_per_configuration
     for n in range(3):
         assert f"# {'off'}{n} --flip{n}--> on{n}" in source
         assert f"# on{n} --flip{n}--> off{n}" in source
+
+
+class Completes(StateMachine):
+    """A strict chart whose top-level parallel ``p`` completes with ``fin2``, whose ``after``
+    callback raises ``poke`` (a transition of ``p`` itself), then fails when the model says
+    so."""
+
+    class p(State.Parallel):
+        class r1(State.Compound):
+            a1 = State(initial=True)
+            f1 = State(final=True)
+            fin1 = a1.to(f1)
+
+        class r2(State.Compound):
+            a2 = State(initial=True)
+            f2 = State(final=True)
+            fin2 = a2.to(f2, after="maybe_fail")
+
+    other = State(final=True)
+    leave = p.to(other)
+    poke = p.to.itself(internal=True)
+
+    def maybe_fail(self) -> None:
+        self.raise_("poke")
+        if self.model.fail:
+            raise ValueError("boom")
+
+
+class Failing:
+    def __init__(self, fail: bool) -> None:
+        self.fail = fail
+
+
+def test_c15_a_machine_left_to_stop_drops_the_next_event_after_other_instances_ran_there() -> None:
+    """After a failed macrostep completed a top-level parallel state, the next ``send``
+    stops the machine first and drops its event quietly, as python-statemachine does, also
+    once another instance of the chart took that event in the same configuration (the
+    compiled chart's code for it, generated then, does not let ``send`` skip that first
+    macrostep)."""
+    chart = compile_chart(Completes)
+    ran = chart.create(Failing(False))
+    ran.send("fin1")
+    ran.send("fin2")
+    assert ran.is_terminated
+    answers = []
+    for machine in (Completes(Failing(True)), chart.create(Failing(True))):
+        machine.send("fin1")
+        with pytest.raises(ValueError, match="boom"):
+            machine.send("fin2")
+        answers.append(machine.is_terminated)
+        outcome = machine.send("poke")
+        answers.append((ids(machine), machine.is_terminated))
+    assert answers[2:] == answers[:2] == [False, (["f1", "f2", "p", "r1", "r2"], True)]
+    assert outcome.reason == "terminated"
