@@ -154,7 +154,7 @@ def test_c16_the_source_shows_one_microstep_per_transition_not_per_configuration
 
 class Completes(StateMachine):
     """A strict chart whose top-level parallel ``p`` completes with ``fin2``, whose ``after``
-    callback raises ``poke`` (a transition of ``p`` itself), then fails when the model says
+    callback raises ``poke`` (a targetless transition of ``p``), then fails when the model says
     so."""
 
     class p(State.Parallel):
@@ -170,7 +170,7 @@ class Completes(StateMachine):
 
     other = State(final=True)
     leave = p.to(other)
-    poke = p.to.itself(internal=True)
+    poke = p.to(None)
 
     def maybe_fail(self) -> None:
         self.raise_("poke")
