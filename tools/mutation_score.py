@@ -121,6 +121,8 @@ MODULES: dict[str, tuple[str, ...]] = {
 STATECHARTS_TESTS = (  # the quick ones first: a survivor re-run for real stops at a failure
     "tests/statecharts/test_codegen_mutants.py",
     "tests/statecharts/test_codegen_mutants_r9.py",
+    "tests/statecharts/test_codegen_mutants_r10.py",
+    "tests/statecharts/test_returned_awaitable.py",
     "tests/statecharts/test_hierarchy_mutants.py",
     "tests/statecharts/test_hierarchy_mutants_r9.py",
     "tests/statecharts/test_hierarchy_mutants_r10.py",
