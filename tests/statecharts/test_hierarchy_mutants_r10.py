@@ -6,7 +6,7 @@ for a chart of parallel regions. Each test is named after what a chart author ob
 where the rule is a semantic one, compares with python-statemachine. (The generated sources
 themselves are pinned by test_hierarchy_source.py.)
 
-Rules checked here (docs/spec.md): C6, C7, C15, C16.
+Rules checked here (docs/spec.md): C7, C8, C15, C16.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Afters(StateChart[Log]):
         self.model.log.append(sorted(kwargs))
 
 
-def test_c7_only_a_targetless_transition_s_after_callbacks_get_the_configurations() -> None:
+def test_c8_only_a_targetless_transition_s_after_callbacks_get_the_configurations() -> None:
     """python-statemachine hands the configurations before and after the microstep
     (``previous_configuration``, ``new_configuration``) to the ``after`` callbacks of a
     targetless transition only; one with a target gets the usual arguments."""
@@ -81,7 +81,7 @@ class HandledAfter(StateChart[Log]):
         self.model.log.append("second")
 
 
-def test_c6_an_after_group_failing_while_error_execution_is_handled_stops_at_the_failure() -> None:
+def test_c7_an_after_group_failing_while_error_execution_is_handled_stops_at_the_failure() -> None:
     """While ``error.execution`` is handled, a targetless transition's ``after`` callbacks
     run as one group, as python-statemachine runs them: the first failure ends the group
     (``second`` does not run) and is dropped, queueing no second ``error.execution``."""
