@@ -1899,6 +1899,11 @@ class Binding:
         """The function trying the node's eventless transitions, or ``None`` if it has none."""
         return node.eventless
 
+    def settled(self, node: StateNode) -> StateNode:
+        """``node`` at the end of a macrostep: a flat chart's never waits to stop (only a
+        statechart's top-level parallel state does, ``HBinding.settled``)."""
+        return node
+
     def terminated(self, node: StateNode, event: str) -> Outcome:
         """The outcome of an event sent once the instance terminated (python-statemachine
         drops it, or raises ``TransitionNotAllowed`` for a strict chart)."""
