@@ -204,3 +204,64 @@ def test_c15_a_machine_left_to_stop_drops_the_next_event_after_other_instances_r
         answers.append((ids(machine), machine.is_terminated))
     assert answers[2:] == answers[:2] == [False, (["f1", "f2", "p", "r1", "r2"], True)]
     assert outcome.reason == "terminated"
+
+
+# -- seed 2607 ---------------------------------------------------------------------------------
+
+
+class Wild(StateChart[Log]):
+    """A compound state with a wildcard transition whose guard records the event it is given
+    (an undeclared name reaches it through the dynamic selection)."""
+
+    class work(State.Compound):
+        a = State(initial=True)
+        b = State()
+        anything = a.to(b, event="*", cond="seen") | b.to(a, event="*", cond="seen")
+
+    def seen(self, event: Any) -> bool:
+        self.model.log.append(str(event))
+        return True
+
+
+def test_c8_a_wildcard_transition_s_guard_gets_the_undeclared_event_sent() -> None:
+    """The guard of a wildcard transition taken for an undeclared name is given that name
+    as ``event``, as python-statemachine gives it."""
+    logs = []
+    for machine in (Wild(Log()), compile_chart(Wild).create(Log())):
+        machine.send("zap")
+        machine.send("zip")
+        logs.append((machine.model.log, ids(machine)))
+    assert logs[1] == logs[0]
+    assert logs[0][0] == ["zap", "zip"]
+
+
+class Recorded(StateChart[Log]):
+    """A top-level parallel state: region ``r1`` leaves its compound ``sub`` (recording its
+    history) before reaching its final state; ``r2`` ends with ``fin2``."""
+
+    class p(State.Parallel):
+        class r1(State.Compound):
+            class sub(State.Compound):
+                s1 = State(initial=True)
+                s2 = State()
+                h = HistoryState()
+                step = s1.to(s2)
+
+            f1 = State(final=True)
+            fin1 = sub.to(f1)
+
+        class r2(State.Compound):
+            a2 = State(initial=True)
+            f2 = State(final=True)
+            fin2 = a2.to(f2)
+
+
+def test_c15_a_completed_parallel_state_stops_the_machine_with_history_recorded() -> None:
+    """A top-level parallel state completed after a region recorded a history value stops
+    the machine at the end of the macrostep, as python-statemachine's engine stops."""
+    results = []
+    for machine in (Recorded(Log()), compile_chart(Recorded).create(Log())):
+        for event in ("step", "fin1", "fin2"):
+            machine.send(event)
+        results.append((ids(machine), machine.is_terminated))
+    assert results[1] == results[0] == (["f1", "f2", "p", "r1", "r2"], True)
