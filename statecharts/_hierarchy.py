@@ -292,7 +292,10 @@ class HBinding:
         entry = DeclaredTransition(self.runtime.initial_source, state, event="__initial__")
         entry._specs.clear()  # type: ignore[no-untyped-call]
         with self._lock:
-            return self._plan_microstep(self.initial_node, [entry], True).new_node
+            node = self._plan_microstep(self.initial_node, [entry], True).new_node
+        # python-statemachine's engine, started there, stops at once if that configuration
+        # completes a top-level parallel state
+        return self.settled(node) if node.pending else node
 
     def check_instance(self, model: Any) -> dict[str, Any] | None:
         """Raise python-statemachine's error if the model lacks a name the chart needs of it
@@ -345,6 +348,19 @@ class HBinding:
                     found = HNode(self, configuration, history_items, mode)
                     self._nodes[key] = found
         return found
+
+    def stopping(self, node: HNode) -> str | None:
+        """What a snapshot of ``node`` says of its stopping (``_snapshot.STOPPING``), when
+        its mode is not the one its configuration gives at rest."""
+        if node.pending:
+            return "pending"
+        if not node.terminated and _parallel_done(node.declared_configuration):
+            return "running"
+        return None
+
+    def stopping_mode(self, stopping: str | None) -> int | None:
+        """The node mode a snapshot's ``stopping`` restores (``None``: at rest)."""
+        return {"pending": PENDING, "running": RUNNING}.get(stopping) if stopping else None
 
     def settled(self, node: HNode) -> HNode:
         """At the end of a macrostep, ``node`` (pending): stopped if a top-level parallel

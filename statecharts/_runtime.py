@@ -653,6 +653,7 @@ class Instance:
             0 if pending is None else pending.now_ns(),
             vars(self) if runtime.has_fields else {},
             runtime.instance_fields,
+            node.binding.stopping(node) if runtime.hierarchical else None,
         )
 
     def cancel_event(self, send_id: str) -> None:
@@ -2971,7 +2972,11 @@ class Chart(ChartDef):
                 name: [declared[state_id] for state_id in ids]
                 for name, ids in checked.history.items()
             }
-            node = binding.node(tuple(declared[i] for i in checked.configuration), history, None)
+            node = binding.node(
+                tuple(declared[i] for i in checked.configuration),
+                history,
+                binding.stopping_mode(checked.stopping),
+            )
         else:
             node = binding.nodes[checked.configuration[0]]
         instance = _new_instance(binding.cls, node, model, held)

@@ -13,6 +13,10 @@ The picture (C19)::
                  "send_id": "r1", "due_in_ms": 250.0}],       # order they run
      "fields": {"order_id": 7}}                               # a custom __init__'s fields
 
+and, only for a statechart whose top-level parallel state is complete without having stopped
+the machine yet, ``"stopping": "running"`` (it never will: the final state completing it was
+interrupted) or ``"pending"`` (it stops at the end of the next macrostep).
+
 A restored instance continues exactly as the original would have: the configuration's order
 decides the order transitions are selected in, so it is kept as taken. The model is not part
 of the picture: it is the caller's (pass it to ``Chart.restore``). Restoring checks everything
@@ -69,7 +73,14 @@ _KEYS = (
     "queued",
     "timers",
     "fields",
+    "stopping",
 )
+#: Fields a snapshot has only when they say something (``stopping``: a statechart whose
+#: top-level parallel state is complete but has not stopped it, or is about to).
+_OPTIONAL = ("structure", "stopping")
+#: ``stopping``'s values: the machine runs on although its top-level parallel state is
+#: complete; or it stops at the end of its next macrostep.
+STOPPING = ("running", "pending")
 
 
 def structure(chart: ChartDef) -> str:
@@ -101,9 +112,11 @@ def take(
     now: int,
     fields: Mapping[str, Any],
     instance_fields: frozenset[str],
+    stopping: str | None = None,
 ) -> dict[str, Any]:
-    """The picture of an idle instance (see the module docstring) from what it holds;
-    ``InstanceSnapshotError`` for what JSON cannot keep, or a field the chart does not keep."""
+    """The picture of an idle instance (see the module docstring) from what it holds
+    (``stopping``: see ``STOPPING``); ``InstanceSnapshotError`` for what JSON cannot keep, or
+    a field the chart does not keep."""
     for name in fields:
         if name not in instance_fields:
             raise InstanceSnapshotError(
@@ -111,7 +124,7 @@ def take(
                 f"not a field of {chart.name} (one its __init__ sets, or class-level data a "
                 "callback sets); a snapshot keeps only those",
             )
-    return {
+    picture = {
         "format": FORMAT,
         "version": VERSION,
         "chart": chart.qualname,
@@ -130,6 +143,9 @@ def take(
             name: _plain(value, f"fields.{name}") for name, value in sorted(fields.items())
         },
     }
+    if stopping is not None:
+        picture["stopping"] = stopping
+    return picture
 
 
 def check(chart: ChartDef, digest: str, picture: Any, instance_fields: frozenset[str]) -> Checked:
@@ -223,6 +239,7 @@ class Checked:
         self.external = self._events(queued["external"], "queued.external")
         self.timers = self._timers(picture["timers"])
         self.fields = self._fields(picture["fields"])
+        self.stopping: str | None = picture.get("stopping")
 
     def _ids(self, value: Any, where: str) -> list[StateDef]:
         if not isinstance(value, list):
@@ -386,8 +403,13 @@ def _check_header(chart: ChartDef, digest: str, picture: Any) -> None:
                 str(key), "unknown field (a snapshot has " + ", ".join(_KEYS) + ")"
             )
     for key in _KEYS:
-        if key not in picture and key != "structure":
+        if key not in picture and key not in _OPTIONAL:
             raise InstanceSnapshotError(key, "missing")
+    if "stopping" in picture and picture["stopping"] not in STOPPING:
+        raise InstanceSnapshotError(
+            "stopping",
+            f"must be one of {', '.join(map(repr, STOPPING))}, got {picture['stopping']!r}",
+        )
     if picture["format"] != FORMAT:
         raise InstanceSnapshotError("format", f"{picture['format']!r} is not {FORMAT!r}")
     version = _version(picture["version"])
