@@ -914,9 +914,16 @@ class HBinding:
     def _emit_microstep(
         self, writer: FunctionWriter, module: Module, plan: _MicroPlan, names: _MicroNames
     ) -> None:
+        restore = names.restore
+        if plan.completes is not None and not names.initial:
+            # a failure once the entry completing a top-level parallel state ran puts the
+            # configuration back with the machine still to stop, as python-statemachine's
+            # pending stop outlives the failed microstep
+            writer.emit(0, f"restore = {restore}")
+            restore = "restore"
         fail = [
             f"_failed(inst, error, {names.handling_error})",
-            f"inst._node = {names.restore}",
+            f"inst._node = {restore}",
             f"return {names.failed}",
         ]
         before: list[str] = []
@@ -971,7 +978,7 @@ class HBinding:
         # (the last state's arrival may have set the new node already)
         if ending or (stepwise and last_shown[0] != names.new_node):
             risky.append(("plain", [f"inst._node = {names.new_node}"]))
-        self._emit_risky(writer, risky, fail, names.restore, names.handling_error, names.initial)
+        self._emit_risky(writer, risky, fail, restore, names.handling_error, names.initial)
         after = self._after_lines(writer, module, plan, names)
         writer.block(0, after, fail[:1] if self.catch else None)
         writer.emit(0, f"return {names.outcome}")
@@ -1016,6 +1023,10 @@ class HBinding:
                 stepwise = not self.flags.atomic_configuration_update
                 moved = current if stepwise else plan.new_configuration
                 risky += self._moved(module, moved, plan, True, last_shown)
+                if not names.initial:
+                    back = self.node(plan.previous, plan.new_history, PENDING)
+                    name = module.const(back, f"NODE_{back.label}_restored_pending")
+                    risky.append(("plain", [f"restore = {name}"]))
         return risky, ending
 
     def _moved(
