@@ -310,11 +310,11 @@ def _returned(inst: Any, value: Any, where: str) -> None:
         value.close()  # refused: never awaited, and no warning that it was not
     raise UnsupportedChart(
         inst._node.binding.resolver.chart_name,
-        "a plain callback returning an awaitable, the event's only before or on result, "
-        "on a synchronous chart",
+        "a plain callback returning an awaitable as a before or on result (or a compound's "
+        "initial transition content) on a synchronous chart",
         f"{where}, when the event runs",
-        "python-statemachine's send runs it to completion after the event's run; make the "
-        "callback async (the chart then runs awaited)",
+        "python-statemachine's send runs it to completion after the event's run when it is "
+        "the event's only result; make the callback async (the chart then runs awaited)",
     )
 
 
@@ -750,28 +750,32 @@ class FunctionWriter:
     def result_checked(
         self, step: Step, before: list[str], on: list[str]
     ) -> tuple[list[str], list[str]]:
-        """``before`` and ``on`` (the call lines of a flat transition's groups), the result
-        of the only one of them checked (``only_result_checked``)."""
-        if self.module.gather or len(before) + len(on) != 1:
-            return before, on
-        (callback,) = self.applying(step.before) or self.applying(step.on)
-        checked = self.only_result_checked(callback, (before or on)[0])
-        return (checked, on) if before else (before, checked)
+        """``before`` and ``on`` (the call lines of a flat transition's groups), each result
+        checked (``results_checked``)."""
+        return self.results_checked(step.before, before), self.results_checked(step.on, on)
 
-    def only_result_checked(self, callback: Resolved, line: str) -> list[str]:
-        """The statements calling ``callback`` (its call ``line``), the event's only
-        ``before`` or ``on`` callback, with its result checked: python-statemachine's
-        synchronous ``send`` runs an awaitable that is the event's only result to completion
-        (``run_async_from_sync``), which the compiled run refuses (``_returned``). A function
-        that returns ``None`` only is not checked (no cost); an async chart awaits it."""
-        leaf = callback.expr
-        if self.module.gather or not isinstance(leaf, Leaf) or _returns_none_only(leaf):
-            return [line]
-        where = self.literal(leaf.name, "WHERE")
-        # a value of a type known not to be awaitable costs no call
-        test = f"(_result := {line}) is not None"
-        known = "_AWAITS.get(_type(_result)) is not False"
-        return [f"if {test} and {known}: _returned(inst, _result, {where})"]
+    def results_checked(self, callbacks: Iterable[Resolved], lines: list[str]) -> list[str]:
+        """``lines`` (the call lines of ``callbacks``: a ``before`` or ``on`` group, or the
+        content of a compound's initial or a history state's default transition), each
+        result checked: python-statemachine's synchronous ``send`` runs an awaitable that is
+        the event's only such result to completion (``run_async_from_sync``), which the
+        compiled run cannot, so a synchronous chart refuses any awaitable there
+        (``_returned``), never dropping it. A function that returns ``None`` only is not
+        checked (no cost); an async chart awaits what its callbacks return."""
+        if self.module.gather:
+            return lines
+        checked: list[str] = []
+        for callback, line in zip(self.applying(callbacks), lines, strict=True):
+            leaf = callback.expr
+            if not isinstance(leaf, Leaf) or _returns_none_only(leaf):
+                checked.append(line)
+                continue
+            where = self.literal(leaf.name, "WHERE")
+            # a value of a type known not to be awaitable costs no call
+            test = f"(_result := {line}) is not None"
+            known = "_AWAITS.get(_type(_result)) is not False"
+            checked.append(f"if {test} and {known}: _returned(inst, _result, {where})")
+        return checked
 
     def gathered(self, lines: list[str]) -> list[str]:
         """The statements of a callback group python-statemachine's async engine gathers

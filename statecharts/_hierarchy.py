@@ -91,9 +91,6 @@ class _MicroNames:
     failed: str
     handling_error: bool
     initial: bool = False
-    #: The event's only ``before`` or ``on`` callback, whose result python-statemachine's
-    #: synchronous ``send`` returns (and runs, if awaitable): checked (``_returned``).
-    only_result: Resolved | None = None
 
 
 class _Planner:
@@ -822,16 +819,7 @@ class HBinding:
         def body(writer: FunctionWriter) -> None:
             for definition in taken:
                 writer.emit(0, f"# {_describe(definition)}")
-            results = [
-                callback
-                for transition in plan.transitions
-                for group in (Group.BEFORE, Group.ON)
-                for callback in writer.applying(self._transition_group(transition, group))
-            ]
-            checked = names
-            if event is not None and not initial and len(results) == 1:
-                checked = replace(names, only_result=results[0])
-            self._emit_microstep(writer, module, plan, checked)
+            self._emit_microstep(writer, module, plan, names)
 
         write_function(
             module,
@@ -931,7 +919,7 @@ class HBinding:
             phase = self._phase(writer, module, transition, transition.source)
             before += self._prepared(writer, phase)
             group = self._transition_group(transition, Group.BEFORE)
-            lines = self._result_checked(writer, names, writer.call_lines(group, phase), group)
+            lines = writer.results_checked(group, writer.call_lines(group, phase))
             before += writer.gathered(lines)
         # entering the initial configuration is no microstep: python-statemachine lets a
         # failing ``prepare_event`` reach the caller of create()
@@ -1087,24 +1075,9 @@ class HBinding:
             )
             on += self._prepared(writer, phase)
             group = self._transition_group(transition, Group.ON)
-            lines = self._result_checked(writer, names, writer.call_lines(group, phase), group)
+            lines = writer.results_checked(group, writer.call_lines(group, phase))
             on += writer.gathered(lines) if gathered else lines
         return on
-
-    def _result_checked(
-        self,
-        writer: FunctionWriter,
-        names: _MicroNames,
-        lines: list[str],
-        group: tuple[Resolved, ...],
-    ) -> list[str]:
-        """A transition's ``before`` or ``on`` call ``lines``, the event's only result (if it
-        is among them) checked as a flat chart's is."""
-        only = names.only_result
-        if only is None or not any(callback is only for callback in writer.applying(group)):
-            return lines
-        (line,) = lines
-        return writer.only_result_checked(only, line)
 
     def _entry(
         self,
@@ -1140,7 +1113,8 @@ class HBinding:
             initial_transitions = [t for t in state.transitions if t.initial]
             if len(initial_transitions) == 1:
                 group = self._transition_group(initial_transitions[0], Group.ON)
-                risky.append(("step", writer.gathered(writer.call_lines(group, phase))))
+                lines = writer.results_checked(group, writer.call_lines(group, phase))
+                risky.append(("step", writer.gathered(lines)))
         for history_info in plan.default_history.get(state.id, []):
             # python-statemachine runs the ``on`` content of the transition that led here
             # through the history state again (with recorded history, the transition taken)
@@ -1160,7 +1134,7 @@ class HBinding:
             # microstep.
             own = any(history_transition is taken for taken in plan.transitions)
             kind = "on" if own and not names.initial else "step"
-            lines = writer.call_lines(group, history_phase)
+            lines = writer.results_checked(group, writer.call_lines(group, history_phase))
             if kind == "step" or not self.catch or names.handling_error:
                 # gathered, as python-statemachine's async engine runs a group without an
                 # error handler
