@@ -360,3 +360,69 @@ def test_c11_an_observer_that_raises_leaves_the_instance_usable(
     assert outcome.applied
     assert "a" in ids(instance)
     assert instance.model.log == []
+
+
+# -- seed 2608 ---------------------------------------------------------------------------------
+
+
+def test_c17_a_stale_wake_up_runs_nothing_and_asks_again_in_turn() -> None:
+    """``run_due(order)`` for a wake-up that is not the earliest timer's (its timer ran or
+    was dropped since) runs nothing, even when the earliest timer is due, and asks the clock
+    again for that timer with its own order, so instances sharing a clock keep the order
+    their events were sent in."""
+    clock = RecordingClock()
+    instance = compile_chart(Timed).create(Model(), clock=clock)
+    instance.send("go")
+    ((_, due, order),) = clock.wakes
+    clock.now = lambda: 0.010  # type: ignore[method-assign]
+    instance.run_due(order + 1000)  # a stale wake-up
+    assert instance.model.log[1:] == []
+    assert clock.wakes[-1] == (instance, due, order)
+    instance.run_due(order)
+    assert instance.model.log[1:] == ["ping"]
+
+
+class WildFlat(StateChart[Any]):
+    """A flat chart (errors caught as events) whose wildcard transition's ``before`` fails."""
+
+    a = State(initial=True)
+    b = State()
+    anything = a.to(b, event="*", before="boom") | b.to(a, event="*")
+
+    def boom(self) -> None:
+        raise ValueError("boom")
+
+
+def test_c7_a_wildcard_transition_whose_before_fails_reports_its_source() -> None:
+    """An undeclared event taken by a wildcard transition whose ``before`` fails cancels the
+    transition, as python-statemachine does (errors caught as events): the instance stays in
+    the source, and the outcome, not applied (``failed``), names that source."""
+    reference = WildFlat()
+    reference.send("zap")
+    instance = compile_chart(WildFlat).create()
+    outcome = instance.send("zap")
+    assert ids(instance) == ids(reference) == ["a"]
+    assert (outcome.applied, outcome.event, outcome.reason) == (False, "zap", "failed")
+    assert outcome.source is not None
+    assert outcome.source.id == "a"
+
+
+class ClassGuarded(StateChart[Any]):
+    """A guard that is a class method of the chart, asking its ``cls``."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, cond="named") | b.to(a)
+
+    @classmethod
+    def named(cls) -> bool:
+        return cls.__name__ == "ClassGuarded"
+
+
+def test_c8_a_class_method_guard_gets_the_chart_s_class() -> None:
+    """A class method of the chart used as a guard is bound to the chart's class, as
+    python-statemachine binds it: ``cls`` is the declared chart."""
+    reference, instance = ClassGuarded(), compile_chart(ClassGuarded).create()
+    reference.send("go")
+    instance.send("go")
+    assert ids(instance) == ids(reference) == ["b"]
