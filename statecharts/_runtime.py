@@ -1152,8 +1152,8 @@ class StatechartInstance(Instance):
             if mine is None or (queued and not self._node.terminated):
                 return None
             return self._dropped(mine[0], stopped)
-        if collecting is not None:
-            outcome = _with_transitions(outcome, self._node.state, collecting)
+        # (the transitions collected for the outcome were folded into it by the macrostep
+        # after the event: one always runs once an event was taken)
         return outcome
 
     def _dropped(self, event: str, stopped: bool) -> Outcome:
