@@ -279,7 +279,20 @@ def test_c11_observers_see_an_event_dropped_because_the_instance_ended() -> None
 # -- found on the way: an observer that raises -------------------------------------------------
 
 
-class Observed(StateChart[Any]):
+class Notes:
+    """The callbacks of the observed charts: ``go``'s action queues ``note``, which logs."""
+
+    def queue_note(self) -> None:
+        self.send("note")  # type: ignore[attr-defined]
+
+    def noted(self) -> None:
+        self.model.log.append("note")  # type: ignore[attr-defined]
+
+    def never(self) -> bool:
+        return False
+
+
+class Observed(Notes, StateChart[Any]):
     """``go`` and ``back`` between ``a`` and ``b``; ``go``'s action queues ``note``."""
 
     a = State(initial=True)
@@ -288,14 +301,8 @@ class Observed(StateChart[Any]):
     back = b.to(a)
     note = b.to.itself(internal=True, on="noted")
 
-    def queue_note(self) -> None:
-        self.send("note")
 
-    def noted(self) -> None:
-        self.model.log.append("note")
-
-
-class ObservedEventless(StateChart[Any]):
+class ObservedEventless(Notes, StateChart[Any]):
     """The same, with an eventless transition from ``b`` (so the chart runs the processing
     loop, and ``go`` from ``a`` takes its short way)."""
 
@@ -308,17 +315,8 @@ class ObservedEventless(StateChart[Any]):
     b.to(c, cond="never")
     c.to(a)
 
-    def queue_note(self) -> None:
-        self.send("note")
 
-    def noted(self) -> None:
-        self.model.log.append("note")
-
-    def never(self) -> bool:
-        return False
-
-
-class ObservedNested(StateChart[Any]):
+class ObservedNested(Notes, StateChart[Any]):
     """The same inside a compound state."""
 
     class work(State.Compound):
@@ -327,12 +325,6 @@ class ObservedNested(StateChart[Any]):
         go = a.to(b, on="queue_note")
         back = b.to(a)
         note = b.to.itself(internal=True, on="noted")
-
-    def queue_note(self) -> None:
-        self.send("note")
-
-    def noted(self) -> None:
-        self.model.log.append("note")
 
 
 class Refused(Exception):
