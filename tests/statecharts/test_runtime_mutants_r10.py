@@ -418,3 +418,44 @@ def test_c8_a_class_method_guard_gets_the_chart_s_class() -> None:
     reference.send("go")
     instance.send("go")
     assert ids(instance) == ids(reference) == ["b"]
+
+
+# -- seed 2609 ---------------------------------------------------------------------------------
+
+
+class HopThenSlide(StateChart[Any]):
+    """``go`` leads to ``b`` (whose eventless transition is never enabled) and raises
+    ``hop``; ``hop`` leads to ``c``, whose eventless transition slides on to ``d`` at once."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    d = State()
+    e = State()
+    go = a.to(b, on="hopping")
+    b.to(e, cond="never")
+    hop = b.to(c)
+    c.to(d)
+    back = d.to(a) | e.to(a)
+
+    def hopping(self) -> None:
+        self.raise_("hop")
+
+    def never(self) -> bool:
+        return False
+
+
+def test_c5_eventless_transitions_run_after_an_internal_event_in_the_same_macrostep() -> None:
+    """After an event whose target has eventless transitions none enabled, the internal event
+    it raised runs, and the eventless transitions of the state that event reached are taken
+    in the same macrostep, as python-statemachine takes them."""
+    reference = HopThenSlide()
+    reference.send("go")
+    instance = compile_chart(HopThenSlide).create()
+    outcome = instance.send("go")
+    assert ids(instance) == ids(reference) == ["d"]
+    assert [(t.source, t.target) for t in outcome.transitions] == [
+        ("a", "b"),
+        ("b", "c"),
+        ("c", "d"),
+    ]
