@@ -424,42 +424,45 @@ def test_c8_a_class_method_guard_gets_the_chart_s_class() -> None:
 
 
 class HopThenSlide(StateChart[Any]):
-    """``go`` leads to ``b`` (whose eventless transition is never enabled), raises ``hop`` and
-    sends ``probe``; ``hop`` leads to ``c``, whose eventless transition slides on to ``d`` at
-    once; ``probe`` stays in ``d`` but leads from ``c`` to ``e``."""
+    """``go`` leads to ``b``, whose eventless transition's guard (never true) raises ``hop``
+    and sends ``probe`` the first time it is asked; ``hop`` leads to ``c``, whose eventless
+    transition slides on to ``d`` at once; ``probe`` stays in ``d`` but leads from ``c`` to
+    ``e``."""
 
     a = State(initial=True)
     b = State()
     c = State()
     d = State()
     e = State()
-    go = a.to(b, on="hopping")
+    go = a.to(b)
     b.to(e, cond="never")
     hop = b.to(c)
     c.to(d)
     back = d.to(a) | e.to(a)
     probe = c.to(e) | d.to.itself(internal=True)
-
-    def hopping(self) -> None:
-        self.raise_("hop")
-        self.send("probe")
+    asked = False
 
     def never(self) -> bool:
+        if not self.asked:
+            self.asked = True
+            self.raise_("hop")
+            self.send("probe")
         return False
 
 
 def test_c5_eventless_transitions_run_after_an_internal_event_in_the_same_macrostep() -> None:
-    """After an event whose target has eventless transitions none enabled, the internal event
-    it raised runs, and the eventless transitions of the state that event reached are taken
-    in the same macrostep, before the external event it sent, as python-statemachine takes
-    them."""
+    """After an event whose target's eventless transitions are none enabled (their guard
+    raising an internal event and sending an external one), the internal event runs and the
+    eventless transitions of the state it reached are taken in the same macrostep, before the
+    external event, as python-statemachine takes them."""
     reference = HopThenSlide()
     reference.send("go")
     instance = compile_chart(HopThenSlide).create()
     outcome = instance.send("go")
     assert ids(instance) == ids(reference) == ["d"]
-    assert [(t.source, t.target) for t in outcome.transitions][:3] == [
+    assert [(t.source, t.target) for t in outcome.transitions] == [
         ("a", "b"),
         ("b", "c"),
         ("c", "d"),
+        ("d", "d"),
     ]
