@@ -464,5 +464,4 @@ def test_c5_eventless_transitions_run_after_an_internal_event_in_the_same_macros
         ("a", "b"),
         ("b", "c"),
         ("c", "d"),
-        ("d", "d"),
-    ]
+    ]  # (``probe`` ran in ``d`` afterwards, as an event of its own: no move to ``e``)
