@@ -4,7 +4,7 @@ test_runtime_mutants_r10.py: async charts cannot run under mutmut's trampolines,
 mutation script runs this file only when it re-runs a survivor for real.)
 
 Rules checked here (docs/spec.md): C5 (an event the instance ended before taking), C17
-(a cancelled delayed event).
+(a cancelled delayed event), C6 (held callables scanned).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import pytest
 from statemachine import State, StateChart
 from statemachine.exceptions import TransitionNotAllowed
 
-from statecharts import compile_chart
+from statecharts import UnsupportedChart, compile_chart
 
+from . import foreign_callables
 from .test_runtime_r8 import Flag, ending_chart
 
 
@@ -95,3 +96,39 @@ def test_c17_a_delayed_first_event_cancelled_before_it_is_awaited_answers_queued
     assert (log, configuration) == ([], ["idle"])
     assert outcome.applied is False
     assert (outcome.event, outcome.reason) == ("ping", "queued")
+
+
+class HoldsAMachineCheck:
+    """A model instance holding, as the guard ``allowed``, a function that hands the machine
+    it is given to ``isinstance`` (python-statemachine's machine is a ``StateChart``)."""
+
+    def __init__(self) -> None:
+        self.allowed = foreign_callables.is_machine
+
+
+class AsyncGuarded(StateChart[Any]):
+    """An async chart (its ``enter`` of ``yes`` awaits) guarded by the model's ``allowed``."""
+
+    a = State(initial=True)
+    yes = State(final=True)
+    no = State(final=True)
+    go = a.to(yes, cond="allowed") | a.to(no)
+
+    async def on_enter_yes(self) -> None:
+        await asyncio.sleep(0)
+
+
+def test_c6_an_async_chart_refuses_a_held_callable_that_asks_the_machine() -> None:
+    """A callable the model instance holds, used by an async chart, is scanned as a
+    synchronous chart scans it: python-statemachine's machine answers the guard ``True``, the
+    compiled one would answer otherwise, so the run raises ``UnsupportedChart`` naming it."""
+
+    async def run(machine: Any) -> list[str]:
+        await machine.activate_initial_state()
+        await machine.send("go")
+        return [state.id for state in machine.configuration]
+
+    assert asyncio.run(run(AsyncGuarded(HoldsAMachineCheck()))) == ["yes"]
+    instance = compile_chart(AsyncGuarded).create(HoldsAMachineCheck())
+    with pytest.raises(UnsupportedChart, match=r"HoldsAMachineCheck\.allowed "):
+        asyncio.run(run(instance))
