@@ -166,6 +166,8 @@ STATECHARTS_REAL_ONLY = (
     "tests/statecharts/test_divergences_r8.py",
     "tests/review/test_review_issue_10_r8.py",
     "tests/review/test_review_issue_10_r9.py",
+    "tests/review/test_review_issue_10_r10.py",
+    "tests/review/test_review_issue_10_r10b.py",
     "tests/review/test_review_issue_10.py",
     "tests/review/test_review_issue_10_more.py",
     "tests/review/test_review_issue_10_r3.py",
