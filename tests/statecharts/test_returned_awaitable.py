@@ -12,6 +12,7 @@ Rules checked here (docs/spec.md): C21.
 
 from __future__ import annotations
 
+import types
 import warnings
 from typing import Any
 
@@ -157,3 +158,61 @@ def test_c21_an_awaitable_among_several_results_is_refused_where_psm_runs_none(
         with pytest.raises(UnsupportedChart, match=r"\.(act|other), when the event runs"):
             instance.send("go")
     assert LOG == []
+
+
+class Plain:
+    """A value of a class no callback returned before (its awaitability is not known yet)."""
+
+
+@types.coroutine
+def _generator_coroutine() -> Any:
+    LOG.append("generator coroutine ran")
+    yield
+
+
+class ReturnsKinds(StateChart[Any]):
+    """``go``'s only action returns what the model's ``make`` gives."""
+
+    a = State(initial=True)
+    b = State()
+    go = a.to(b, on="act") | b.to(a, on="act")
+
+    def act(self) -> Any:
+        return self.model.make()
+
+
+class Maker:
+    def __init__(self, make: Any) -> None:
+        self.make = make
+
+
+def _plain_generator() -> Any:
+    yield 1
+
+
+@pytest.mark.parametrize(
+    "make", [Plain, _plain_generator], ids=["a-new-class-s-value", "a-plain-generator"]
+)
+def test_c21_a_value_that_is_not_awaitable_is_returned_as_in_psm(make: Any) -> None:
+    """A plain callback returning a value that is no awaitable (of a class never seen before,
+    or a plain generator) runs on, the transition taken, as in python-statemachine."""
+    for machine in (ReturnsKinds(Maker(make)), compile_chart(ReturnsKinds).create(Maker(make))):
+        machine.send("go")
+        machine.send("go")
+        assert [s.id for s in machine.configuration] == ["a"]
+
+
+def test_c21_a_generator_based_coroutine_is_refused_every_time() -> None:
+    """A generator-based coroutine (``types.coroutine``) is awaitable: refused, with what to
+    do about it, each time it is returned (knowing generators are not awaitable in general
+    must not let the next one through)."""
+    chart = compile_chart(ReturnsKinds)
+    for _ in range(2):
+        instance = chart.create(Maker(_generator_coroutine))
+        with pytest.raises(UnsupportedChart) as refused:
+            instance.send("go")
+        message = str(refused.value)
+        assert "ReturnsKinds.act, when the event runs" in message
+        assert "make the callback async" in message
+        assert "python-statemachine's send runs it to completion" in message
+    assert LOG.count("generator coroutine ran") == 0
