@@ -2,7 +2,7 @@
 (seed 2606, measured on 4284200) found untested; each test is named after what a chart author
 observes and, where the rule is a semantic one, compares with python-statemachine.
 
-Rules checked here (docs/spec.md): C16 (the generated source). (Its other survivors are
+Rules checked here (docs/spec.md): C7 (errors as events), C16 (the generated source). (Its other survivors are
 killed by test_returned_awaitable.py, or argued equivalent in tools/equivalent_mutants.txt.)
 """
 
@@ -35,3 +35,34 @@ def test_c16_a_constant_in_a_guard_expression_is_named_value_in_the_source() -> 
     reference.send("go")
     instance.send("go")
     assert [s.id for s in instance.configuration] == [s.id for s in reference.configuration]
+
+
+class FailingHandler(StateChart[Any]):
+    """A flat chart (errors caught as events): ``go``'s action fails, and the action of the
+    ``error.execution`` transition handling it fails too."""
+
+    a = State(initial=True)
+    b = State()
+    c = State()
+    go = a.to(b, on="boom")
+    error_execution = b.to(c, on="boom_again")
+    back = c.to(a) | b.to(a)
+
+    def boom(self) -> None:
+        raise ValueError("boom")
+
+    def boom_again(self) -> None:
+        raise KeyError("again")
+
+
+def test_c7_a_failing_action_while_error_execution_is_handled_cancels_that_transition() -> None:
+    """While ``error.execution`` is handled, a failing action cancels the handling transition
+    and its error is dropped, as python-statemachine does: the instance is back in the
+    handler's source (not between states) and takes the next event from there."""
+    seen = []
+    for machine in (FailingHandler(), compile_chart(FailingHandler).create()):
+        machine.send("go")
+        after_go = [s.id for s in machine.configuration]
+        machine.send("back")
+        seen.append((after_go, [s.id for s in machine.configuration]))
+    assert seen[1] == seen[0] == (["b"], ["a"])
