@@ -747,25 +747,19 @@ class FunctionWriter:
         """Statements calling each callback that applies to this function's event."""
         return [self.expr(callback.expr, phase) for callback in self.applying(callbacks)]
 
-    def result_checked(
-        self, step: Step, before: list[str], on: list[str]
-    ) -> tuple[list[str], list[str]]:
-        """``before`` and ``on`` (the call lines of a flat transition's groups), each result
-        checked (``results_checked``)."""
-        return self.results_checked(step.before, before), self.results_checked(step.on, on)
-
-    def results_checked(self, callbacks: Iterable[Resolved], lines: list[str]) -> list[str]:
-        """``lines`` (the call lines of ``callbacks``: a ``before`` or ``on`` group, or the
-        content of a compound's initial or a history state's default transition), each
-        result checked: python-statemachine's synchronous ``send`` runs an awaitable that is
-        the event's only such result to completion (``run_async_from_sync``), which the
-        compiled run cannot, so a synchronous chart refuses any awaitable there
-        (``_returned``), never dropping it. A function that returns ``None`` only is not
-        checked (no cost); an async chart awaits what its callbacks return."""
+    def checked_calls(self, callbacks: Iterable[Resolved], phase: Phase) -> list[str]:
+        """``call_lines`` of a ``before`` or ``on`` group (or of the content of a compound's
+        initial or a history state's default transition), each result checked:
+        python-statemachine's synchronous ``send`` runs an awaitable that is the event's only
+        such result to completion (``run_async_from_sync``), which the compiled run cannot,
+        so a synchronous chart refuses any awaitable there (``_returned``), never dropping
+        it. A function that returns ``None`` only is not checked (no cost); an async chart
+        awaits what its callbacks return."""
         if self.module.gather:
-            return lines
+            return self.call_lines(callbacks, phase)
         checked: list[str] = []
-        for callback, line in zip(self.applying(callbacks), lines, strict=True):
+        for callback in self.applying(callbacks):
+            line = self.expr(callback.expr, phase)
             leaf = callback.expr
             if not isinstance(leaf, Leaf) or _returns_none_only(leaf):
                 checked.append(line)
@@ -849,11 +843,8 @@ class FunctionWriter:
         always = not step.cond
         indent = self.selection(indent, step, base)
         failed = [f"_failed(inst, error, {self.handling_error})", f"return {step.failed}"]
-        before, on = self.result_checked(
-            step,
-            self.call_lines(step.before, base),
-            self.call_lines(step.on, self.phase(t, src, src, tgt, new_state=after_state)),
-        )
+        before = self.checked_calls(step.before, base)
+        on = self.checked_calls(step.on, self.phase(t, src, src, tgt, new_state=after_state))
         before = self.gathered(before)
         self.block(indent, before, failed if self.catch else None)
         self.isolated(indent, self.handled(self.call_lines(step.exit, base)))

@@ -919,7 +919,7 @@ class HBinding:
             phase = self._phase(writer, module, transition, transition.source)
             before += self._prepared(writer, phase)
             group = self._transition_group(transition, Group.BEFORE)
-            lines = writer.results_checked(group, writer.call_lines(group, phase))
+            lines = writer.checked_calls(group, phase)
             before += writer.gathered(lines)
         # entering the initial configuration is no microstep: python-statemachine lets a
         # failing ``prepare_event`` reach the caller of create()
@@ -1075,7 +1075,7 @@ class HBinding:
             )
             on += self._prepared(writer, phase)
             group = self._transition_group(transition, Group.ON)
-            lines = writer.results_checked(group, writer.call_lines(group, phase))
+            lines = writer.checked_calls(group, phase)
             on += writer.gathered(lines) if gathered else lines
         return on
 
@@ -1113,7 +1113,7 @@ class HBinding:
             initial_transitions = [t for t in state.transitions if t.initial]
             if len(initial_transitions) == 1:
                 group = self._transition_group(initial_transitions[0], Group.ON)
-                lines = writer.results_checked(group, writer.call_lines(group, phase))
+                lines = writer.checked_calls(group, phase)
                 risky.append(("step", writer.gathered(lines)))
         for history_info in plan.default_history.get(state.id, []):
             # python-statemachine runs the ``on`` content of the transition that led here
@@ -1134,7 +1134,7 @@ class HBinding:
             # microstep.
             own = any(history_transition is taken for taken in plan.transitions)
             kind = "on" if own and not names.initial else "step"
-            lines = writer.results_checked(group, writer.call_lines(group, history_phase))
+            lines = writer.checked_calls(group, history_phase)
             if kind == "step" or not self.catch or names.handling_error:
                 # gathered, as python-statemachine's async engine runs a group without an
                 # error handler
