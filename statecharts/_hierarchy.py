@@ -332,10 +332,16 @@ class HBinding:
         """The shared node of a configuration, history values and mode (made on first
         reach); mode ``None``: at rest (stopped if a top-level parallel state is complete,
         as a snapshot or a resumed instance is)."""
-        configuration = tuple(configuration)
+        return self._node(tuple(configuration), _history_tuple(history), mode)
+
+    def _node(
+        self,
+        configuration: tuple[DeclaredState, ...],
+        history_items: tuple[tuple[str, tuple[DeclaredState, ...]], ...],
+        mode: int | None,
+    ) -> HNode:
         if mode is None:
             mode = STOPPED if _parallel_done(configuration) else RUNNING
-        history_items = _history_tuple(history)
         key = _node_key(configuration, history_items, mode)
         found = self._nodes.get(key)
         if found is None:
@@ -362,8 +368,7 @@ class HBinding:
     def settled(self, node: HNode) -> HNode:
         """At the end of a macrostep, ``node`` (pending): stopped if a top-level parallel
         state is still complete, else running, as python-statemachine's engine checks."""
-        history = {name: list(states) for name, states in node.history}
-        return self.node(node.declared_configuration, history, None)
+        return self._node(node.declared_configuration, node.history, None)
 
     def _entering(self, node: HNode) -> HNode:
         """A copy of ``node`` (a top-level final state's configuration) not terminated: what

@@ -653,7 +653,7 @@ class Instance:
             0 if pending is None else pending.now_ns(),
             vars(self) if runtime.has_fields else {},
             runtime.instance_fields,
-            node.binding.stopping(node) if runtime.hierarchical else None,
+            node.binding.stopping(node),
         )
 
     def cancel_event(self, send_id: str) -> None:
@@ -1904,6 +1904,10 @@ class Binding:
         """``node`` at the end of a macrostep: a flat chart's never waits to stop (only a
         statechart's top-level parallel state does, ``HBinding.settled``)."""
         return node
+
+    def stopping(self, node: StateNode) -> str | None:
+        """What a snapshot says of a flat chart's stopping: nothing (``HBinding.stopping``)."""
+        return None
 
     def terminated(self, node: StateNode, event: str) -> Outcome:
         """The outcome of an event sent once the instance terminated (python-statemachine
