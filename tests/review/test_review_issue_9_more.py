@@ -374,17 +374,22 @@ class OpensOnNaN(GateSUT):
 
 
 def test_M4_a_divergence_prints_steps_that_paste_into_a_test() -> None:
-    """A float payload strategy (``st.floats()``) finds ``nan``: the divergence prints
-    ``Step('k0', 'pay', {'amount': nan})``, which is not Python (NameError when pasted)."""
+    """A float payload strategy that draws ``nan`` finds the divergence, which must print
+    ``Step('k0', 'pay', {'amount': nan})`` as Python that pastes into a test (``nan`` alone is
+    a NameError). The strategy draws ``nan`` one time in three, and the search is derandomized:
+    with ``st.floats()`` it missed ``nan`` in about one run of ten."""
     from hypothesis import strategies as st
 
     from statecharts.testing import Divergence, Step
 
+    amounts = st.sampled_from([1.0, 3.0, float("nan")])
     machine = chart_machine(
-        GATE, OpensOnNaN, payloads={"pay": st.fixed_dictionaries({"amount": st.floats()})}
+        GATE, OpensOnNaN, payloads={"pay": st.fixed_dictionaries({"amount": amounts})}
     )
     with pytest.raises(Divergence) as raised:
-        run_state_machine_as_test(machine, settings=settings(max_examples=200, database=None))
+        run_state_machine_as_test(
+            machine, settings=settings(max_examples=200, database=None, derandomize=True)
+        )
     text = str(raised.value)
     block = text[
         text.index("steps = [") + len("steps = ") : text.index("]", text.index("steps = [")) + 1
