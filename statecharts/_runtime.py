@@ -2815,8 +2815,47 @@ def _collect(names: set[str], name: str) -> Any:
     return Const(True)
 
 
+#: CPython's type flags: a class defined in Python; instances the garbage collector visits.
+_HEAP_TYPE, _COLLECTED = 1 << 9, 1 << 14
+#: Types of values that are neither callable nor a dict (checked first: cheaper).
+_DATA = frozenset({int, float, str, bool, bytes, complex, type(None)})
+
+
+def _direct_entry(binding: Any, model_type: type) -> tuple[type[Instance], Any, bool] | None:
+    """What ``Chart.create`` needs to set up an instance of ``binding`` for a model of
+    ``model_type`` itself, or ``None`` when creating one must call out: to check the
+    model's names, to enter the initial state through callbacks or asynchronously, or to
+    tell held callbacks from the model's values other than ``_variant``'s way.
+
+    The third item says whether a model's values must be scanned as ``_variant`` scans
+    them (an instance the collector never visits holds none). ``create`` scans them when its
+    class is the last referent, as it is when every class of the model's but ``object`` is
+    a Python class that Python compiled (the only classes admitted).
+    """
+    if binding.checks_model or binding.is_async or binding.initial is not None:
+        return None
+    if not binding.instance_callbacks:
+        return binding.cls, binding.initial_node, False
+    if not binding.by_values:
+        return None
+    if not all(base.__flags__ & _HEAP_TYPE for base in model_type.__mro__[:-1]):
+        return None
+    return binding.cls, binding.initial_node, bool(model_type.__flags__ & _COLLECTED)
+
+
+class _NoModel:
+    """The type of ``_NO_MODEL``: never a model's, so no model type ``create`` caches (an
+    ``object()`` passed as the model, say) can match the default."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<no model>"
+
+
 #: ``create()`` called without a model (a chart's own ``__init__`` then gets no argument).
-_NO_MODEL: Any = object()
+_NO_MODEL: Any = _NoModel()
+_referents = gc.get_referents
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -2833,6 +2872,11 @@ class Chart(ChartDef):
     _by_type: dict[type, Binding] = field(default_factory=dict, repr=False)
     #: The instance class running a chart's own ``__init__`` (``None``: the chart has none).
     _custom_init: type[Instance] | None = field(default=None, repr=False)
+    #: Per model type seen, what ``create`` needs to set up an instance directly (see
+    #: ``_direct_entry``; ``None``: it cannot).
+    _direct: dict[type, tuple[type[Instance], Any, bool] | None] = field(
+        default_factory=dict, repr=False
+    )
 
     _registry: ClassVar[dict[type, Chart]] = {}
 
@@ -2863,6 +2907,32 @@ class Chart(ChartDef):
         synchronous engine), a ``VirtualClock`` (deterministic: see ``run_until_idle``) or an
         ``AsyncioClock`` (real time on an event loop).
         """
+        model_type = type(model)
+        direct = self._direct.get(model_type)
+        if direct is not None and clock is None and not args and not kwargs:
+            # the path below for a binding ``_direct_entry`` admits, without its calls
+            cls, node, scans = direct
+            values = _referents(model) if scans else None
+            # ``_variant``'s scan of the values held, the class last (a class mypyc compiled
+            # is not among them: the path below scans)
+            if values and values.pop() is model_type:
+                for value in values:
+                    if type(value) not in _DATA and (callable(value) or isinstance(value, dict)):
+                        break  # maybe a callback held: the path below looks
+                else:
+                    scans = False
+            if not scans:
+                instance: Instance = _new_object(cls)
+                instance._node = node
+                instance.model = model
+                instance._pending = None
+                return instance
+        return self._create(model, args, kwargs, clock)
+
+    def _create(
+        self, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], clock: Clock | None
+    ) -> Instance:
+        """``create``'s general path: every model, every chart."""
         if self._custom_init is not None:
             given = args if model is _NO_MODEL else (model, *args)
             return _construct(self._custom_init, given, kwargs, clock)
@@ -2873,6 +2943,8 @@ class Chart(ChartDef):
         binding: Any = self._by_type.get(type(model))
         if binding is None:
             binding = self._binding(model)
+        if type(model) not in self._direct:  # (a chart's own ``__init__`` returned above)
+            self._direct[type(model)] = _direct_entry(binding, type(model))
         if binding.instance_callbacks:
             binding = _variant(binding, model)
         held = binding.check_instance(model) if binding.checks_model else None
