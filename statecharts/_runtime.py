@@ -2804,7 +2804,6 @@ def _callback_names(chart: ChartDef) -> frozenset[str]:
                 parse_guard(callback.ref, lambda name: _collect(names, name))
             else:
                 names.add(callback.lookup_name or callback.ref)
-    names.discard("state")
     return frozenset(names)
 
 

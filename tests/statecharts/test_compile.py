@@ -217,6 +217,31 @@ def test_callback_naming_an_event_is_refused() -> None:
         compile_chart(Loop)
 
 
+def test_an_enter_callback_of_any_state_naming_an_event_is_refused_when_compiled() -> None:
+    # the first of three states, not only the last one looked at
+    class Entering(StateChart):
+        idle = State(initial=True, enter="go")
+        busy = State()
+        done = State(final=True)
+        go = idle.to(busy)
+        end = busy.to(done)
+
+    with pytest.raises(UnsupportedChart, match=r"a callback naming an event.*'go'"):
+        compile_chart(Entering)
+
+
+def test_a_guard_naming_an_event_called_state_is_refused_when_compiled() -> None:
+    # ``state`` is no exception: a callback naming an event is refused before any instance
+    class Named(StateChart):
+        idle = State(initial=True)
+        done = State(final=True)
+        go = idle.to(done, cond="state")
+        other = idle.to(done, event="state")
+
+    with pytest.raises(UnsupportedChart, match=r"a callback naming an event.*'state'"):
+        compile_chart(Named)
+
+
 def test_class_level_listeners_are_refused() -> None:
     class Listening(StateChart):
         listeners = (object(),)
