@@ -1534,6 +1534,7 @@ class Binding:
         "instance_names",
         "instance_shadows",
         "is_async",
+        "method_shadows",
         "nodes",
         "resolver",
         "runtime",
@@ -2218,6 +2219,7 @@ class Runtime:
         # shadowing a method: C9)
         binding.by_values = resolver.plain_dir and not self.done_data
         binding.instance_callbacks = binding.instance_shadows = frozenset()
+        binding.method_shadows = ()
         if model_type is not type(None) and not held:
             shadows = frozenset(resolver.shadowable).union(
                 name
@@ -2225,6 +2227,11 @@ class Runtime:
                 if _static_lookup(model_type, name) is not _MISSING
             )
             binding.instance_shadows = shadows
+            # those an instance's non-callable value would shadow unseen by its values (the
+            # class's callable, where python-statemachine would read the value: C9)
+            binding.method_shadows = tuple(
+                sorted(name for name in shadows if _callable_on_class(model_type, name))
+            )
             binding.instance_callbacks = shadows.union(
                 name
                 for name in self.conventions | self.refused_conventions
@@ -2716,7 +2723,8 @@ def _bound(binding: Any, model: Any) -> tuple[Any, dict[str, Any] | None]:
 
 def _variant(binding: Any, model: Any) -> Any:
     """The binding for a model instance that may hold naming-convention callbacks its class
-    lacks: a variant generated for those it holds, else ``binding``."""
+    lacks, or values shadowing callables of its class: a variant generated for those it holds,
+    else ``binding``."""
     if not binding.by_values:
         return binding.runtime.for_instance(binding, model)
     # the garbage collector's view of the instance: none of its values callable (nor a dict,
@@ -2724,13 +2732,33 @@ def _variant(binding: Any, model: Any) -> Any:
     # build the dict it keeps inline, 64 bytes for good. Its class is seen once (the type it
     # visits): seen again, the instance holds it.
     cls = type(model)
-    typed = False
+    typed = held = False
     for value in gc.get_referents(model):
         if value is cls and not typed:
             typed = True
         elif callable(value) or isinstance(value, dict):
             return binding.runtime.for_instance(binding, model)
+        else:
+            held = True
+    if held and _shadowed(binding.method_shadows, model):
+        return binding.runtime.for_instance(binding, model)
     return binding
+
+
+def _shadowed(names: tuple[str, ...], model: Any) -> bool:
+    """Whether ``model``, holding no callable, holds a value under one of ``names``, each a
+    callable its class gives it (``getattr`` then reads the value: the class's is callable)."""
+    for name in names:  # noqa: SIM110 - a loop: any() over a generator costs more on create
+        if not callable(getattr(model, name, None)):
+            return True
+    return False
+
+
+def _callable_on_class(model_type: type, name: str) -> bool:
+    """Whether ``name`` of ``model_type`` gives its instances a callable (a function, a
+    static or class method, a callable object)."""
+    value = _static_lookup(model_type, name)
+    return isinstance(value, classmethod) or callable(value)
 
 
 def _new_instance(
@@ -2820,7 +2848,9 @@ _HEAP_TYPE, _COLLECTED = 1 << 9, 1 << 14
 _DATA = frozenset({int, float, str, bool, bytes, complex, type(None)})
 
 
-def _direct_entry(binding: Any, model_type: type) -> tuple[type[Instance], Any, bool] | None:
+def _direct_entry(
+    binding: Any, model_type: type
+) -> tuple[type[Instance], Any, bool, tuple[str, ...]] | None:
     """What ``Chart.create`` needs to set up an instance of ``binding`` for a model of
     ``model_type`` itself, or ``None`` when creating one must call out: to check the
     model's names, to enter the initial state through callbacks or asynchronously, or to
@@ -2829,17 +2859,19 @@ def _direct_entry(binding: Any, model_type: type) -> tuple[type[Instance], Any, 
     The third item says whether a model's values must be scanned as ``_variant`` scans
     them (an instance the collector never visits holds none). ``create`` scans them when its
     class is the last referent, as it is when every class of the model's but ``object`` is
-    a Python class that Python compiled (the only classes admitted).
+    a Python class that Python compiled (the only classes admitted). The fourth names the
+    callables of the model's class a value it holds would shadow (see ``_shadowed``).
     """
     if binding.checks_model or binding.is_async or binding.initial is not None:
         return None
     if not binding.instance_callbacks:
-        return binding.cls, binding.initial_node, False
+        return binding.cls, binding.initial_node, False, ()
     if not binding.by_values:
         return None
     if not all(base.__flags__ & _HEAP_TYPE for base in model_type.__mro__[:-1]):
         return None
-    return binding.cls, binding.initial_node, bool(model_type.__flags__ & _COLLECTED)
+    collected = bool(model_type.__flags__ & _COLLECTED)
+    return binding.cls, binding.initial_node, collected, binding.method_shadows
 
 
 class _NoModel:
@@ -2873,7 +2905,7 @@ class Chart(ChartDef):
     _custom_init: type[Instance] | None = field(default=None, repr=False)
     #: Per model type seen, what ``create`` needs to set up an instance directly (see
     #: ``_direct_entry``; ``None``: it cannot).
-    _direct: dict[type, tuple[type[Instance], Any, bool] | None] = field(
+    _direct: dict[type, tuple[type[Instance], Any, bool, tuple[str, ...]] | None] = field(
         default_factory=dict, repr=False
     )
 
@@ -2910,7 +2942,7 @@ class Chart(ChartDef):
         direct = self._direct.get(model_type)
         if direct is not None and clock is None and not args and not kwargs:
             # the path below for a binding ``_direct_entry`` admits, without its calls
-            cls, node, scans = direct
+            cls, node, scans, shadows = direct
             values = _referents(model) if scans else None
             # ``_variant``'s scan of the values held, the class last (a class mypyc compiled
             # is not among them: the path below scans)
@@ -2919,7 +2951,7 @@ class Chart(ChartDef):
                     if type(value) not in _DATA and (callable(value) or isinstance(value, dict)):
                         break  # maybe a callback held: the path below looks
                 else:
-                    scans = False
+                    scans = bool(values) and _shadowed(shadows, model)
             if not scans:
                 instance: Instance = _new_object(cls)
                 instance._node = node

@@ -1205,17 +1205,10 @@ def test_c9_a_value_shadowing_a_method_is_read_when_the_instance_holds_another_c
     assert _steps(compile_chart(AsyncGuarded).create, make(), ("go", "go")) == reference
 
 
-# break 13: a non-callable instance attribute shadowing a method of the model's class
+# break 13 (fixed): a non-callable instance attribute shadowing a method of the model's class
 # (``model.allowed = False`` over ``def allowed``): python-statemachine binds
-# ``getattr(model, name)`` and reads False; the compiled instance runs the class's method
-# (True) unless the instance happens to hold some other callable or a dict (then it reads
-# False), silently: docs/spec.md C9 now states it (5c03250) as a cost decision, but C6 says
-# refuse, never approximate, and the same model answers otherwise by an unrelated attribute
-@pytest.mark.xfail(
-    strict=True,
-    reason="break 13, open: a non-callable value shadowing a method is not read (C9 states "
-    "it: seeing it costs every model instance its __dict__, 64 bytes)",
-)
+# ``getattr(model, name)`` and reads False; the compiled instance ran the class's method (True)
+# unless the instance happened to hold some other callable or a dict
 @pytest.mark.parametrize("value", [False, 0, None, ""], ids=repr)
 def test_c9_a_value_shadowing_a_method_of_the_models_class_is_read_as_in_psm(value: Any) -> None:
     def make() -> Any:
