@@ -59,6 +59,13 @@ _OBJECT_CLASS = vars(object)["__class__"]
 #: ``FAILS``: a callable of the chart or the model's class python-statemachine cannot adapt
 #: (``adapted``): each instance fails, where the entry's ``where`` is the error's message.
 READ, LISTED, REFUSED, FAILS = "read", "listed", "refused", "fails"
+#: The signature given a callable that fails as python-statemachine adapts it (never called).
+_ANY_ARGUMENTS = inspect.Signature(
+    [
+        inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+        inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+    ]
+)
 
 #: Names python-statemachine never resolves on the machine itself (its "protected" attributes).
 _PROTECTED = frozenset(
@@ -286,6 +293,9 @@ class Resolver:
         #: same name would shadow (a function, a static or class method, a plain attribute;
         #: not a property or other data descriptor, which ``getattr`` prefers).
         self.shadowable: dict[str, None] = {}
+        #: The declared names resolved to the chart alone, the model's class lacking them: an
+        #: instance holding one has its value bound too, as python-statemachine binds both.
+        self.chart_only: dict[str, None] = {}
         #: Says what a model's method does with the machine the compiled instance would
         #: answer otherwise (``None``: nothing); such a callback raises ``UnsupportedChart``
         #: when it runs, naming itself, rather than answering silently.
@@ -428,15 +438,31 @@ class Resolver:
 
         return refused
 
+    def _on_class(self, name: str) -> bool:
+        """Whether the model's class has ``name`` (``model_leaf`` would find it)."""
+        return (
+            self.model_type is not None
+            and name != "state"
+            and _static_lookup(self.model_type, name) is not _MISSING
+        )
+
     def _callable_leaf(self, key: str, owner: str, target: Any, where: str) -> Leaf:
         # python-statemachine adapts each callable when it builds a machine, which fails for
         # a class or a callable object (one it binds through ``__get__`` aside)
+        fails = False
         if isinstance(target, type) or not hasattr(type(target), "__get__"):
             try:
                 adapted(target)
             except AttributeError as error:
                 self.instance_names.setdefault(f"{key} adapted", (str(error), FAILS))
-        signature = signature_of(target, bound=False, where=where, chart=self.chart_name)
+                fails = True
+        try:
+            signature = signature_of(target, bound=False, where=where, chart=self.chart_name)
+        except UnsupportedChart:
+            if not fails:
+                raise
+            # never called: creating an instance raises python-statemachine's error first
+            signature = _ANY_ARGUMENTS
         return Leaf(key, owner, Mode.CALL, self._awaited(target), where, signature)
 
     def _awaited(self, target: Any) -> Any:
@@ -450,15 +476,24 @@ class Resolver:
     def _owners(self, name: str, where: str, convention: bool = False) -> list[Leaf]:
         """Who provides ``name``: the chart, the model's class, or else (for a declared name
         and a model) the model instance, read when the instance is created (``hold``)."""
-        chart, model = self.chart_leaf(name), self.model_leaf(name)
-        if model is not None and model.mode is not Mode.DYNAMIC:
-            self.shadowable[name] = None
-        if name in self.instance_callbacks and (model is not None or convention):
+        chart = self.chart_leaf(name)
+        model: Leaf | None
+        if name in self.instance_callbacks and (
+            convention or chart is not None or self._on_class(name)
+        ):
+            # held by the instance: python-statemachine binds ``getattr(model, name)``, the
+            # instance's, and never adapts what the class has under the name
             assert self.model_type is not None
             label = f"{self.model_type.__name__}.{name}"
             self.instance_names.setdefault(name, (label, READ))
             self.held[name] = None
             model = Leaf(f"model:{name}", "model", Mode.DYNAMIC, name, label)
+        else:
+            model = self.model_leaf(name)
+            if model is not None and model.mode is not Mode.DYNAMIC:
+                self.shadowable[name] = None
+            elif model is None and chart is not None and not convention:
+                self.chart_only[name] = None
         owners = [leaf for leaf in (chart, model) if leaf]
         if model is not None and self.own_dir:
             if convention or chart is not None:

@@ -1525,6 +1525,7 @@ class Binding:
         "by_values",
         "chained",
         "chart",
+        "chart_names",
         "checks_model",
         "cls",
         "held_names",
@@ -2219,7 +2220,7 @@ class Runtime:
         # shadowing a method: C9)
         binding.by_values = resolver.plain_dir and not self.done_data
         binding.instance_callbacks = binding.instance_shadows = frozenset()
-        binding.method_shadows = ()
+        binding.method_shadows = binding.chart_names = ()
         if model_type is not type(None) and not held:
             shadows = frozenset(resolver.shadowable).union(
                 name
@@ -2227,16 +2228,23 @@ class Runtime:
                 if _static_lookup(model_type, name) is not _MISSING
             )
             binding.instance_shadows = shadows
-            # those an instance's non-callable value would shadow unseen by its values (the
-            # class's callable, where python-statemachine would read the value: C9)
+            # what an instance's non-callable value would change unseen by its values: the
+            # class's callable it shadows, or the chart's it joins, where python-statemachine
+            # reads the value (C9)
             binding.method_shadows = tuple(
                 sorted(name for name in shadows if _callable_on_class(model_type, name))
             )
+            binding.chart_names = tuple(sorted(resolver.chart_only))
             binding.instance_callbacks = shadows.union(
-                name
-                for name in self.conventions | self.refused_conventions
-                if _static_lookup(model_type, name) is _MISSING
+                resolver.chart_only,
+                (
+                    name
+                    for name in self.conventions | self.refused_conventions
+                    if _static_lookup(model_type, name) is _MISSING
+                ),
             )
+            if binding.instance_callbacks:
+                _vet_own_dict(self.chart.name, model_type)
         return binding  # type: ignore[no-any-return]
 
     def _binding_of(self, resolver: Resolver) -> Any:
@@ -2740,18 +2748,41 @@ def _variant(binding: Any, model: Any) -> Any:
             return binding.runtime.for_instance(binding, model)
         else:
             held = True
-    if held and _shadowed(binding.method_shadows, model):
+    if held and _shadowed(binding.method_shadows, binding.chart_names, model):
         return binding.runtime.for_instance(binding, model)
     return binding
 
 
-def _shadowed(names: tuple[str, ...], model: Any) -> bool:
-    """Whether ``model``, holding no callable, holds a value under one of ``names``, each a
-    callable its class gives it (``getattr`` then reads the value: the class's is callable)."""
-    for name in names:  # noqa: SIM110 - a loop: any() over a generator costs more on create
+def _shadowed(shadows: tuple[str, ...], chart_names: tuple[str, ...], model: Any) -> bool:
+    """Whether ``model``, holding no callable, may hold a value under one of ``shadows``, each
+    a callable its class gives it (``getattr`` then reads the value: the class's is
+    callable), or of ``chart_names``, the chart's callbacks its class lacks (``getattr`` then
+    finds one)."""
+    for name in shadows:
         if not callable(getattr(model, name, None)):
             return True
+    for name in chart_names:  # noqa: SIM110 - loops: any() over a generator costs more
+        if hasattr(model, name):
+            return True
     return False
+
+
+#: How CPython gives instances their ``__dict__`` (a class's own, or a builtin's such as
+#: ``types.SimpleNamespace``'s).
+_DICT_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)
+
+
+def _vet_own_dict(chart: str, model_type: type) -> None:
+    """Refuse a model class whose ``__dict__`` is not its instances' dict (a property of its
+    own, say): which callbacks an instance holds is read there."""
+    own = _static_lookup(model_type, "__dict__")
+    if own is not _MISSING and type(own) not in _DICT_DESCRIPTORS:
+        raise UnsupportedChart(
+            chart,
+            "a model class defining __dict__",
+            f"{model_type.__name__}.__dict__",
+            "the callbacks a model instance holds are read from its own __dict__",
+        )
 
 
 def _callable_on_class(model_type: type, name: str) -> bool:
@@ -2848,9 +2879,11 @@ _HEAP_TYPE, _COLLECTED = 1 << 9, 1 << 14
 _DATA = frozenset({int, float, str, bool, bytes, complex, type(None)})
 
 
-def _direct_entry(
-    binding: Any, model_type: type
-) -> tuple[type[Instance], Any, bool, tuple[str, ...]] | None:
+#: What ``Chart.create`` keeps per model type to set up its instances directly.
+_Direct = tuple[type[Instance], Any, bool, tuple[str, ...], tuple[str, ...]]
+
+
+def _direct_entry(binding: Any, model_type: type) -> _Direct | None:
     """What ``Chart.create`` needs to set up an instance of ``binding`` for a model of
     ``model_type`` itself, or ``None`` when creating one must call out: to check the
     model's names, to enter the initial state through callbacks or asynchronously, or to
@@ -2860,18 +2893,20 @@ def _direct_entry(
     them (an instance the collector never visits holds none). ``create`` scans them when its
     class is the last referent, as it is when every class of the model's but ``object`` is
     a Python class that Python compiled (the only classes admitted). The fourth names the
-    callables of the model's class a value it holds would shadow (see ``_shadowed``).
+    callables of the model's class a value it holds would shadow, the fifth the chart's
+    callbacks a value it holds would join (see ``_shadowed``).
     """
     if binding.checks_model or binding.is_async or binding.initial is not None:
         return None
     if not binding.instance_callbacks:
-        return binding.cls, binding.initial_node, False, ()
+        return binding.cls, binding.initial_node, False, (), ()
     if not binding.by_values:
         return None
     if not all(base.__flags__ & _HEAP_TYPE for base in model_type.__mro__[:-1]):
         return None
     collected = bool(model_type.__flags__ & _COLLECTED)
-    return binding.cls, binding.initial_node, collected, binding.method_shadows
+    shadows, chart_names = binding.method_shadows, binding.chart_names
+    return binding.cls, binding.initial_node, collected, shadows, chart_names
 
 
 class _NoModel:
@@ -2905,9 +2940,7 @@ class Chart(ChartDef):
     _custom_init: type[Instance] | None = field(default=None, repr=False)
     #: Per model type seen, what ``create`` needs to set up an instance directly (see
     #: ``_direct_entry``; ``None``: it cannot).
-    _direct: dict[type, tuple[type[Instance], Any, bool, tuple[str, ...]] | None] = field(
-        default_factory=dict, repr=False
-    )
+    _direct: dict[type, _Direct | None] = field(default_factory=dict, repr=False)
 
     _registry: ClassVar[dict[type, Chart]] = {}
 
@@ -2942,7 +2975,7 @@ class Chart(ChartDef):
         direct = self._direct.get(model_type)
         if direct is not None and clock is None and not args and not kwargs:
             # the path below for a binding ``_direct_entry`` admits, without its calls
-            cls, node, scans, shadows = direct
+            cls, node, scans, shadows, chart_names = direct
             values = _referents(model) if scans else None
             # ``_variant``'s scan of the values held, the class last (a class mypyc compiled
             # is not among them: the path below scans)
@@ -2951,7 +2984,7 @@ class Chart(ChartDef):
                     if type(value) not in _DATA and (callable(value) or isinstance(value, dict)):
                         break  # maybe a callback held: the path below looks
                 else:
-                    scans = bool(values) and _shadowed(shadows, model)
+                    scans = bool(values) and _shadowed(shadows, chart_names, model)
             if not scans:
                 instance: Instance = _new_object(cls)
                 instance._node = node

@@ -10,6 +10,7 @@ import asyncio
 import functools
 import gc
 import inspect
+import types
 from typing import Any
 
 import pytest
@@ -187,3 +188,14 @@ def test_c9_models_holding_any_values_answer_as_in_psm(models: list[dict[str, An
     compiled = compile_chart(Guarded)
     for values in models:
         assert _run(compiled.create, Methods(**values)) == _run(Guarded, Methods(**values))
+
+
+def test_c6_a_builtin_model_class_giving_its_instances_a_dict_is_not_refused() -> None:
+    """Only a model class defining ``__dict__`` itself is refused: ``types.SimpleNamespace``
+    gives its instances one as any Python class does."""
+
+    def make(value: Any) -> types.SimpleNamespace:
+        return types.SimpleNamespace(allowed=value, act=lambda: LOG.append("ns act"))
+
+    for value in (False, True, lambda: False):
+        assert _run(compile_chart(Guarded).create, make(value)) == _run(Guarded, make(value))
