@@ -9,6 +9,7 @@ import html
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -155,6 +156,7 @@ def test_M3_coverage_does_not_count_an_initial_child_that_was_never_entered() ->
     assert summary.percent == 50.0
 
 
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
 def test_M3_every_link_of_the_html_report_points_into_the_page(tmp_path: Path) -> None:
     """The HTML report of a compound chart: the rows of its initial transitions (``heating::
     warm``) link to ``#transition:heating::warm``, which nothing in the page (the diagram
