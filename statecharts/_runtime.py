@@ -11,6 +11,7 @@ import asyncio
 import functools
 import gc
 import heapq
+import inspect
 import itertools
 import math
 import sys
@@ -2243,7 +2244,7 @@ class Runtime:
                     if _static_lookup(model_type, name) is _MISSING
                 ),
             )
-            if binding.instance_callbacks:
+            if shadows:
                 _vet_own_dict(self.chart.name, model_type)
         return binding  # type: ignore[no-any-return]
 
@@ -2756,15 +2757,21 @@ def _variant(binding: Any, model: Any) -> Any:
 def _shadowed(shadows: tuple[str, ...], chart_names: tuple[str, ...], model: Any) -> bool:
     """Whether ``model``, holding no callable, may hold a value under one of ``shadows``, each
     a callable its class gives it (``getattr`` then reads the value: the class's is
-    callable), or of ``chart_names``, the chart's callbacks its class lacks (``getattr`` then
-    finds one)."""
+    callable), or of ``chart_names``, the chart's callbacks its class lacks (found on the
+    instance)."""
     for name in shadows:
         if not callable(getattr(model, name, None)):
             return True
-    for name in chart_names:  # noqa: SIM110 - loops: any() over a generator costs more
-        if hasattr(model, name):
-            return True
+    for name in chart_names:
+        try:  # not ``hasattr``: a class's ``__getattr__`` is not asked, as ``dir`` does not
+            _generic_lookup(model, name)
+        except AttributeError:
+            continue
+        return True
     return False
+
+
+_generic_lookup = object.__getattribute__
 
 
 #: How CPython gives instances their ``__dict__`` (a class's own, or a builtin's such as
@@ -2774,14 +2781,17 @@ _DICT_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)
 
 def _vet_own_dict(chart: str, model_type: type) -> None:
     """Refuse a model class whose ``__dict__`` is not its instances' dict (a property of its
-    own, say): which callbacks an instance holds is read there."""
+    own, say) when an instance may shadow a callback of its class: which ones it shadows is
+    read there, where python-statemachine's ``getattr`` reads the instance's values. (Names
+    its class lacks are listed from that same ``__dict__`` by ``dir``, as there.)"""
     own = _static_lookup(model_type, "__dict__")
     if own is not _MISSING and type(own) not in _DICT_DESCRIPTORS:
+        owner = next(klass for klass in model_type.__mro__ if "__dict__" in vars(klass))
         raise UnsupportedChart(
             chart,
-            "a model class defining __dict__",
-            f"{model_type.__name__}.__dict__",
-            "the callbacks a model instance holds are read from its own __dict__",
+            "a model class defining __dict__ with callbacks an instance may shadow",
+            f"{owner.__name__}.__dict__ (of {model_type.__name__})",
+            "the callbacks a model instance shadows are read from its own __dict__",
         )
 
 
@@ -2799,6 +2809,8 @@ def _new_instance(
     (``held``: what it keeps of the model's names)."""
     instance = Instance.__new__(cls)
     Instance.__init__(instance, node, model)
+    if isinstance(instance, _MachineInstance):
+        instance._prepared = {}  # what its ``__init__``, not run, sets
     if held is not None:
         instance._held = held
     return instance
@@ -2828,10 +2840,19 @@ def _event_methods(declared: type[StateChart[Any]]) -> dict[str, Callable[..., O
                 isinstance(value, DeclaredEvent)
                 and name.isidentifier()
                 and name not in RUNTIME_NAMES
-                and not hasattr(Instance, name)
+                and not _provided(name)
             ):
                 methods[name] = _event_method(name, str(value.id))
     return methods
+
+
+def _provided(name: str) -> bool:
+    """Whether the instance class provides ``name`` itself: a name of python-statemachine's
+    machine API it lacks (``_Unavailable``) is no such name, an event declared under it being
+    what the chart's class holds there, as in python-statemachine."""
+    return hasattr(Instance, name) and not isinstance(
+        inspect.getattr_static(Instance, name), _Unavailable
+    )
 
 
 def _event_method(name: str, event: str) -> Callable[..., Outcome]:
@@ -2898,6 +2919,8 @@ def _direct_entry(binding: Any, model_type: type) -> _Direct | None:
     """
     if binding.checks_model or binding.is_async or binding.initial is not None:
         return None
+    if issubclass(binding.cls, _MachineInstance):
+        return None  # its ``__init__`` sets up more than ``create`` sets
     if not binding.instance_callbacks:
         return binding.cls, binding.initial_node, False, (), ()
     if not binding.by_values:
