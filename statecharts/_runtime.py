@@ -3007,7 +3007,19 @@ class Chart(ChartDef):
                     if type(value) not in _DATA and (callable(value) or isinstance(value, dict)):
                         break  # maybe a callback held: the path below looks
                 else:
-                    scans = bool(values) and _shadowed(shadows, chart_names, model)
+                    # and none under a name that would change what runs (``_shadowed``,
+                    # inlined for its commonest case: a method of the class)
+                    scans = False
+                    if values:
+                        try:
+                            for name in shadows:
+                                if not callable(getattr(model, name)):
+                                    scans = True
+                                    break
+                            else:
+                                scans = bool(chart_names) and _shadowed((), chart_names, model)
+                        except AttributeError:  # (a descriptor of the class's raising it)
+                            scans = True
             if not scans:
                 instance: Instance = _new_object(cls)
                 instance._node = node
