@@ -114,6 +114,33 @@ _ONLY_COMPILED = frozenset(
 ) - {"model"}
 
 
+#: The attributes python-statemachine's machine sets on itself when it is made (an event of
+#: that name is no method of the machine there, and ``start_configuration_values`` is read as
+#: the states to start in).
+_MACHINE_FIELDS = frozenset(
+    {
+        "_callbacks",
+        "_config",
+        "_engine",
+        "_listeners",
+        "history_values",
+        "model",
+        "start_configuration_values",
+        "state_field",
+    }
+)
+#: Names no event may take: the compiled instance's own, python-statemachine's machine's
+#: fields, and what its machine reads on itself while it is made or runs (its private
+#: names, ``prepare``: an event there makes python-statemachine fail to build the machine).
+_TAKEN_NAMES = (
+    RUNTIME_NAMES
+    | _INSTANCE_API
+    | _MACHINE_FIELDS
+    | {name for name in dir(StateChart) if name.startswith("_")}
+    | {"prepare"}
+)
+
+
 def chart_attributes(cls: type[StateChart[Any]]) -> dict[str, Any]:
     """The attributes a chart class declares itself (methods, properties, constants).
 
@@ -348,6 +375,16 @@ class _Reader:
 
     def read(self) -> ChartDef:
         self._check_class()
+        taken = sorted(self._events() & _TAKEN_NAMES)
+        if taken:
+            name = taken[0]
+            raise self.refuse(
+                "an event named like the runtime's own API or an attribute python-statemachine "
+                "sets on its machine",
+                f"event {name!r}",
+                "the compiled instance's attribute would answer where python-statemachine's "
+                "event or its own attribute does: rename the event",
+            )
         states = tuple(
             self._state(state, order) for order, state in enumerate(declared_states(self.cls))
         )

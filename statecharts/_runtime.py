@@ -2016,11 +2016,13 @@ class Runtime:
             StatechartInstance if self.hierarchical or self.has_eventless else Instance
         )
         extra: dict[str, Any] = {}
+        methods = _event_methods(declared)
         if self.prepare is not None:
             base = _MachineInstance
             extra["prepare_event"] = self.prepare
-            extra["name"] = declared.name
-            extra["id"] = declared.id
+            for name in ("name", "id"):  # an event declared there is the class's, as there
+                if name not in methods:
+                    extra[name] = getattr(declared, name)
         #: Declared events whose declaration sets ``delay`` or ``internal``.
         self.optioned = frozenset(
             str(event.id) for event in declared._events if event.delay or event.internal
@@ -2028,7 +2030,7 @@ class Runtime:
         if self.optioned:
             extra["send"] = _optioned_send(base, self.optioned)
         namespace: dict[str, Any] = {
-            **_event_methods(declared),
+            **methods,
             **{k: _as_declared(v, declared) for k, v in self.attributes.items()},
             **extra,
             # named as the chart, as python-statemachine's machine's class is: a callback
@@ -2244,8 +2246,11 @@ class Runtime:
                     if _static_lookup(model_type, name) is _MISSING
                 ),
             )
-            if shadows:
-                _vet_own_dict(self.chart.name, model_type)
+            if _own_dict(model_type):
+                if shadows:
+                    _refuse_own_dict(self.chart.name, model_type)
+                # its names as ``dir`` lists them come from that ``__dict__``, not its values
+                binding.by_values = False
         return binding  # type: ignore[no-any-return]
 
     def _binding_of(self, resolver: Resolver) -> Any:
@@ -2779,20 +2784,25 @@ _generic_lookup = object.__getattribute__
 _DICT_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)
 
 
-def _vet_own_dict(chart: str, model_type: type) -> None:
-    """Refuse a model class whose ``__dict__`` is not its instances' dict (a property of its
-    own, say) when an instance may shadow a callback of its class: which ones it shadows is
-    read there, where python-statemachine's ``getattr`` reads the instance's values. (Names
-    its class lacks are listed from that same ``__dict__`` by ``dir``, as there.)"""
+def _own_dict(model_type: type) -> bool:
+    """Whether ``model_type`` defines ``__dict__`` itself (a property, say), rather than
+    CPython giving its instances their dict."""
     own = _static_lookup(model_type, "__dict__")
-    if own is not _MISSING and type(own) not in _DICT_DESCRIPTORS:
-        owner = next(klass for klass in model_type.__mro__ if "__dict__" in vars(klass))
-        raise UnsupportedChart(
-            chart,
-            "a model class defining __dict__ with callbacks an instance may shadow",
-            f"{owner.__name__}.__dict__ (of {model_type.__name__})",
-            "the callbacks a model instance shadows are read from its own __dict__",
-        )
+    return own is not _MISSING and type(own) not in _DICT_DESCRIPTORS
+
+
+def _refuse_own_dict(chart: str, model_type: type) -> None:
+    """Refuse a model class defining ``__dict__`` itself when an instance may shadow a
+    callback of its class: which ones it shadows is read from that ``__dict__``, where
+    python-statemachine's ``getattr`` reads the instance's own values. (Names its class lacks
+    are listed from that same ``__dict__`` by ``dir``, as there.)"""
+    owner = next(klass for klass in model_type.__mro__ if "__dict__" in vars(klass))
+    raise UnsupportedChart(
+        chart,
+        "a model class defining __dict__ with callbacks an instance may shadow",
+        f"{owner.__name__}.__dict__ (of {model_type.__name__})",
+        "the callbacks a model instance shadows are read from its own __dict__",
+    )
 
 
 def _callable_on_class(model_type: type, name: str) -> bool:
