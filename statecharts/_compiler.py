@@ -137,8 +137,18 @@ _TAKEN_NAMES = (
     | _INSTANCE_API
     | _MACHINE_FIELDS
     | {name for name in dir(StateChart) if name.startswith("_")}
-    | {"prepare"}
+    | {"prepare", "prepare_event"}
 )
+#: Names no event of a chart with a ``prepare_event`` (every chart python-statemachine's
+#: loaders build) may take: its executable content reads it on the machine as the chart's
+#: name (``_name``, ``_sessionid``).
+_TAKEN_WITH_PREPARE = frozenset({"name"})
+
+
+def _declares_prepare(cls: type[StateChart[Any]]) -> bool:
+    """Whether the chart class has a ``prepare_event`` hook (not an event of that name)."""
+    hook = getattr(cls, "prepare_event", None)
+    return hook is not None and type(hook).__name__ != "Event"
 
 
 def chart_attributes(cls: type[StateChart[Any]]) -> dict[str, Any]:
@@ -375,7 +385,10 @@ class _Reader:
 
     def read(self) -> ChartDef:
         self._check_class()
-        taken = sorted(self._events() & _TAKEN_NAMES)
+        event_names = self._events()
+        taken = sorted(event_names & _TAKEN_NAMES)
+        if not taken and _declares_prepare(self.cls):
+            taken = sorted(event_names & _TAKEN_WITH_PREPARE)
         if taken:
             name = taken[0]
             raise self.refuse(

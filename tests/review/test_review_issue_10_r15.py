@@ -155,6 +155,10 @@ def test_c5_an_event_named_name_or_id_on_a_prepare_event_chart_sends_as_psm(even
     reference = chart()
     getattr(reference, event)()
     assert _ids(reference) == ["b"]
+    if event == "name":  # refused since (round 16): executable content reads it as _name
+        with pytest.raises(UnsupportedChart, match="event 'name'"):
+            compile_chart(chart)
+        return
     instance = compile_chart(chart).create()
     getattr(instance, event)()
     assert _ids(instance) == ["b"]
@@ -173,6 +177,10 @@ def test_c18_an_scxml_event_named_name_or_id_has_its_event_method_as_in_psm(even
 
     reference = _quiet(lambda: run(False))
     assert reference == ["s1"]
+    if event == "name":  # refused since (round 16): executable content reads it as _name
+        with pytest.raises(UnsupportedChart, match="event 'name'"):
+            run(True)
+        return
     assert _quiet(lambda: run(True)) == reference
 
 
@@ -197,9 +205,9 @@ def test_c5_a_model_callback_sending_name_on_a_prepare_event_chart_runs_as_psm()
     reference = chart(SendsByName())
     reference.send("go")
     assert (_ids(reference), LOG) == (["c"], [])
-    instance = compile_chart(chart).create(SendsByName())
-    instance.send("go")
-    assert (_ids(instance), LOG) == (["c"], [])
+    # refused since (round 16): executable content reads an event named ``name`` as _name
+    with pytest.raises(UnsupportedChart, match="event 'name'"):
+        compile_chart(chart)
 
 
 class DictListsGetattrAnswers:
