@@ -3019,17 +3019,16 @@ class Chart(ChartDef):
                 else:
                     # and none under a name that would change what runs (``_shadowed``,
                     # inlined for its commonest case: a method of the class)
+                    # (getattr never raises there: each name is a function, a static or
+                    # class method or a callable object of the class, none a descriptor)
                     scans = False
                     if values:
-                        try:
-                            for name in shadows:
-                                if not callable(getattr(model, name)):
-                                    scans = True
-                                    break
-                            else:
-                                scans = bool(chart_names) and _shadowed((), chart_names, model)
-                        except AttributeError:  # (a descriptor of the class's raising it)
-                            scans = True
+                        for name in shadows:
+                            if not callable(getattr(model, name)):
+                                scans = True
+                                break
+                        else:
+                            scans = bool(chart_names) and _shadowed((), chart_names, model)
             if not scans:
                 instance: Instance = _new_object(cls)
                 instance._node = node

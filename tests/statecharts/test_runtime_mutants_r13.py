@@ -1,9 +1,10 @@
-"""Details the mutation sample of ``statecharts/_runtime.py`` (seed 2703) found untested: the
-outcomes of failed, queued and dropped events, a chart's descriptors refusing what they lack,
-event methods named like python-statemachine's machine API, and the names generated code
-gives the states it reports.
+"""Details the mutation samples of ``statecharts/_runtime.py`` (seeds 2703, 3101) found
+untested: the outcomes of failed, queued and dropped events, a chart's descriptors refusing
+what they lack, event methods named like python-statemachine's machine API, the names
+generated code gives the states it reports, the configuration a final state's ``enter``
+callbacks see, and two errors' messages.
 
-Rules checked here (docs/spec.md): C5, C7, C11, C16, C20, C21.
+Rules checked here (docs/spec.md): C5, C7, C10, C11, C15, C16, C19, C20, C21.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from statemachine import State, StateChart, StateMachine
 from statemachine.exceptions import TransitionNotAllowed
 
-from statecharts import Outcome, compile_chart, observe_outcomes
+from statecharts import InstanceSnapshotError, Outcome, compile_chart, observe_outcomes
 
 
 def ids(instance: Any) -> list[str]:
@@ -216,3 +217,61 @@ def test_c21_an_event_sent_before_an_async_instance_ran_answers_terminated_once_
     assert configuration == ["done"]
     assert (dropped.applied, dropped.event, dropped.reason) == (False, "go", "terminated")
     assert (first.applied, first.event) == (False, "finish")
+
+
+# -- the sample of seed 3101 ------------------------------------------------------------------
+
+
+def test_c10_create_refuses_a_start_value_pointing_to_resume() -> None:
+    with pytest.raises(TypeError, match=r"'start_value' option \(use resume\(\) to start in"):
+        compile_chart(Failing).create(start_value="b")
+
+
+def test_c19_an_unstarted_async_instance_cannot_be_snapshotted_saying_why() -> None:
+    instance = compile_chart(Ends).create()
+    with pytest.raises(InstanceSnapshotError) as raised:
+        instance.snapshot()
+    assert str(raised.value) == (
+        "invalid snapshot: instance: its initial state is not entered yet: send an event or "
+        "await activate_initial_state() first"
+    )
+
+
+class TwoEnds(StateChart[Any]):
+    """Two top-level final states, each recording what its ``enter`` callback sees."""
+
+    a = State(initial=True)
+    left = State(final=True)
+    right = State(final=True)
+    go_left = a.to(left)
+    go_right = a.to(right)
+
+
+class Sees:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, list[str], bool]] = []
+
+    def on_enter_left(self, machine: Any) -> None:
+        self.seen.append(("left", ids(machine), machine.is_terminated))
+
+    def on_enter_right(self, machine: Any) -> None:
+        self.seen.append(("right", ids(machine), machine.is_terminated))
+
+
+def test_c15_each_final_state_is_the_configuration_while_its_enter_callbacks_run() -> None:
+    """python-statemachine's engine stops after a top-level final state's ``enter``
+    callbacks, so they see that state, the machine not yet terminated; each final state its
+    own, whichever was entered first."""
+    chart = compile_chart(TwoEnds)
+    seen: list[Any] = []
+    for event in ("go_left", "go_right", "go_left"):
+        reference, model = Sees(), Sees()
+        getattr(TwoEnds(reference), event)()
+        chart.create(model).send(event)
+        assert model.seen == reference.seen
+        seen.extend(model.seen)
+    assert seen == [
+        ("left", ["left"], False),
+        ("right", ["right"], False),
+        ("left", ["left"], False),
+    ]
