@@ -392,11 +392,12 @@ class _Reader:
         if taken:
             name = taken[0]
             raise self.refuse(
-                "an event named like the runtime's own API or an attribute python-statemachine "
-                "sets on its machine",
+                "an event named like the runtime's own API or a name python-statemachine's "
+                "machine uses itself",
                 f"event {name!r}",
                 "the compiled instance's attribute would answer where python-statemachine's "
-                "event or its own attribute does: rename the event",
+                "event does, or python-statemachine reads the name for its own: rename the "
+                "event",
             )
         states = tuple(
             self._state(state, order) for order, state in enumerate(declared_states(self.cls))

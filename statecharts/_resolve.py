@@ -388,13 +388,12 @@ class Resolver:
         return leaf
 
     def _model_leaf(self, name: str) -> Leaf | None:
-        if self.model_type is None or name == "state":
-            return None
-        where = f"{self.model_type.__name__}.{name}"
-        key = f"model:{name}"
-        value = _static_lookup(self.model_type, name)
+        value = self._class_value(name)
         if value is _MISSING:
             return None
+        assert self.model_type is not None
+        where = f"{self.model_type.__name__}.{name}"
+        key = f"model:{name}"
         # a static or class method is read too: it is handed the machine as ``machine``
         function = value.__func__ if isinstance(value, staticmethod | classmethod) else value
         if self.own_getattribute:
@@ -438,13 +437,12 @@ class Resolver:
 
         return refused
 
-    def _on_class(self, name: str) -> bool:
-        """Whether the model's class has ``name`` (``model_leaf`` would find it)."""
-        return (
-            self.model_type is not None
-            and name != "state"
-            and _static_lookup(self.model_type, name) is not _MISSING
-        )
+    def _class_value(self, name: str) -> Any:
+        """What the model's class has under ``name`` as a callback (``_MISSING``: nothing, or
+        no model, or ``state``, which the instance keeps itself)."""
+        if self.model_type is None or name == "state":
+            return _MISSING
+        return _static_lookup(self.model_type, name)
 
     def _callable_leaf(self, key: str, owner: str, target: Any, where: str) -> Leaf:
         # python-statemachine adapts each callable when it builds a machine, which fails for
@@ -479,7 +477,7 @@ class Resolver:
         chart = self.chart_leaf(name)
         model: Leaf | None
         if name in self.instance_callbacks and (
-            convention or chart is not None or self._on_class(name)
+            convention or chart is not None or self._class_value(name) is not _MISSING
         ):
             # held by the instance: python-statemachine binds ``getattr(model, name)``, the
             # instance's, and never adapts what the class has under the name

@@ -2818,9 +2818,11 @@ def _new_instance(
     """An instance of ``cls`` in ``node`` without running a chart's custom ``__init__``
     (``held``: what it keeps of the model's names)."""
     instance = Instance.__new__(cls)
-    Instance.__init__(instance, node, model)
-    if isinstance(instance, _MachineInstance):
-        instance._prepared = {}  # what its ``__init__``, not run, sets
+    # the runtime's own set-up (a ``_MachineInstance``'s too), not the chart's ``__init__``
+    if isinstance(instance, _Constructed):
+        super(_Constructed, instance).__init__(node, model)
+    else:
+        cls.__init__(instance, node, model)
     if held is not None:
         instance._held = held
     return instance
@@ -2929,8 +2931,8 @@ def _direct_entry(binding: Any, model_type: type) -> _Direct | None:
     """
     if binding.checks_model or binding.is_async or binding.initial is not None:
         return None
-    if issubclass(binding.cls, _MachineInstance):
-        return None  # its ``__init__`` sets up more than ``create`` sets
+    if binding.cls.__init__ is not Instance.__init__:
+        return None  # its set-up is more than the three slots ``create`` sets
     if not binding.instance_callbacks:
         return binding.cls, binding.initial_node, False, (), ()
     if not binding.by_values:
@@ -3018,9 +3020,8 @@ class Chart(ChartDef):
                         break  # maybe a callback held: the path below looks
                 else:
                     # and none under a name that would change what runs (``_shadowed``,
-                    # inlined for its commonest case: a method of the class)
-                    # (getattr never raises there: each name is a function, a static or
-                    # class method or a callable object of the class, none a descriptor)
+                    # inlined for its commonest case, a method of the class; ``getattr``
+                    # never raises there: no such name is a descriptor of the class's)
                     scans = False
                     if values:
                         for name in shadows:
