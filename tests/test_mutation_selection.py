@@ -1,4 +1,4 @@
-"""The mutation score of the statecharts modules is measured against their hand-written tests
+"""P6: the mutation score of the statecharts modules is measured against their hand-written tests
 (``tools/mutation_score.py``): a new test file must join that selection, or the score
 reported understates what the tests catch (a round's review files were once left out, and
 mutants they kill counted as survivors)."""
