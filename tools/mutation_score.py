@@ -177,6 +177,7 @@ STATECHARTS_REAL_ONLY = (
     # the later rounds' focused and review files (cheap: about 50 s together)
     "tests/statecharts/test_runtime_mutants_r13.py",
     "tests/statecharts/test_runtime_mutants_r17.py",
+    "tests/statecharts/test_runtime_mutants_r18.py",
     "tests/statecharts/test_codegen_mutants_r13.py",
     "tests/statecharts/test_hierarchy_mutants_r13.py",
     "tests/statecharts/test_review_fixes_r9.py",
