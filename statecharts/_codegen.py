@@ -615,7 +615,9 @@ class FunctionWriter:
         self.handling_error = handling_error
         self.positional = positional
         self.args = "args" if positional or prepare else "()"
-        self.event_expr = event_expr
+        #: the event object callbacks receive: the declared one, or one built as the event
+        #: was sent (internal, or with another delay) when it was taken from a queue
+        self.event_expr = f"_event_now(inst, {event_expr})"
         self.static_event = static_event
         self.lines: list[str] = []
 

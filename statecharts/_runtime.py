@@ -154,7 +154,10 @@ class Outcome:
 _BUSY: Any = ()
 #: ``send`` keywords that are python-statemachine options, never payload.
 #: What ``send`` takes apart from the payload (``machine``: refused, as the event's own).
-_SEND_OPTIONS = frozenset({"delay", "send_id", "internal", "machine"})
+#: ``_EVENT_METHOD`` marks a call of an event method (``instance.go(...)``), which takes
+#: ``send_id`` alone as an option: its ``delay`` and ``internal`` keywords are payload.
+_EVENT_METHOD = "\x00event method"
+_SEND_OPTIONS = frozenset({"delay", "send_id", "internal", "machine", _EVENT_METHOD})
 _sequence = itertools.count()
 #: The bindings generated for model instances holding callbacks themselves kept per chart
 #: (``Runtime.variants``), the oldest dropped first: one for each set of names held.
@@ -203,8 +206,10 @@ Timed = tuple[int, int, Any, Item]
 #: How long an async instance's run awaits at a time for a delayed event to fall due (as
 #: python-statemachine's async engine polls its queue).
 _POLL_SECONDS = 0.001
-#: ``_Queues.trigger`` of an event taken from the internal queue.
-_INTERNAL_TRIGGER = (True, None)
+#: ``_Queues.trigger`` of an event taken from the internal queue with no ``send_id``.
+_INTERNAL_TRIGGER = (True, None, None)
+#: ``_Queues.trigger`` of an external event taken from a queue, sent with no options.
+_PLAIN = (False, None, None)
 
 
 class _Queues:
@@ -218,8 +223,10 @@ class _Queues:
     ``busy`` is false while the instance is idle with events still waiting: timers, or events
     left over from an event whose guards raised; those run first at the next ``send``.
     ``clock`` is the instance's clock (``None``: real time, waiting as python-statemachine's
-    synchronous engine waits). ``trigger`` is ``(internal, send_id)`` of the event being run
-    when it was taken from a queue (``None``: sent from outside).
+    synchronous engine waits). ``trigger`` is ``(internal, send_id, delay)`` of the event
+    being run when it was taken from a queue (``None``: sent from outside; ``delay`` ``None``:
+    the declared one). ``sent`` holds, by the ``id`` of an item waiting, its ``send_id`` (an
+    internal event's) and the delay it was sent with, where either differs from the default.
     """
 
     __slots__ = (
@@ -232,6 +239,7 @@ class _Queues:
         "in_internal",
         "internal",
         "keep",
+        "sent",
         "timed",
         "trigger",
         "woken",
@@ -246,7 +254,8 @@ class _Queues:
         self.in_internal = False
         self.keep = False
         self.clock = clock
-        self.trigger: tuple[bool, Any] | None = None
+        self.trigger: tuple[bool, Any, float | None] | None = None
+        self.sent: dict[int, tuple[Any, float | None]] = {}
         self.woken: int | None = None
         #: The external event taken last: the one a run cancelled meanwhile was running.
         self.current: Item | None = None
@@ -297,8 +306,8 @@ class _Queues:
         async engine polls, so other tasks run meanwhile and events they send join in."""
         while True:
             if self.external:
-                self.trigger = None
                 item = self.current = self.external.popleft()
+                self.trigger = self.triggered(item, False, None) if self.sent else None
                 return item
             timed = self.timed
             if not timed:
@@ -321,13 +330,41 @@ class _Queues:
                 return None  # the clock wakes the instance again for the next one
             self.budget = budget - 1
         _, _, send_id, item = heapq.heappop(timed)
-        self.trigger = (False, send_id)
+        self.trigger = self.triggered(item, False, send_id)
         self.current = item
         return item
+
+    def note(self, item: Item, send_id: Any, delay: float | None) -> None:
+        """Remember how ``item`` was sent where a queue's place does not say it: an internal
+        event's ``send_id``, a delay other than the declared one."""
+        if send_id is not None or delay is not None:
+            self.sent[id(item)] = (send_id, delay)
+
+    def triggered(self, item: Item, internal: bool, send_id: Any) -> tuple[bool, Any, Any]:
+        """The ``trigger`` of ``item``, taken now from a queue (its notes forgotten)."""
+        noted = self.sent.pop(id(item), None) if self.sent else None
+        if noted is None:
+            return (internal, send_id, None) if internal or send_id is not None else _PLAIN
+        return internal, send_id if noted[0] is None else noted[0], noted[1]
+
+    def next_internal(self) -> Item:
+        """Take the next internal event, setting ``trigger`` for it."""
+        item = self.internal.popleft()
+        self.trigger = self.triggered(item, True, None) if self.sent else _INTERNAL_TRIGGER
+        return item
+
+    def clear_internal(self) -> None:
+        for item in self.internal:
+            self.sent.pop(id(item), None)
+        self.internal.clear()
 
     def cancel(self, send_id: Any) -> None:
         timed = [entry for entry in self.timed if entry[2] != send_id]
         if len(timed) != len(self.timed):
+            if self.sent:
+                for entry in self.timed:
+                    if entry[2] == send_id:
+                        self.sent.pop(id(entry[3]), None)
             heapq.heapify(timed)
             self.timed = timed
 
@@ -338,6 +375,9 @@ class _Queues:
             self.dropped = self.items()
         self.external.clear()
         self.timed.clear()
+        if self.sent:  # only the internal events' notes are still wanted
+            kept = {id(item) for item in self.internal}
+            self.sent = {key: note for key, note in self.sent.items() if key in kept}
 
     def items(self) -> list[Item]:
         """The external events waiting."""
@@ -742,17 +782,29 @@ class Instance:
         """``send`` with python-statemachine's options: ``delay`` (milliseconds), ``send_id``
         (to cancel a delayed event) and ``internal``; none of them is payload. Left out, the
         delay and ``internal`` are the declared event's."""
+        self._refuse_when_stopped(event)
         kwargs, delay, send_id, internal = self._options(event, kwargs)
+        sent = self._sent_delay(event, delay)  # what its event object says, if not declared
         pending = self._pending
         busy = pending is _BUSY or (isinstance(pending, _Queues) and pending.busy)
-        if busy and internal:
-            self._queues().internal.append((event, args, kwargs))
-            return Outcome(False, event, self._node.state, None, None, "queued")
-        if not busy and not delay and send_id is None:
-            return self._send_plain(event, *args, **kwargs)
         item = (event, args, kwargs)
+        if busy and internal:
+            queues = self._queues()
+            queues.internal.append(item)
+            queues.note(item, send_id, sent)
+            return Outcome(False, event, self._node.state, None, None, "queued")
+        if (
+            not busy
+            and not delay
+            and send_id is None
+            and sent is None
+            and _SEND_OPTIONS.isdisjoint(kwargs)
+        ):
+            return self._send_plain(event, *args, **kwargs)
         if busy:
-            self._queues().put(item, delay, send_id)
+            queues = self._queues()
+            queues.put(item, delay, send_id)
+            queues.note(item, None, sent)
             outcome = Outcome(False, event, self._node.state, None, None, "queued")
             if _observers:
                 _notify(self, outcome)
@@ -766,6 +818,7 @@ class Instance:
             delay = 0
         pending.busy = True
         pending.put(item, delay, send_id)
+        pending.note(item, None, sent)
         result = self._drain(pending, item)
         if result is None:  # not due yet
             result = Outcome(False, event, self._node.state, None, None, "queued")
@@ -780,9 +833,13 @@ class Instance:
         if "machine" in kwargs:
             raise TypeError(f"send({event!r}) got multiple values for keyword argument 'machine'")
         kwargs = dict(kwargs)
-        delay = kwargs.pop("delay", None)
+        if kwargs.pop(_EVENT_METHOD, False):
+            # python-statemachine's event method: the event's declared delay and queue
+            delay = internal = None
+        else:
+            delay = kwargs.pop("delay", None)
+            internal = kwargs.pop("internal", None)
         send_id = kwargs.pop("send_id", None)
-        internal = kwargs.pop("internal", None)
         declared = self._node.binding.runtime.events.get(event)
         if delay is None:
             delay = declared.delay if declared is not None else 0
@@ -792,6 +849,19 @@ class Instance:
         if delay and internal:
             raise_delayed_internal(event)
         return kwargs, delay, send_id, internal
+
+    def _refuse_when_stopped(self, event: str) -> None:
+        """Refuse an event sent to a strict chart's terminated instance, before it is queued:
+        python-statemachine's engine raises ``TransitionNotAllowed`` when it is put on a
+        queue of a machine no longer running, delayed, internal or not."""
+        node: Any = self._node
+        if node.binding.strict and self.is_terminated:
+            node.binding.terminated(node, event)
+
+    def _sent_delay(self, event: str, delay: float) -> float | None:
+        """``delay`` if it is not the one ``event`` is declared with (``None``: it is)."""
+        declared = self._node.binding.runtime.events.get(event)
+        return None if delay == (declared.delay if declared is not None else 0) else delay
 
     def _queues(self) -> _Queues:
         pending = self._pending
@@ -815,6 +885,7 @@ class Instance:
     ) -> Outcome:
         """Run the events waiting (left over by an earlier failure, or delayed ones now due),
         then this one (python-statemachine appends it to the same queue)."""
+        self._refuse_when_stopped(event)
         queues = self._pending
         assert isinstance(queues, _Queues)
         queues.busy = True
@@ -932,8 +1003,7 @@ class Instance:
         queues.in_internal = True
         try:
             while queues.internal:
-                event, args, kwargs = queues.internal.popleft()
-                queues.trigger = _INTERNAL_TRIGGER
+                event, args, kwargs = queues.next_internal()
                 fire = self._node.table.get(event)
                 if fire is None:
                     found = self._node.binding.unmatched(self._node, event, strict=False)
@@ -962,12 +1032,12 @@ class Instance:
             # python-statemachine's engines clear their queues on an ``Exception`` only; its
             # async engine, interrupted, clears its internal queue too
             if self._node.binding.is_async:
-                pending.internal.clear()
+                pending.clear_internal()
             pending.keep = False
             pending.in_internal = False
             self._settle(pending)
         elif not pending.keep:
-            pending.internal.clear()
+            pending.clear_internal()
             pending.drop_external()
             self._settle(pending)
         else:
@@ -1205,9 +1275,8 @@ class StatechartInstance(Instance):
                 if node.pending:  # a top-level parallel state completed: stop, if still so
                     self._node = binding.settled(node)
                 return took
-            event, args, kwargs = pending.internal.popleft()
+            event, args, kwargs = pending.next_internal()
             pending.in_internal = True
-            pending.trigger = _INTERNAL_TRIGGER
             try:
                 fire = node.table.get(event)
                 if fire is None:
@@ -1315,7 +1384,7 @@ class _NoSessions:
 
 
 _NO_SESSIONS = _NoSessions()
-_flagged_events: dict[tuple[str, bool], DeclaredEvent] = {}
+_flagged_events: dict[tuple[str, str, bool, float], DeclaredEvent] = {}
 
 
 def _prep(
@@ -1343,15 +1412,8 @@ def _prep(
     if event is not None:
         pending = inst._pending
         trigger = pending.trigger if isinstance(pending, _Queues) else None
-        internal, send_id = trigger if trigger is not None else (False, None)
-        if bool(getattr(event, "internal", False)) != internal:
-            key = (str(event), internal)
-            flagged = _flagged_events.get(key)
-            if flagged is None:
-                flagged = DeclaredEvent(id=str(event), name=event.name, internal=internal)
-                if len(_flagged_events) < _IGNORED_CACHE_SIZE:
-                    _flagged_events[key] = flagged
-            event = kwall["event"] = flagged
+        internal, send_id, delay = trigger if trigger is not None else _PLAIN
+        event = kwall["event"] = _flagged(event, internal, delay)
         data = kwall.get("event_data")
         if data is not None:
             data.event = event
@@ -1963,6 +2025,34 @@ def _event_object(name: str) -> DeclaredEvent:
     return DeclaredEvent(id=name, name=name)
 
 
+def _event_now(inst: Instance, event: Any) -> Any:
+    """The event object callbacks of the event being run receive: ``event`` (the declared
+    one) unless it was sent otherwise, then one saying so, as python-statemachine builds one
+    per send: internal (``raise_``, ``done.state``, ``error.execution`` ...), or with a delay
+    other than the declared one."""
+    pending = inst._pending
+    trigger = pending.trigger if isinstance(pending, _Queues) else None
+    if trigger is None or trigger is _PLAIN:
+        return event
+    return _flagged(event, trigger[0], trigger[2])
+
+
+def _flagged(event: Any, internal: bool, delay: float | None) -> Any:
+    """``event`` as sent ``internal`` (or not) with ``delay`` (``None``: the declared one)."""
+    declared_delay = getattr(event, "delay", 0)
+    if delay is None:
+        delay = declared_delay
+    if bool(getattr(event, "internal", False)) == internal and delay == declared_delay:
+        return event
+    key = (str(event), event.name, internal, delay)
+    flagged = _flagged_events.get(key)
+    if flagged is None:
+        flagged = DeclaredEvent(id=str(event), name=event.name, internal=internal, delay=delay)
+        if len(_flagged_events) < _IGNORED_CACHE_SIZE:
+            _flagged_events[key] = flagged
+    return flagged
+
+
 def _not_allowed(event: DeclaredEvent, node: Any) -> TransitionNotAllowed:
     return TransitionNotAllowed(event, OrderedSet(node.declared_configuration))
 
@@ -2552,6 +2642,7 @@ def _queue_now(
         kwargs, delay, send_id, _ = instance._options(event, kwargs)
     mine = (event, args, kwargs)
     queues.put(mine, delay, send_id)
+    queues.note(mine, None, instance._sent_delay(event, delay))
     return _run_queued(instance, queues, mine)
 
 
@@ -2591,6 +2682,7 @@ def _queue_unstarted(
         return None, Outcome(False, event, node.state, None, None, reason)
     mine = (event, args, kwargs)
     queues.put(mine, delay, send_id)
+    queues.note(mine, None, instance._sent_delay(event, delay))
     return mine, None
 
 
@@ -2869,6 +2961,9 @@ def _provided(name: str) -> bool:
 
 def _event_method(name: str, event: str) -> Callable[..., Outcome]:
     def send_event(self: Instance, *args: Any, **kwargs: Any) -> Outcome:
+        if "delay" in kwargs or "internal" in kwargs:
+            # payload there: the event method takes send_id alone as an option
+            kwargs[_EVENT_METHOD] = True
         return self.send(event, *args, **kwargs)
 
     send_event.__name__ = send_event.__qualname__ = name
@@ -3289,6 +3384,7 @@ _FIRE_HELPERS.update(
     _prep=_prep,
     _Outcome=Outcome,
     _event_object=_event_object,
+    _event_now=_event_now,
     _not_allowed=_not_allowed,
     _reject=_reject,
     _caught=_caught,
