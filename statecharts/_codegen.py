@@ -257,15 +257,15 @@ def _cells_of(value: Any) -> tuple[Any, ...]:
     value = _unpartial(value)
     value = getattr(value, "__func__", value)
     found: list[Any] = []
-    for _ in range(8):  # wrappers of wrappers ...
+    seen: set[int] = set()
+    while value is not None and id(value) not in seen:  # wrappers of wrappers, however deep
+        seen.add(id(value))
         for cell in getattr(value, "__closure__", None) or ():
             try:
                 found.append(cell.cell_contents)
             except ValueError:  # not yet assigned
                 found.append(cell)
         value = getattr(value, "__wrapped__", None)
-        if value is None:
-            break
     return tuple(found)
 
 
@@ -992,7 +992,13 @@ def write_function(
             lines.append(f"    if args: return {positional_name}({parameters})")
         if any(_USES_MODEL.search(line) for line in writer.lines):
             lines.append("    m = inst.model")
-        lines.extend("    " + line for line in writer.lines)
+        body_lines = writer.lines
+        sent = writer.event_expr
+        if any(sent in line for line in body_lines):
+            # the event object, as it was sent, once: every callback gets the same one
+            lines.append(f"    event = {sent}")
+            body_lines = [line.replace(sent, "event") for line in body_lines]
+        lines.extend("    " + line for line in body_lines)
         if len(lines) == 1:
             lines.append("    pass")
         module.add(lines)

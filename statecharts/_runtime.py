@@ -157,7 +157,11 @@ _BUSY: Any = ()
 #: ``_EVENT_METHOD`` marks a call of an event method (``instance.go(...)``), which takes
 #: ``send_id`` alone as an option: its ``delay`` and ``internal`` keywords are payload.
 _EVENT_METHOD = "\x00event method"
-_SEND_OPTIONS = frozenset({"delay", "send_id", "internal", "machine", _EVENT_METHOD})
+#: ``_OUTSIDE`` marks an event sent from outside the run that holds the instance (another
+#: task's): an internal one joins the external queue, its event object still internal, as
+#: python-statemachine's engine uses its internal queue only for its own steps' events.
+_OUTSIDE = "\x00outside the run"
+_SEND_OPTIONS = frozenset({"delay", "send_id", "internal", "machine", _EVENT_METHOD, _OUTSIDE})
 _sequence = itertools.count()
 #: The bindings generated for model instances holding callbacks themselves kept per chart
 #: (``Runtime.variants``), the oldest dropped first: one for each set of names held.
@@ -255,7 +259,7 @@ class _Queues:
         self.keep = False
         self.clock = clock
         self.trigger: tuple[bool, Any, float | None] | None = None
-        self.sent: dict[int, tuple[Any, float | None]] = {}
+        self.sent: dict[int, tuple[Any, float | None, bool]] = {}
         self.woken: int | None = None
         #: The external event taken last: the one a run cancelled meanwhile was running.
         self.current: Item | None = None
@@ -334,18 +338,19 @@ class _Queues:
         self.current = item
         return item
 
-    def note(self, item: Item, send_id: Any, delay: float | None) -> None:
+    def note(self, item: Item, send_id: Any, delay: float | None, internal: bool = False) -> None:
         """Remember how ``item`` was sent where a queue's place does not say it: an internal
-        event's ``send_id``, a delay other than the declared one."""
-        if send_id is not None or delay is not None:
-            self.sent[id(item)] = (send_id, delay)
+        event's ``send_id``, a delay other than the declared one, or ``internal`` for one in
+        the external queue (sent so from outside a run)."""
+        if send_id is not None or delay is not None or internal:
+            self.sent[id(item)] = (send_id, delay, internal)
 
     def triggered(self, item: Item, internal: bool, send_id: Any) -> tuple[bool, Any, Any]:
         """The ``trigger`` of ``item``, taken now from a queue (its notes forgotten)."""
         noted = self.sent.pop(id(item), None) if self.sent else None
         if noted is None:
             return (internal, send_id, None) if internal or send_id is not None else _PLAIN
-        return internal, send_id if noted[0] is None else noted[0], noted[1]
+        return internal or noted[2], send_id if noted[0] is None else noted[0], noted[1]
 
     def next_internal(self) -> Item:
         """Take the next internal event, setting ``trigger`` for it."""
@@ -647,7 +652,10 @@ class Instance:
             return self._send_with_options(event, args, {**kwargs, "internal": True})
         pending = self._pending
         if pending is None or (pending is not _BUSY and not pending.busy):
-            return self.send(event, *args, **kwargs)
+            # python-statemachine's raise_ is send(..., internal=True): from outside a run
+            # the event takes the external queue, its event object internal
+            return self._send_with_options(event, args, {**kwargs, "internal": True})
+        self._refuse_when_stopped(event)
         queues = self._queues()
         queues.internal.append((event, args, kwargs))
         return Outcome(False, event, self._node.state, None, None, "queued")
@@ -695,6 +703,7 @@ class Instance:
             vars(self) if runtime.has_fields else {},
             runtime.instance_fields,
             node.binding.stopping(node),
+            None if pending is None else pending.sent,
         )
 
     def cancel_event(self, send_id: str) -> None:
@@ -783,12 +792,13 @@ class Instance:
         (to cancel a delayed event) and ``internal``; none of them is payload. Left out, the
         delay and ``internal`` are the declared event's."""
         self._refuse_when_stopped(event)
+        outside = _OUTSIDE in kwargs
         kwargs, delay, send_id, internal = self._options(event, kwargs)
         sent = self._sent_delay(event, delay)  # what its event object says, if not declared
         pending = self._pending
         busy = pending is _BUSY or (isinstance(pending, _Queues) and pending.busy)
         item = (event, args, kwargs)
-        if busy and internal:
+        if busy and internal and not outside:
             queues = self._queues()
             queues.internal.append(item)
             queues.note(item, send_id, sent)
@@ -798,13 +808,14 @@ class Instance:
             and not delay
             and send_id is None
             and sent is None
+            and not internal
             and _SEND_OPTIONS.isdisjoint(kwargs)
         ):
             return self._send_plain(event, *args, **kwargs)
         if busy:
             queues = self._queues()
             queues.put(item, delay, send_id)
-            queues.note(item, None, sent)
+            queues.note(item, None, sent, internal)
             outcome = Outcome(False, event, self._node.state, None, None, "queued")
             if _observers:
                 _notify(self, outcome)
@@ -818,7 +829,7 @@ class Instance:
             delay = 0
         pending.busy = True
         pending.put(item, delay, send_id)
-        pending.note(item, None, sent)
+        pending.note(item, None, sent, internal)
         result = self._drain(pending, item)
         if result is None:  # not due yet
             result = Outcome(False, event, self._node.state, None, None, "queued")
@@ -833,6 +844,7 @@ class Instance:
         if "machine" in kwargs:
             raise TypeError(f"send({event!r}) got multiple values for keyword argument 'machine'")
         kwargs = dict(kwargs)
+        kwargs.pop(_OUTSIDE, None)  # (read by _send_with_options)
         if kwargs.pop(_EVENT_METHOD, False):
             # python-statemachine's event method: the event's declared delay and queue
             delay = internal = None
@@ -874,6 +886,7 @@ class Instance:
         assert pending is not None
         if pending is not _BUSY and not pending.busy:
             return self._send_after_leftovers(event, args, kwargs)
+        self._refuse_when_stopped(event)
         self._queues().put((event, args, kwargs))
         outcome = Outcome(False, event, self._node.state, None, None, "queued")
         if _observers:
@@ -2032,7 +2045,7 @@ def _event_now(inst: Instance, event: Any) -> Any:
     other than the declared one."""
     pending = inst._pending
     trigger = pending.trigger if isinstance(pending, _Queues) else None
-    if trigger is None or trigger is _PLAIN:
+    if trigger is None or trigger is _PLAIN or event is None:  # (None: eventless)
         return event
     return _flagged(event, trigger[0], trigger[2])
 
@@ -2419,7 +2432,8 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
         if _async.driven(self):
             # another task's run holds the instance: the event joins its queue now, as
             # python-statemachine puts it when ``send`` is called, awaited or not
-            return _joining(self, _join(self, base_send, event, args, kwargs))
+            joined = _join(self, base_send, event, args, _from_another_task(kwargs))
+            return _joining(self, joined)
         if _async.loop_running():
             queued = _queue_now(self, event, args, kwargs)
             if queued is not None:
@@ -2430,8 +2444,9 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
         """Raise an internal event (from a callback), else send it: awaitable, as ``send``."""
         if _async.running(self):
             return _async.Done(base_raise(self, event, *args, **kwargs))
-        if _async.driven(self):
-            return _joining(self, _join(self, base_send, event, args, kwargs))
+        if _async.driven(self):  # as send(..., internal=True) from another task
+            outside = {**kwargs, "internal": True, _OUTSIDE: True}
+            return _joining(self, _join(self, base_send, event, args, outside))
         if _async.loop_running():  # python-statemachine's raise_ is send(..., internal=True)
             queued = _queue_now(self, event, args, {**kwargs, "internal": True})
             if queued is not None:
@@ -2559,6 +2574,12 @@ def _not_run(instance: Instance, queues: _Queues, mine: Item) -> Outcome:
     return Outcome(False, mine[0], node.state, None, None, "queued")
 
 
+def _from_another_task(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of an event sent while another task's run holds the instance: an
+    internal one is marked so, for the external queue (not this task's step)."""
+    return {**kwargs, _OUTSIDE: True} if kwargs.get("internal") else kwargs
+
+
 def _join(
     instance: Instance,
     queue: Callable[..., Outcome],
@@ -2635,14 +2656,15 @@ def _queue_now(
         return None
     delay: float = 0
     send_id = None
+    internal = False
     optioned = instance._node.binding.runtime.optioned
     if (kwargs and not _SEND_OPTIONS.isdisjoint(kwargs)) or event in optioned:
         # from outside a run, an internal event goes to the external queue, as there; an
         # event declared with a delay waits for it
-        kwargs, delay, send_id, _ = instance._options(event, kwargs)
+        kwargs, delay, send_id, internal = instance._options(event, kwargs)
     mine = (event, args, kwargs)
     queues.put(mine, delay, send_id)
-    queues.note(mine, None, instance._sent_delay(event, delay))
+    queues.note(mine, None, instance._sent_delay(event, delay), internal)
     return _run_queued(instance, queues, mine)
 
 
@@ -2662,9 +2684,10 @@ def _queue_unstarted(
         queues.busy = False
     delay: float = 0
     send_id = None
+    internal = False
     optioned = instance._node.binding.runtime.optioned
     if (kwargs and not _SEND_OPTIONS.isdisjoint(kwargs)) or event in optioned:
-        kwargs, delay, send_id, _ = instance._options(event, kwargs)
+        kwargs, delay, send_id, internal = instance._options(event, kwargs)
     if delay < 0 and time.monotonic_ns() + milliseconds_ns(delay) < unstarted.created:
         node: Any = instance._node
         binding = node.binding
@@ -2682,7 +2705,7 @@ def _queue_unstarted(
         return None, Outcome(False, event, node.state, None, None, reason)
     mine = (event, args, kwargs)
     queues.put(mine, delay, send_id)
-    queues.note(mine, None, instance._sent_delay(event, delay))
+    queues.note(mine, None, instance._sent_delay(event, delay), internal)
     return mine, None
 
 
@@ -3266,8 +3289,13 @@ class Chart(ChartDef):
             queues = _Queues(clock)
             queues.internal.extend(checked.internal)
             queues.external.extend(checked.external)
-            for due, send_id, item in _snapshot.restore_timers(checked.timers, queues.now_ns()):
+            queues.sent.update(checked.sent)  # keyed by the ids of the items just queued
+            for due, send_id, item, sent in _snapshot.restore_timers(
+                checked.timers, queues.now_ns()
+            ):
                 heapq.heappush(queues.timed, (due, next(_sequence), send_id, item))
+                if sent is not None:
+                    queues.sent[id(item)] = sent
             instance._pending = queues
             instance._settle(queues)  # idle: queued events run before the next event
         return instance
@@ -3335,7 +3363,7 @@ def _delay_ms(event: str, delay: Any) -> float:
         raise ValueError(
             f"delay of event {event!r} must be a finite number of milliseconds, got {delay!r}"
         )
-    return float(delay)
+    return delay  # as given: the event object callbacks receive reads it so, as there
 
 
 #: python-statemachine constructor options ``create`` refuses rather than pass as payload.

@@ -45,6 +45,13 @@ reaches it); a snapshot listing
 timers needs that clock. Version 1 pictures always had ``timers`` empty before timers were
 kept, and runtimes of that time refuse a picture listing any rather than drop them, so the
 version stays 1.
+
+A queued event or timer sent otherwise than its place says (an internal event with a
+``send_id``, an event sent with a delay other than its declared one, an internal one sent from
+outside a run) also has ``"sent": {"send_id": ..., "delay": ..., "internal": ...}``: the event
+object and ``trigger_data`` its callbacks receive read those, restored as taken. Only such
+events have it, so other pictures are as before; a runtime that does not know the key refuses
+the picture (``queued.internal[0]``) rather than run the event otherwise.
 """
 
 from __future__ import annotations
@@ -63,6 +70,11 @@ VERSION = 2
 #: The versions ``check`` reads (1: no ``structure``).
 READ_VERSIONS = (1, 2)
 _TIMER_KEYS = ("event", "args", "kwargs", "send_id", "due_in_ms")
+#: The keys of an event's ``sent`` (see the module docstring).
+_SENT_KEYS = ("send_id", "delay", "internal")
+#: How an event was sent, where its place does not say it: ``(send_id, delay, internal)``
+#: (the runtime's ``_Queues.sent`` values, by the ``id`` of the event's item).
+Sent = tuple[Any, Any, bool]
 _KEYS = (
     "format",
     "version",
@@ -113,10 +125,12 @@ def take(
     fields: Mapping[str, Any],
     instance_fields: frozenset[str],
     stopping: str | None = None,
+    sent: Mapping[int, Sent] | None = None,
 ) -> dict[str, Any]:
     """The picture of an idle instance (see the module docstring) from what it holds
-    (``stopping``: see ``STOPPING``); ``InstanceSnapshotError`` for what JSON cannot keep, or
-    a field the chart does not keep."""
+    (``stopping``: see ``STOPPING``; ``sent``: how queued events were sent, by their items'
+    ``id``); ``InstanceSnapshotError`` for what JSON cannot keep, or a field the chart does not
+    keep."""
     for name in fields:
         if name not in instance_fields:
             raise InstanceSnapshotError(
@@ -133,12 +147,12 @@ def take(
         "history": {name: list(ids) for name, ids in history},
         "queued": {
             kind: [
-                _event_picture(item, f"queued.{kind}[{index}]")
+                _event_picture(item, f"queued.{kind}[{index}]", sent)
                 for index, item in enumerate(queued.get(kind, ()))
             ]
             for kind in ("internal", "external")
         },
-        "timers": timer_pictures(delayed, now),
+        "timers": timer_pictures(delayed, now, sent),
         "fields": {
             name: _plain(value, f"fields.{name}") for name, value in sorted(fields.items())
         },
@@ -157,24 +171,21 @@ def check(chart: ChartDef, digest: str, picture: Any, instance_fields: frozenset
 # -- the runtime's timer queue -----------------------------------------------------------------
 
 
-def timer_pictures(delayed: Iterable[Any], now: int) -> list[dict[str, Any]]:
+def timer_pictures(
+    delayed: Iterable[Any], now: int, sent: Mapping[int, Sent] | None = None
+) -> list[dict[str, Any]]:
     """The delayed events an idle instance holds (the runtime's ``(due, sequence, send_id,
     (event, args, kwargs))`` entries, due in nanoseconds of the clock), in the order they
     run, each due ``due_in_ms`` after ``now`` (the clock's time, in nanoseconds)."""
     pictures = []
-    for index, (due, _, send_id, (event, args, kwargs)) in enumerate(
+    for index, (due, _, send_id, item) in enumerate(
         sorted(delayed, key=lambda entry: (entry[0], entry[1]))
     ):
         where = f"timers[{index}]"
-        pictures.append(
-            {
-                "event": event,
-                "args": _plain(list(args), f"{where}.args"),
-                "kwargs": _plain(dict(kwargs), f"{where}.kwargs"),
-                "send_id": _plain(send_id, f"{where}.send_id"),
-                "due_in_ms": _due_in_ms(due, now),
-            }
-        )
+        picture = _event_picture(item, where, sent)
+        picture["send_id"] = _plain(send_id, f"{where}.send_id")
+        picture["due_in_ms"] = _due_in_ms(due, now)
+        pictures.append(picture)
     return pictures
 
 
@@ -185,14 +196,16 @@ def _due_in_ms(due: int, now: int) -> float:
 
 def restore_timers(
     timers: Iterable[Timer], now: int
-) -> list[tuple[int, Any, tuple[str, tuple[Any, ...], dict[str, Any]]]]:
-    """Checked timers as ``(due, send_id, (event, args, kwargs))``, in the order they run,
-    each due ``due_in_ms`` after ``now`` (the restoring clock's time; both in nanoseconds)."""
+) -> list[tuple[int, Any, tuple[str, tuple[Any, ...], dict[str, Any]], Sent | None]]:
+    """Checked timers as ``(due, send_id, (event, args, kwargs), sent)``, in the order they
+    run, each due ``due_in_ms`` after ``now`` (the restoring clock's time; both in
+    nanoseconds)."""
     return [
         (
             now + _nanoseconds(timer.due_in_ms),
             timer.send_id,
             (timer.event, timer.args, timer.kwargs),
+            timer.sent,
         )
         for timer in timers
     ]
@@ -212,6 +225,7 @@ class Timer(NamedTuple):
     kwargs: dict[str, Any]
     send_id: Any
     due_in_ms: float
+    sent: Sent | None = None
 
 
 # -- checking a picture ------------------------------------------------------------------------
@@ -235,6 +249,8 @@ class Checked:
             raise InstanceSnapshotError(
                 "queued", "must be an object with 'internal' and 'external' lists"
             )
+        #: how queued events were sent (``Sent``), by the ``id`` of their items here
+        self.sent: dict[int, Sent] = {}
         self.internal = self._events(queued["internal"], "queued.internal")
         self.external = self._events(queued["external"], "queued.external")
         self.timers = self._timers(picture["timers"])
@@ -315,11 +331,18 @@ class Checked:
         events = []
         for index, item in enumerate(value):
             here = f"{where}[{index}]"
-            if not isinstance(item, Mapping) or set(item) != {"event", "args", "kwargs"}:
+            if not isinstance(item, Mapping) or set(item) - {"sent"} != {
+                "event",
+                "args",
+                "kwargs",
+            }:
                 raise InstanceSnapshotError(
-                    here, "must be an object with 'event', 'args' and 'kwargs'"
+                    here, "must be an object with 'event', 'args' and 'kwargs' (and 'sent')"
                 )
-            events.append(_event(item, here))
+            event = _event(item, here)
+            if "sent" in item:
+                self.sent[id(event)] = _sent(item["sent"], f"{here}.sent")
+            events.append(event)
         return events
 
     def _timers(self, value: Any) -> list[Timer]:
@@ -328,9 +351,12 @@ class Checked:
         timers: list[Timer] = []
         for index, item in enumerate(value):
             here = f"timers[{index}]"
-            if not isinstance(item, Mapping) or set(item) != set(_TIMER_KEYS):
+            if not isinstance(item, Mapping) or set(item) - {"sent"} != set(_TIMER_KEYS):
                 raise InstanceSnapshotError(
-                    here, "must be an object with " + ", ".join(f"'{k}'" for k in _TIMER_KEYS)
+                    here,
+                    "must be an object with "
+                    + ", ".join(f"'{k}'" for k in _TIMER_KEYS)
+                    + " (and 'sent')",
                 )
             event, args, kwargs = _event(item, here)
             due = _milliseconds(item["due_in_ms"], f"{here}.due_in_ms")
@@ -341,7 +367,8 @@ class Checked:
                     "timers are listed in the order they run",
                 )
             send_id = _plain(item["send_id"], f"{here}.send_id")
-            timers.append(Timer(event, args, kwargs, send_id, due))
+            sent = _sent(item["sent"], f"{here}.sent") if "sent" in item else None
+            timers.append(Timer(event, args, kwargs, send_id, due, sent))
         return timers
 
     def _fields(self, value: Any) -> dict[str, Any]:
@@ -489,13 +516,40 @@ def _consistent(
             )
 
 
-def _event_picture(item: tuple[str, tuple[Any, ...], dict[str, Any]], where: str) -> Any:
+def _event_picture(
+    item: tuple[str, tuple[Any, ...], dict[str, Any]],
+    where: str,
+    sent: Mapping[int, Sent] | None = None,
+) -> dict[str, Any]:
     event, args, kwargs = item
-    return {
+    picture = {
         "event": event,
         "args": _plain(list(args), f"{where}.args"),
         "kwargs": _plain(dict(kwargs), f"{where}.kwargs"),
     }
+    how = sent.get(id(item)) if sent else None
+    if how is not None:
+        picture["sent"] = {
+            key: _plain(value, f"{where}.sent.{key}")
+            for key, value in zip(_SENT_KEYS, how, strict=True)
+        }
+    return picture
+
+
+def _sent(value: Any, where: str) -> Sent:
+    """A pictured event's ``sent``, checked."""
+    if not isinstance(value, Mapping) or set(value) != set(_SENT_KEYS):
+        raise InstanceSnapshotError(
+            where, "must be an object with " + ", ".join(f"'{k}'" for k in _SENT_KEYS)
+        )
+    delay = value["delay"]
+    if delay is not None and (
+        isinstance(delay, bool) or not isinstance(delay, int | float) or not math.isfinite(delay)
+    ):
+        raise InstanceSnapshotError(f"{where}.delay", "must be null or a finite number")
+    if not isinstance(value["internal"], bool):
+        raise InstanceSnapshotError(f"{where}.internal", "must be true or false")
+    return _plain(value["send_id"], f"{where}.send_id"), delay, value["internal"]
 
 
 def _plain(value: Any, where: str) -> Any:

@@ -317,7 +317,7 @@ def test_c21_the_refusal_of_an_event_due_before_the_initial_entry_explains_itsel
     assert str(raised.value) == (
         "StrictEntering: an event due before the initial state is entered, on a chart without "
         "events without transitions is not supported by the compiled runtime "
-        "(send('poke', delay=-1000.0) before activate_initial_state()); send it after the "
+        "(send('poke', delay=-1000) before activate_initial_state()); send it after the "
         "initial state is entered, or with a delay of 0 or more"
     )
 

@@ -263,6 +263,16 @@ def _damaged(change: Any) -> Any:
     return change
 
 
+def _queued(**extra: Any) -> dict[str, Any]:
+    """A queued event's picture (with ``extra`` keys)."""
+    return {"event": "next_field", "args": [], "kwargs": {}, **extra}
+
+
+def _sent(**changes: Any) -> dict[str, Any]:
+    """A ``sent`` picture: how an event was sent (with ``changes``)."""
+    return {"send_id": None, "delay": None, "internal": False, **changes}
+
+
 def _timer(**changes: Any) -> dict[str, Any]:
     """A well-formed pictured timer, with ``changes``."""
     timer = {"event": "next_field", "args": [], "kwargs": {}, "send_id": None, "due_in_ms": 5}
@@ -370,6 +380,41 @@ def _timer(**changes: Any) -> dict[str, Any]:
             "listed in the order they run",
         ),
         (lambda s: s.update(timers=[_timer()]), "timers", "takes the clock they wait on"),
+        (
+            lambda s: s["queued"].update(internal=[_queued(sent={"send_id": "a"})]),
+            "queued.internal[0].sent",
+            "'send_id', 'delay', 'internal'",
+        ),
+        (
+            lambda s: s["queued"].update(internal=[_queued(sent=_sent(delay="5"))]),
+            "queued.internal[0].sent.delay",
+            "null or a finite number",
+        ),
+        (
+            lambda s: s["queued"].update(external=[_queued(sent=_sent(delay=True))]),
+            "queued.external[0].sent.delay",
+            "null or a finite number",
+        ),
+        (
+            lambda s: s["queued"].update(internal=[_queued(sent=_sent(internal=1))]),
+            "queued.internal[0].sent.internal",
+            "true or false",
+        ),
+        (
+            lambda s: s["queued"].update(internal=[_queued(sent=_sent(send_id=(1,)))]),
+            "queued.internal[0].sent.send_id",
+            "does not come back equal",
+        ),
+        (
+            lambda s: s.update(timers=[{**_timer(), "sent": _sent(delay=float("nan"))}]),
+            "timers[0].sent.delay",
+            "null or a finite number",
+        ),
+        (
+            lambda s: s["queued"].update(internal=[_queued(extra=1)]),
+            "queued.internal[0]",
+            "'event', 'args' and 'kwargs' (and 'sent')",
+        ),
         (lambda s: s.update(fields=[]), "fields", "must be an object"),
         (lambda s: s["fields"].update(x=1), "fields.x", "keeps no field"),
     ],
@@ -613,7 +658,15 @@ def test_c19_pending_timers_are_kept_relative_to_the_clock_and_fire_after_restor
     clock.advance(0.25)
     snapshot = instance.snapshot()
     assert snapshot["timers"] == [
-        {"event": "ring", "args": [], "kwargs": {}, "send_id": None, "due_in_ms": 750.0}
+        {
+            "event": "ring",
+            "args": [],
+            "kwargs": {},
+            # how it was sent: its event object reads delay 1000 (declared: none)
+            "sent": {"send_id": None, "delay": 1000, "internal": False},
+            "send_id": None,
+            "due_in_ms": 750.0,
+        }
     ]
     later = VirtualClock(start=500.0)
     restored = chart.restore(through_json(snapshot), clock=later)
@@ -665,6 +718,7 @@ def test_c19_a_heartbeat_workflow_is_persisted_with_its_timer_and_payload() -> N
             "event": "timeout",
             "args": ["missed"],
             "kwargs": {"beats": 1},
+            "sent": {"send_id": None, "delay": 30_000, "internal": False},
             "send_id": "heartbeat",
             "due_in_ms": 25_000.0,
         }
