@@ -14,7 +14,7 @@ import heapq
 import itertools
 import math
 import time
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 
 class Clock(Protocol):
@@ -48,6 +48,17 @@ def seconds_ns(seconds: float) -> int:
     """``seconds`` (finite) in whole nanoseconds, rounded to the nearest; exact for any
     float, however large (``seconds * NS`` would overflow to infinity past 1.8e299)."""
     return _scaled(seconds, NS)
+
+
+def finite_number(value: Any) -> TypeGuard[float]:
+    """Whether ``value`` is an ``int`` or ``float`` (not a bool) that a float holds, finite:
+    what a delay must be."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
 
 
 def milliseconds_ns(milliseconds: float) -> int:

@@ -433,7 +433,19 @@ class Step:
 _NON_IDENTIFIER = re.compile(r"\W+")
 #: Names the generated functions use for their own locals and builtins; constants avoid them.
 _RESERVED = frozenset(
-    {"inst", "args", "kw", "ev", "m", "error", "enabled", "getattr", "BaseException", "Exception"}
+    {
+        "inst",
+        "args",
+        "kw",
+        "ev",
+        "m",
+        "event",
+        "error",
+        "enabled",
+        "getattr",
+        "BaseException",
+        "Exception",
+    }
 )
 
 

@@ -13,7 +13,6 @@ import gc
 import heapq
 import inspect
 import itertools
-import math
 import sys
 import threading
 import time
@@ -39,7 +38,7 @@ from statemachine.state import State as DeclaredState
 from statemachine.transition import Transition as DeclaredTransition
 
 from . import _async, _snapshot
-from ._clock import NS, Clock, Due, VirtualClock, clock_ns, milliseconds_ns
+from ._clock import NS, Clock, Due, VirtualClock, clock_ns, finite_number, milliseconds_ns
 from ._codegen import FunctionWriter, Module, Step, _dyn, _kwall, verdict, write_function
 from ._compiler import (
     RUNTIME_NAMES,
@@ -873,7 +872,9 @@ class Instance:
     def _sent_delay(self, event: str, delay: float) -> float | None:
         """``delay`` if it is not the one ``event`` is declared with (``None``: it is)."""
         declared = self._node.binding.runtime.events.get(event)
-        return None if delay == (declared.delay if declared is not None else 0) else delay
+        return (
+            None if _same_number(delay, declared.delay if declared is not None else 0) else delay
+        )
 
     def _queues(self) -> _Queues:
         pending = self._pending
@@ -966,7 +967,9 @@ class Instance:
         if self._pending is not queues:
             return
         if queues.timed and self._node.terminated:
-            queues.timed.clear()  # a terminated instance runs no delayed event
+            for entry in queues.timed:  # a terminated instance runs no delayed event
+                queues.sent.pop(id(entry[3]), None)
+            queues.timed.clear()
         queues.budget = None
         if queues.idle():
             self._pending = None
@@ -1397,7 +1400,7 @@ class _NoSessions:
 
 
 _NO_SESSIONS = _NoSessions()
-_flagged_events: dict[tuple[str, str, bool, float], DeclaredEvent] = {}
+_flagged_events: dict[tuple[str, str, bool, type, float], DeclaredEvent] = {}
 
 
 def _prep(
@@ -2050,14 +2053,20 @@ def _event_now(inst: Instance, event: Any) -> Any:
     return _flagged(event, trigger[0], trigger[2])
 
 
+def _same_number(one: Any, other: Any) -> bool:
+    """Equal and of one type: an event object reads its delay as it was given (``3.0`` is
+    not ``3`` there)."""
+    return type(one) is type(other) and one == other
+
+
 def _flagged(event: Any, internal: bool, delay: float | None) -> Any:
     """``event`` as sent ``internal`` (or not) with ``delay`` (``None``: the declared one)."""
     declared_delay = getattr(event, "delay", 0)
     if delay is None:
         delay = declared_delay
-    if bool(getattr(event, "internal", False)) == internal and delay == declared_delay:
+    if bool(getattr(event, "internal", False)) == internal and _same_number(delay, declared_delay):
         return event
-    key = (str(event), event.name, internal, delay)
+    key = (str(event), event.name, internal, type(delay), delay)  # (3 and 3.0 read apart)
     flagged = _flagged_events.get(key)
     if flagged is None:
         flagged = DeclaredEvent(id=str(event), name=event.name, internal=internal, delay=delay)
@@ -3359,11 +3368,11 @@ def _check_clock(clock: Any) -> Clock:
 def _delay_ms(event: str, delay: Any) -> float:
     """A ``delay`` option checked: a finite number of milliseconds (a negative one is due in
     the past, so it runs at once, ahead of events due later, as in python-statemachine)."""
-    if isinstance(delay, bool) or not isinstance(delay, int | float) or not math.isfinite(delay):
-        raise ValueError(
-            f"delay of event {event!r} must be a finite number of milliseconds, got {delay!r}"
-        )
-    return delay  # as given: the event object callbacks receive reads it so, as there
+    if finite_number(delay):
+        return delay  # as given: the event object callbacks receive reads it so, as there
+    raise ValueError(
+        f"delay of event {event!r} must be a finite number of milliseconds, got {delay!r}"
+    )
 
 
 #: python-statemachine constructor options ``create`` refuses rather than pass as payload.

@@ -62,6 +62,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from ._clock import finite_number
 from ._errors import InstanceSnapshotError
 from ._ir import ChartDef, StateDef
 
@@ -543,9 +544,7 @@ def _sent(value: Any, where: str) -> Sent:
             where, "must be an object with " + ", ".join(f"'{k}'" for k in _SENT_KEYS)
         )
     delay = value["delay"]
-    if delay is not None and (
-        isinstance(delay, bool) or not isinstance(delay, int | float) or not math.isfinite(delay)
-    ):
+    if delay is not None and not finite_number(delay):
         raise InstanceSnapshotError(f"{where}.delay", "must be null or a finite number")
     if not isinstance(value["internal"], bool):
         raise InstanceSnapshotError(f"{where}.internal", "must be true or false")
