@@ -181,6 +181,7 @@ STATECHARTS_REAL_ONLY = (
     "tests/statecharts/test_codegen_mutants_r18.py",
     "tests/review/test_review_issue_10_r18.py",
     "tests/review/test_review_issue_10_r18b.py",
+    "tests/review/test_review_issue_10_r18c.py",
     "tests/statecharts/test_codegen_mutants_r13.py",
     "tests/statecharts/test_hierarchy_mutants_r13.py",
     "tests/statecharts/test_review_fixes_r9.py",
