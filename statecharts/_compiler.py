@@ -48,7 +48,6 @@ RUNTIME_NAMES = frozenset(
         "_options",
         "_queues",
         "_refuse_when_stopped",
-        "_sent_delay",
         "_send_busy",
         "_send_after_leftovers",
         "_run_queues",

@@ -18,10 +18,10 @@ import threading
 import time
 import types
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from statemachine import StateChart, StateMachine
 from statemachine.event import Event as DeclaredEvent
@@ -162,6 +162,28 @@ _EVENT_METHOD = "\x00event method"
 _OUTSIDE = "\x00outside the run"
 _SEND_OPTIONS = frozenset({"delay", "send_id", "internal", "machine", _EVENT_METHOD, _OUTSIDE})
 _sequence = itertools.count()
+
+
+class _SendOptions(NamedTuple):
+    """A ``send``'s payload and options, as ``Instance._options`` reads them."""
+
+    payload: dict[str, Any]
+    delay: float
+    send_id: Any
+    internal: bool
+    #: the delay as sent, where not the declared one (its event object reads it)
+    sent: float | None
+
+
+def _send_options(instance: Instance, event: str, kwargs: dict[str, Any]) -> _SendOptions:
+    """``Instance._options`` where an option is given or declared, else the payload as it is
+    with the defaults (no copy)."""
+    optioned = instance._node.binding.runtime.optioned
+    if (kwargs and not _SEND_OPTIONS.isdisjoint(kwargs)) or event in optioned:
+        return instance._options(event, kwargs)
+    return _SendOptions(kwargs, 0, None, False, None)
+
+
 #: The bindings generated for model instances holding callbacks themselves kept per chart
 #: (``Runtime.variants``), the oldest dropped first: one for each set of names held.
 _VARIANTS_KEPT = 64
@@ -228,8 +250,8 @@ class _Queues:
     ``clock`` is the instance's clock (``None``: real time, waiting as python-statemachine's
     synchronous engine waits). ``trigger`` is ``(internal, send_id, delay)`` of the event
     being run when it was taken from a queue (``None``: sent from outside; ``delay`` ``None``:
-    the declared one). ``sent`` holds, by the ``id`` of an item waiting, its ``send_id`` (an
-    internal event's) and the delay it was sent with, where either differs from the default.
+    the declared one). ``sent`` holds, by the ``id`` of an item waiting, how it was sent where
+    its place in the queues does not say it (``note``).
     """
 
     __slots__ = (
@@ -277,8 +299,19 @@ class _Queues:
         clock = self.clock
         return time.monotonic_ns() if clock is None else clock_ns(clock)
 
-    def put(self, item: Item, delay_ms: float = 0, send_id: Any = None) -> None:
-        """Queue an external event, due after ``delay_ms`` milliseconds."""
+    def put(
+        self,
+        item: Item,
+        delay_ms: float = 0,
+        send_id: Any = None,
+        sent: float | None = None,
+        internal: bool = False,
+    ) -> None:
+        """Queue an external event, due after ``delay_ms`` milliseconds (``sent``: the delay
+        it was sent with, where not the declared one; ``internal``: sent so, from outside a
+        run; see ``note``)."""
+        if sent is not None or internal:  # ``note``, inline: every event sent from a callback
+            self.sent[id(item)] = (None, sent, internal)
         if delay_ms or send_id is not None or self.timed:
             now = self.now_ns()
             if delay_ms < 0 and self.external:
@@ -357,18 +390,20 @@ class _Queues:
         self.trigger = self.triggered(item, True, None) if self.sent else _INTERNAL_TRIGGER
         return item
 
+    def forget(self, items: Iterable[Item]) -> None:
+        """Drop the notes of ``items``, leaving the queues (no later item may read them)."""
+        if self.sent:
+            for item in items:
+                self.sent.pop(id(item), None)
+
     def clear_internal(self) -> None:
-        for item in self.internal:
-            self.sent.pop(id(item), None)
+        self.forget(self.internal)
         self.internal.clear()
 
     def cancel(self, send_id: Any) -> None:
         timed = [entry for entry in self.timed if entry[2] != send_id]
         if len(timed) != len(self.timed):
-            if self.sent:
-                for entry in self.timed:
-                    if entry[2] == send_id:
-                        self.sent.pop(id(entry[3]), None)
+            self.forget(entry[3] for entry in self.timed if entry[2] == send_id)
             heapq.heapify(timed)
             self.timed = timed
 
@@ -377,11 +412,9 @@ class _Queues:
         answered as python-statemachine answers it)."""
         if self.external or self.timed:
             self.dropped = self.items()
+            self.forget(self.dropped)
         self.external.clear()
         self.timed.clear()
-        if self.sent:  # only the internal events' notes are still wanted
-            kept = {id(item) for item in self.internal}
-            self.sent = {key: note for key, note in self.sent.items() if key in kept}
 
     def items(self) -> list[Item]:
         """The external events waiting."""
@@ -792,8 +825,7 @@ class Instance:
         delay and ``internal`` are the declared event's."""
         self._refuse_when_stopped(event)
         outside = _OUTSIDE in kwargs
-        kwargs, delay, send_id, internal = self._options(event, kwargs)
-        sent = self._sent_delay(event, delay)  # what its event object says, if not declared
+        kwargs, delay, send_id, internal, sent = self._options(event, kwargs)
         pending = self._pending
         busy = pending is _BUSY or (isinstance(pending, _Queues) and pending.busy)
         item = (event, args, kwargs)
@@ -812,9 +844,7 @@ class Instance:
         ):
             return self._send_plain(event, *args, **kwargs)
         if busy:
-            queues = self._queues()
-            queues.put(item, delay, send_id)
-            queues.note(item, None, sent, internal)
+            self._queues().put(item, delay, send_id, sent, internal)
             outcome = Outcome(False, event, self._node.state, None, None, "queued")
             if _observers:
                 _notify(self, outcome)
@@ -827,16 +857,13 @@ class Instance:
             time.sleep(delay / 1000)
             delay = 0
         pending.busy = True
-        pending.put(item, delay, send_id)
-        pending.note(item, None, sent, internal)
+        pending.put(item, delay, send_id, sent, internal)
         result = self._drain(pending, item)
         if result is None:  # not due yet
             result = Outcome(False, event, self._node.state, None, None, "queued")
         return result
 
-    def _options(
-        self, event: str, kwargs: dict[str, Any]
-    ) -> tuple[dict[str, Any], float, Any, bool]:
+    def _options(self, event: str, kwargs: dict[str, Any]) -> _SendOptions:
         """The payload of a ``send`` with options, and its delay (milliseconds, checked),
         ``send_id`` and ``internal``, the declared event's where left out. Refuses a
         ``machine`` keyword, as python-statemachine does building the event."""
@@ -859,7 +886,10 @@ class Instance:
         delay = _delay_ms(event, delay)
         if delay and internal:
             raise_delayed_internal(event)
-        return kwargs, delay, send_id, internal
+        # what its event object says of the delay, where it is not the declared one
+        declared_delay = declared.delay if declared is not None else 0
+        sent = None if _same_number(delay, declared_delay) else delay
+        return _SendOptions(kwargs, delay, send_id, internal, sent)
 
     def _refuse_when_stopped(self, event: str) -> None:
         """Refuse an event sent to a strict chart's terminated instance, before it is queued:
@@ -868,13 +898,6 @@ class Instance:
         node: Any = self._node
         if node.binding.strict and self.is_terminated:
             node.binding.terminated(node, event)
-
-    def _sent_delay(self, event: str, delay: float) -> float | None:
-        """``delay`` if it is not the one ``event`` is declared with (``None``: it is)."""
-        declared = self._node.binding.runtime.events.get(event)
-        return (
-            None if _same_number(delay, declared.delay if declared is not None else 0) else delay
-        )
 
     def _queues(self) -> _Queues:
         pending = self._pending
@@ -967,9 +990,8 @@ class Instance:
         if self._pending is not queues:
             return
         if queues.timed and self._node.terminated:
-            for entry in queues.timed:  # a terminated instance runs no delayed event
-                queues.sent.pop(id(entry[3]), None)
-            queues.timed.clear()
+            queues.forget(entry[3] for entry in queues.timed)
+            queues.timed.clear()  # a terminated instance runs no delayed event
         queues.budget = None
         if queues.idle():
             self._pending = None
@@ -1424,16 +1446,6 @@ def _prep(
             kwall["new_configuration"] = injected["new_configuration"]
         return kwall  # type: ignore[no-any-return]
     kwall = cache[key] = _kwall(kw, injected)
-    event = kwall.get("event")
-    if event is not None:
-        pending = inst._pending
-        trigger = pending.trigger if isinstance(pending, _Queues) else None
-        internal, send_id, delay = trigger if trigger is not None else _PLAIN
-        event = kwall["event"] = _flagged(event, internal, delay)
-        data = kwall.get("event_data")
-        if data is not None:
-            data.event = event
-            data._send_id = send_id
     binding: Any = inst._node.binding
     # each gets the arguments as they were before any added to them (python-statemachine
     # calls them all, then updates); an async chart gathers them
@@ -2454,7 +2466,7 @@ def _awaited_class(base: type[Instance]) -> type[Instance]:
         if _async.running(self):
             return _async.Done(base_raise(self, event, *args, **kwargs))
         if _async.driven(self):  # as send(..., internal=True) from another task
-            outside = {**kwargs, "internal": True, _OUTSIDE: True}
+            outside = _from_another_task({**kwargs, "internal": True})
             return _joining(self, _join(self, base_send, event, args, outside))
         if _async.loop_running():  # python-statemachine's raise_ is send(..., internal=True)
             queued = _queue_now(self, event, args, {**kwargs, "internal": True})
@@ -2663,17 +2675,11 @@ def _queue_now(
         queues = pending
     else:
         return None
-    delay: float = 0
-    send_id = None
-    internal = False
-    optioned = instance._node.binding.runtime.optioned
-    if (kwargs and not _SEND_OPTIONS.isdisjoint(kwargs)) or event in optioned:
-        # from outside a run, an internal event goes to the external queue, as there; an
-        # event declared with a delay waits for it
-        kwargs, delay, send_id, internal = instance._options(event, kwargs)
-    mine = (event, args, kwargs)
-    queues.put(mine, delay, send_id)
-    queues.note(mine, None, instance._sent_delay(event, delay), internal)
+    # from outside a run, an internal event goes to the external queue, as there; an event
+    # declared with a delay waits for it
+    options = _send_options(instance, event, kwargs)
+    mine = (event, args, options.payload)
+    queues.put(mine, options.delay, options.send_id, options.sent, options.internal)
     return _run_queued(instance, queues, mine)
 
 
@@ -2691,12 +2697,8 @@ def _queue_unstarted(
     if queues is None:
         queues = unstarted.queues = _Queues()
         queues.busy = False
-    delay: float = 0
-    send_id = None
-    internal = False
-    optioned = instance._node.binding.runtime.optioned
-    if (kwargs and not _SEND_OPTIONS.isdisjoint(kwargs)) or event in optioned:
-        kwargs, delay, send_id, internal = instance._options(event, kwargs)
+    options = _send_options(instance, event, kwargs)
+    delay = options.delay
     if delay < 0 and time.monotonic_ns() + milliseconds_ns(delay) < unstarted.created:
         node: Any = instance._node
         binding = node.binding
@@ -2712,9 +2714,8 @@ def _queue_unstarted(
             "no_transition" if event in binding.runtime.event_ids else "unknown_event"
         )
         return None, Outcome(False, event, node.state, None, None, reason)
-    mine = (event, args, kwargs)
-    queues.put(mine, delay, send_id)
-    queues.note(mine, None, instance._sent_delay(event, delay), internal)
+    mine = (event, args, options.payload)
+    queues.put(mine, delay, options.send_id, options.sent, options.internal)
     return mine, None
 
 
